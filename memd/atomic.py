@@ -1,0 +1,85 @@
+"""Atomic file writes and careful reads.
+
+A write goes to a temp file in the same folder, is fsynced, then renamed over
+the target, and the folder is fsynced so the rename itself is durable. A crash
+or a full disk at any point leaves either the old file or the new one, never a
+mix, and never a stray temp file after a failure we can see.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+from .errors import DocumentError, WriteError
+
+TEMP_SUFFIX = ".memd-tmp"
+
+
+def atomic_write(path: Path, data: str | bytes) -> None:
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{os.getpid()}{TEMP_SUFFIX}")
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            view = memoryview(payload)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if path.exists():
+            os.chmod(temp, path.stat().st_mode & 0o777)
+        os.replace(temp, path)
+    except OSError as err:
+        temp.unlink(missing_ok=True)
+        raise WriteError(f"could not write {path}: {_describe(err)}; the previous content is unchanged") from None
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse directory fsync; the rename is still atomic
+    finally:
+        os.close(fd)
+
+
+def _describe(err: OSError) -> str:
+    if err.errno == errno.ENOSPC:
+        return "no space left on device"
+    if err.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if err.errno == errno.EROFS:
+        return "read-only file system"
+    return err.strerror or str(err)
+
+
+def read_text(path: Path, display: str | None = None) -> str:
+    """Read a Markdown file as UTF-8, with one-line errors for bad files."""
+    name = display or str(path)
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise DocumentError(name, 1, "is a folder, expected a Markdown file") from None
+    except OSError as err:
+        raise DocumentError(name, 1, f"cannot read: {_describe(err)}") from None
+    return decode_markdown(data, name)
+
+
+def decode_markdown(data: bytes, name: str) -> str:
+    if b"\x00" in data:
+        raise DocumentError(name, 1, "binary file where a Markdown file is expected")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise DocumentError(name, line, f"not valid UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start})") from None

@@ -1,0 +1,133 @@
+"""The CURRENT.md buffer: appending entries and measuring it against thresholds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from . import timeutil
+from .atomic import atomic_write, read_text
+from .document import Document, LocatedEntry, make_entry, parse_document
+from .errors import FormatError
+from .signature import Signature
+from .state import allocate, read_state
+from .tokens import count_tokens
+from .vault import CURRENT_TEMPLATE, Vault
+
+
+@dataclass(frozen=True)
+class NewEntry:
+    """An entry before it has a seq."""
+
+    text: str
+    time: str | None = None
+    source: str | None = "user"
+    src: str | None = None
+    extra: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Added:
+    seq: int
+    line: int
+    signature: str
+    text: str
+
+
+def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
+    """Append entries to CURRENT.md with fresh seqs, under the vault lock.
+
+    Earlier lines are never rewritten: the new file is the old bytes plus new
+    lines, written atomically, so a crash leaves the old or the new buffer.
+    """
+    items = [item for item in items if item.text.strip()]
+    if not items:
+        raise FormatError("nothing to add: the text is empty")
+    for item in items:
+        if item.time is not None:
+            timeutil.parse_time(item.time)
+    with vault.locked():
+        text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else CURRENT_TEMPLATE
+        document = parse_document(text)
+        stamp = timeutil.format_time(timeutil.now())
+        seqs = allocate(vault, len(items), buffer_was_empty=not document.signed(), at=stamp)
+        newline = document.newline
+        if text and not text.endswith(newline):
+            text += newline
+        first_line = text.count(newline) + 1
+        added: list[Added] = []
+        chunks: list[str] = []
+        line = first_line
+        for seq, item in zip(seqs, items, strict=True):
+            signature = Signature.make(seq, item.time or stamp, item.source, item.src, item.extra)
+            entry = make_entry(signature, item.text)
+            chunks.append(newline.join(entry.lines()) + newline)
+            added.append(Added(seq, line, signature.render(), entry.full_text))
+            line += len(entry.lines())
+        atomic_write(vault.current, text + "".join(chunks))
+    return added
+
+
+@dataclass(frozen=True)
+class BufferStatus:
+    entries: int
+    unsigned: int
+    tokens: int
+    token_threshold: int
+    since: datetime | None
+    age_seconds: float | None
+    age_threshold_seconds: float
+
+    @property
+    def due_reason(self) -> str | None:
+        if self.entries == 0:
+            return None
+        if self.tokens >= self.token_threshold:
+            return "tokens"
+        if self.age_seconds is not None and self.age_seconds >= self.age_threshold_seconds:
+            return "age"
+        return None
+
+
+def buffer_status(vault: Vault, document: Document | None = None) -> BufferStatus:
+    """Tokens of entry text (signatures excluded) and age of the buffer.
+
+    Age runs from when the first entry arrived in an empty buffer (state.json
+    ``buffer_since``), not from entry times: an import of last year's notes is
+    not "a year old" in the buffer. Without that record, the oldest entry time.
+    """
+    if document is None:
+        document = vault.read(vault.current) if vault.current.exists() else parse_document("")
+    entries = document.entries()
+    signed = [e for e in entries if e.entry.signature is not None]
+    tokens = sum(count_tokens(e.entry.full_text) for e in entries)
+    since = _buffer_since(vault, signed)
+    age = (timeutil.now() - since).total_seconds() if since is not None and entries else None
+    config = vault.config
+    return BufferStatus(
+        entries=len(entries),
+        unsigned=len(entries) - len(signed),
+        tokens=tokens,
+        token_threshold=config.buffer_tokens,
+        since=since if entries else None,
+        age_seconds=age,
+        age_threshold_seconds=config.buffer_age.total_seconds(),
+    )
+
+
+def _buffer_since(vault: Vault, signed: list[LocatedEntry]) -> datetime | None:
+    state, _ = read_state(vault)
+    if state.buffer_since:
+        try:
+            return timeutil.parse_time(state.buffer_since)
+        except FormatError:
+            pass
+    times = []
+    for located in signed:
+        value = located.entry.signature.time if located.entry.signature else None
+        if value:
+            try:
+                times.append(timeutil.parse_time(value))
+            except FormatError:
+                continue
+    return min(times) if times else None

@@ -1,0 +1,87 @@
+"""The ``memd`` command: a thin click layer over the library.
+
+Subcommands live in sibling modules and are imported only when invoked, so
+``memd --help`` and ``memd add`` start fast. Library errors (``MemdError``)
+become one-line messages on stderr with exit code 1, never tracebacks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from typing import Any
+
+import click
+
+from .. import __version__
+
+# command name -> "module:function" (relative to memd.cli)
+COMMANDS: dict[str, str] = {
+    "init": "core:init",
+    "add": "core:add",
+    "show": "core:show",
+    "status": "core:status",
+    "lint": "core:lint",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        module = importlib.import_module(f"{__name__}.{module_name}")
+        command: click.Command = getattr(module, attr)
+        return command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from ..errors import MemdError
+
+        try:
+            return super().invoke(ctx)
+        except MemdError as err:
+            raise click.ClickException(str(err)) from None
+        except BrokenPipeError:
+            sys.stderr.close()  # output piped into `head`: not an error
+            return None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--vault",
+    type=click.Path(file_okay=True, dir_okay=True),
+    envvar="MEMD_VAULT",
+    help="Vault folder (default: $MEMD_VAULT, else the current folder or a parent holding .memd/).",
+)
+@click.version_option(__version__, prog_name="memd")
+@click.pass_context
+def main(ctx: click.Context, vault: str | None) -> None:
+    """memd: long-term memory kept as a vault of plain Markdown files.
+
+    \b
+    Example:
+        memd init ~/memory && cd ~/memory
+        memd add "Takes coffee with oat milk"
+        memd status
+    """
+    ctx.obj = {"vault": vault}
+
+
+def get_vault(ctx: click.Context) -> Any:
+    """The vault for this invocation (found lazily: `init` needs none)."""
+    from ..vault import find_vault
+
+    root = ctx.find_root()
+    return find_vault((root.obj or {}).get("vault"))
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")

@@ -1,0 +1,46 @@
+"""Domain exceptions. Library code raises these; only the CLI turns them into
+short user-facing errors."""
+
+from __future__ import annotations
+
+
+class MemdError(Exception):
+    """Base class for every error memd reports to a user."""
+
+
+class VaultError(MemdError):
+    """The vault is missing, malformed or cannot be used."""
+
+
+class VaultNotFound(VaultError):
+    pass
+
+
+class LockTimeout(VaultError):
+    pass
+
+
+class WriteError(VaultError):
+    """A file could not be written; the previous content is intact."""
+
+
+class ConfigError(MemdError):
+    pass
+
+
+class FormatError(MemdError):
+    """Text that does not follow the vault format (signature, seq, time)."""
+
+
+class DocumentError(MemdError):
+    """A vault file that cannot be read as a Markdown document."""
+
+    def __init__(self, path: str, line: int, message: str) -> None:
+        super().__init__(f"{path}:{line}: {message}")
+        self.path = path
+        self.line = line
+        self.message = message
+
+
+class NotFound(MemdError):
+    """A document, line range or record that does not exist."""

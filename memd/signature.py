@@ -1,0 +1,183 @@
+"""Entry signatures: ``<seq=12+41-43,time=...,source=user,src=...,key=value>``.
+
+Escape rule for values: the characters that would end or split a signature are
+percent-encoded: ``,`` -> ``%2C``, ``=`` -> ``%3D``, ``>`` -> ``%3E``, newline ->
+``%0A``, carriage return -> ``%0D``. A ``%`` is written as ``%25`` only where it
+is followed by one of those codes (or ``25``), so an ordinary ``50%`` stays as
+typed. Decoding turns exactly these uppercase codes back, in one pass. The pair
+is a bijection, so any value survives a write/read round trip unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from .errors import FormatError
+
+_CODES = {"25": "%", "2C": ",", "3D": "=", "3E": ">", "0A": "\n", "0D": "\r"}
+_DECODE = re.compile("%(" + "|".join(_CODES) + ")")
+_PERCENT_BEFORE_CODE = re.compile("%(?=" + "|".join(_CODES) + ")")
+_ENCODE = {v: f"%{k}" for k, v in _CODES.items() if v != "%"}
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]*$")
+_SEQ_PART = re.compile(r"^([1-9][0-9]*)(?:-([1-9][0-9]*))?$")
+# A signature ends at the first ">" (values never contain a raw ">").
+SIGNATURE_AT_START = re.compile(r"^<seq=[^>\n]*>")
+
+
+def encode_value(value: str) -> str:
+    out = _PERCENT_BEFORE_CODE.sub("%25", value)
+    return "".join(_ENCODE.get(ch, ch) for ch in out)
+
+
+def decode_value(value: str) -> str:
+    return _DECODE.sub(lambda m: _CODES[m.group(1)], value)
+
+
+@dataclass(frozen=True, order=True)
+class SeqSet:
+    """A seq value: ``12``, ``41-43`` or ``12+41-43``, in the order written."""
+
+    parts: tuple[tuple[int, int], ...]
+
+    @classmethod
+    def parse(cls, text: str) -> SeqSet:
+        parts: list[tuple[int, int]] = []
+        seen: set[int] = set()
+        for piece in text.split("+"):
+            match = _SEQ_PART.match(piece)
+            if not match:
+                raise FormatError(f"invalid seq {text!r} (expected e.g. 12, 41-43 or 12+41-43)")
+            start = int(match.group(1))
+            end = int(match.group(2)) if match.group(2) else start
+            if match.group(2) and end <= start:
+                raise FormatError(f"invalid seq range {piece!r} in {text!r} (end must exceed start)")
+            span = range(start, end + 1)
+            if seen.intersection(span):
+                raise FormatError(f"seq {text!r} names a seq twice")
+            seen.update(span)
+            parts.append((start, end))
+        return cls(tuple(parts))
+
+    @classmethod
+    def of(cls, seqs: Iterable[int]) -> SeqSet:
+        """Compress seqs into sorted ranges: ``[3, 1, 2, 7]`` -> ``1-3+7``."""
+        ordered = sorted(set(seqs))
+        if not ordered or ordered[0] < 1:
+            raise FormatError("a seq set needs at least one positive seq")
+        parts: list[tuple[int, int]] = []
+        start = prev = ordered[0]
+        for seq in ordered[1:]:
+            if seq != prev + 1:
+                parts.append((start, prev))
+                start = seq
+            prev = seq
+        parts.append((start, prev))
+        return cls(tuple(parts))
+
+    def __str__(self) -> str:
+        return "+".join(str(a) if a == b else f"{a}-{b}" for a, b in self.parts)
+
+    def __iter__(self) -> Iterator[int]:
+        for start, end in self.parts:
+            yield from range(start, end + 1)
+
+    def __len__(self) -> int:
+        return sum(end - start + 1 for start, end in self.parts)
+
+    @property
+    def first(self) -> int:
+        return min(start for start, _ in self.parts)
+
+    @property
+    def last(self) -> int:
+        return max(end for _, end in self.parts)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """An entry's metadata; ``fields`` keeps keys and decoded values in order."""
+
+    fields: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def make(
+        cls,
+        seq: SeqSet | int | str,
+        time: str | None = None,
+        source: str | None = None,
+        src: str | None = None,
+        extra: Iterable[tuple[str, str]] = (),
+    ) -> Signature:
+        seq_text = str(seq)
+        SeqSet.parse(seq_text)
+        fields = [("seq", seq_text)]
+        for key, value in (("time", time), ("source", source), ("src", src)):
+            if value is not None:
+                fields.append((key, value))
+        fields.extend(extra)
+        return cls.from_fields(fields)
+
+    @classmethod
+    def from_fields(cls, fields: Iterable[tuple[str, str]]) -> Signature:
+        items = tuple(fields)
+        keys = [key for key, _ in items]
+        if not keys or keys[0] != "seq":
+            raise FormatError("a signature must start with seq=")
+        for key in keys:
+            if not _KEY.match(key):
+                raise FormatError(f"invalid signature key {key!r}")
+        duplicates = sorted({key for key in keys if keys.count(key) > 1})
+        if duplicates:
+            raise FormatError(f"duplicate signature key {duplicates[0]!r}")
+        SeqSet.parse(items[0][1])
+        return cls(items)
+
+    @classmethod
+    def parse(cls, raw: str) -> Signature:
+        """Parse ``<seq=...,...>`` exactly as written (no spaces allowed)."""
+        if not (raw.startswith("<") and raw.endswith(">")) or ">" in raw[1:-1]:
+            raise FormatError(f"not a signature: {raw!r}")
+        fields = []
+        for item in raw[1:-1].split(","):
+            key, eq, value = item.partition("=")
+            if not eq:
+                raise FormatError(f"signature item {item!r} has no '='")
+            fields.append((key, decode_value(value)))
+        return cls.from_fields(fields)
+
+    def render(self) -> str:
+        return "<" + ",".join(f"{k}={encode_value(v)}" for k, v in self.fields) + ">"
+
+    def get(self, key: str) -> str | None:
+        for k, v in self.fields:
+            if k == key:
+                return v
+        return None
+
+    @property
+    def seq(self) -> SeqSet:
+        return SeqSet.parse(self.fields[0][1])
+
+    @property
+    def time(self) -> str | None:
+        return self.get("time")
+
+    @property
+    def source(self) -> str | None:
+        return self.get("source")
+
+    @property
+    def src(self) -> str | None:
+        return self.get("src")
+
+    @property
+    def extra(self) -> tuple[tuple[str, str], ...]:
+        return tuple((k, v) for k, v in self.fields if k not in {"seq", "time", "source", "src"})
+
+    def replace(self, **changes: str | None) -> Signature:
+        """A copy with some keys set (``None`` removes a key); order is kept."""
+        fields = [(k, changes.pop(k) if k in changes else v) for k, v in self.fields]
+        fields.extend(changes.items())
+        return Signature.from_fields((k, v) for k, v in fields if v is not None)

@@ -1,0 +1,81 @@
+"""``.memd/state.json`` and seq allocation.
+
+Seqs are monotonic for the vault's whole life and never reused. The next seq
+is the larger of the stored counter and one past the highest seq found in any
+vault file, so a missing, corrupt or stale state.json (restored from an old
+commit, say) cannot hand out a seq that is already in use; and a hand-deleted
+entry cannot free its seq, because the stored counter never goes down.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from .atomic import atomic_write
+from .vault import Vault
+
+_SEQ_VALUE = re.compile(rb"<seq=([0-9+\-]+)")
+_NUMBER = re.compile(rb"[0-9]+")
+
+
+@dataclass(frozen=True)
+class State:
+    next_seq: int = 1
+    epoch: int = 0  # consolidations completed in this vault
+    last_consolidation: str | None = None
+    buffer_since: str | None = None  # when the buffer last went from empty to non-empty
+
+
+def read_state(vault: Vault) -> tuple[State, str | None]:
+    """The stored state and, when it is unusable, why (then defaults are used)."""
+    try:
+        raw = json.loads(vault.state_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return State(), "state.json is missing"
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        return State(), f"state.json is unreadable ({err})"
+    if not isinstance(raw, dict) or not isinstance(raw.get("next_seq"), int) or raw["next_seq"] < 1:
+        return State(), "state.json has no valid next_seq"
+    known = {k: raw[k] for k in State.__dataclass_fields__ if k in raw}
+    return State(**known), None
+
+
+def write_state(vault: Vault, state: State) -> None:
+    atomic_write(vault.state_path, json.dumps(asdict(state), indent=2, sort_keys=True) + "\n")
+
+
+def highest_seq_in(paths: list[Path]) -> int:
+    """The highest seq named in any signature in these files (0 if none)."""
+    best = 0
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        for match in _SEQ_VALUE.finditer(data):
+            numbers = _NUMBER.findall(match.group(1))
+            if numbers:
+                best = max(best, max(int(n) for n in numbers))
+    return best
+
+
+def highest_seq(vault: Vault) -> int:
+    return highest_seq_in([vault.current, *vault.topic_files()])
+
+
+def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: str | None = None) -> range:
+    """Reserve ``count`` fresh seqs. Call with the vault lock held.
+
+    The counter is saved before the caller writes any entry, so a crash in
+    between leaves a gap, never a reused seq.
+    """
+    state, _ = read_state(vault)
+    start = max(state.next_seq, highest_seq(vault) + 1)
+    updated = replace(state, next_seq=start + count)
+    if buffer_was_empty and at is not None:
+        updated = replace(updated, buffer_since=at)
+    write_state(vault, updated)
+    return range(start, start + count)

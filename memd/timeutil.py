@@ -1,0 +1,66 @@
+"""Times in signatures: ISO 8601 dates or datetimes; naive means UTC."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+
+from .errors import FormatError
+
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
+_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_time(value: str) -> datetime:
+    """Parse a signature time into an aware UTC datetime.
+
+    Accepts ``2026-11-20``, ``2026-11-20T09:12``, ``2026-11-20T09:12:05Z`` and
+    offsets like ``+02:00``. A date means its midnight; no zone means UTC.
+    """
+    text = value.strip()
+    try:
+        if _DATE_ONLY.match(text):
+            d = date.fromisoformat(text)
+            return datetime(d.year, d.month, d.day, tzinfo=UTC)
+        if "T" not in text and " " not in text:
+            raise ValueError
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise FormatError(f"invalid time {value!r} (expected ISO 8601, e.g. 2026-11-20T09:12Z)") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def format_time(moment: datetime) -> str:
+    """The form memd writes: UTC, seconds precision, ``Z`` suffix."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def parse_duration(value: str | int | float) -> timedelta:
+    """``90``, ``"90s"``, ``"15m"``, ``"1h"``, ``"2d"`` -> timedelta."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return timedelta(seconds=float(value))
+    match = _DURATION.match(str(value))
+    if not match:
+        raise FormatError(f"invalid duration {value!r} (expected e.g. 90s, 15m, 1h, 2d)")
+    return timedelta(seconds=float(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+
+
+def format_duration(delta: timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+    if seconds >= 60:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds}s"

@@ -1,0 +1,201 @@
+"""The vault on disk: where things live, how it is found and created."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from .atomic import atomic_write, read_text
+from .config import CONFIG_TEMPLATE, Config, load_config
+from .document import Document, parse_document
+from .errors import NotFound, VaultError, VaultNotFound
+
+CURRENT_NAME = "CURRENT.md"
+CURRENT_TEMPLATE = """\
+# CURRENT
+
+Recent memories, newest last. memd appends here and moves entries into
+`topics/` when it consolidates; edit freely, memd never drops a line it
+did not account for.
+
+"""
+GITIGNORE_TEMPLATE = """\
+# memd: derived or machine-local files (the index is rebuilt by `memd reindex`)
+.memd/index/
+.memd/lock
+.memd/journal/
+.memd/logs/
+.memd/ledger.jsonl
+.memd/daemon.*
+*.memd-tmp
+"""
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*(?:/[a-z0-9][a-z0-9-]*)*$")
+
+
+@dataclass(frozen=True)
+class Vault:
+    root: Path
+
+    @property
+    def current(self) -> Path:
+        return self.root / CURRENT_NAME
+
+    @property
+    def topics_dir(self) -> Path:
+        return self.root / "topics"
+
+    @property
+    def sources_dir(self) -> Path:
+        return self.root / "sources"
+
+    @property
+    def inbox_dir(self) -> Path:
+        return self.root / "inbox"
+
+    @property
+    def meta_dir(self) -> Path:
+        return self.root / ".memd"
+
+    @property
+    def config_path(self) -> Path:
+        return self.meta_dir / "config.toml"
+
+    @property
+    def state_path(self) -> Path:
+        return self.meta_dir / "state.json"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.meta_dir / "index"
+
+    @cached_property
+    def config(self) -> Config:
+        return load_config(self.config_path)
+
+    @contextmanager
+    def locked(self, timeout: float | None = None) -> Iterator[None]:
+        from .lock import vault_lock
+
+        with vault_lock(self.meta_dir / "lock", self.config.lock_timeout if timeout is None else timeout):
+            yield
+
+    def rel(self, path: Path) -> str:
+        return path.resolve().relative_to(self.root.resolve()).as_posix()
+
+    def topic_files(self) -> list[Path]:
+        if not self.topics_dir.is_dir():
+            return []
+        return sorted(p for p in self.topics_dir.rglob("*.md") if p.is_file() and not p.name.startswith("."))
+
+    def doc_id(self, path: Path) -> str:
+        """``topics/coffee.md`` -> ``coffee``; CURRENT.md -> ``CURRENT``."""
+        rel = self.rel(path)
+        if rel == CURRENT_NAME:
+            return "CURRENT"
+        if rel.startswith("topics/"):
+            return rel[len("topics/") : -len(".md")]
+        return rel
+
+    def topic_path(self, doc_id: str) -> Path:
+        if not _SLUG.match(doc_id):
+            raise VaultError(f"invalid topic id {doc_id!r} (use lowercase letters, digits and -)")
+        return self.topics_dir / f"{doc_id}.md"
+
+    def resolve_doc(self, name: str) -> Path:
+        """Find a document by id (``coffee``), path (``topics/coffee.md``) or CURRENT."""
+        cleaned = name.strip().removeprefix("./")
+        if cleaned in ("CURRENT", CURRENT_NAME, ""):
+            return self.current
+        candidates = [cleaned] if cleaned.endswith(".md") else [f"{cleaned}.md"]
+        candidates += [f"topics/{c}" for c in list(candidates) if not c.startswith("topics/")]
+        root = self.root.resolve()
+        for candidate in candidates:
+            path = (root / candidate).resolve()
+            if root in path.parents and path.is_file():
+                return path
+        raise NotFound(f"no document {name!r} in the vault (try `memd show` or `memd list`)")
+
+    def read(self, path: Path) -> Document:
+        return parse_document(read_text(path, self.rel(path)))
+
+
+def find_vault(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Vault:
+    """``--vault``, then ``MEMD_VAULT``, then the current folder and its parents."""
+    given = explicit if explicit is not None else os.environ.get("MEMD_VAULT") or None
+    if given is not None:
+        path = Path(given).expanduser()
+        if path.is_file():
+            raise VaultError(f"{path} is a file, not a vault folder")
+        if not (path / ".memd").is_dir():
+            raise VaultNotFound(f"{path} is not a memd vault (no .memd/ folder); create one with `memd init {path}`")
+        return Vault(path.resolve())
+    start = (cwd or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".memd").is_dir():
+            return Vault(folder)
+    raise VaultNotFound("no memd vault here or in any parent folder; create one with `memd init PATH`")
+
+
+@dataclass(frozen=True)
+class InitResult:
+    vault: Vault
+    created: tuple[str, ...]
+    git_initialised: bool
+
+
+def init_vault(path: Path) -> InitResult:
+    """Create the layout (idempotent: existing files are never touched)."""
+    if path.exists() and not path.is_dir():
+        raise VaultError(f"{path} is a file, not a vault folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        vault = Vault(path.resolve())
+        created: list[str] = []
+        for folder in (vault.topics_dir, vault.sources_dir, vault.inbox_dir, vault.meta_dir):
+            if not folder.is_dir():
+                folder.mkdir(parents=True)
+                created.append(vault.rel(folder) + "/")
+        # Empty folders vanish from git; a .gitkeep keeps the layout in clones.
+        for folder in (vault.topics_dir, vault.sources_dir, vault.inbox_dir):
+            if not any(folder.iterdir()):
+                (folder / ".gitkeep").touch()
+    except OSError as err:
+        raise VaultError(f"cannot create a vault at {path}: {err.strerror}") from None
+    from .state import State, write_state
+
+    files = {
+        vault.current: CURRENT_TEMPLATE,
+        vault.config_path: CONFIG_TEMPLATE,
+        vault.root / ".gitignore": GITIGNORE_TEMPLATE,
+    }
+    for file, text in files.items():
+        if not file.exists():
+            atomic_write(file, text)
+            created.append(vault.rel(file))
+    if not vault.state_path.exists():
+        write_state(vault, State())
+        created.append(vault.rel(vault.state_path))
+    git_initialised = False
+    if not in_git_repo(vault.root):
+        try:
+            subprocess.run(["git", "init", "-q", str(vault.root)], check=True, capture_output=True)
+            git_initialised = True
+        except (OSError, subprocess.CalledProcessError):
+            pass  # git is optional for the files; consolidation says so when it cannot commit
+    return InitResult(vault, tuple(created), git_initialised)
+
+
+def in_git_repo(path: Path) -> bool:
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True
+        )
+    except OSError:
+        return False
+    return result.returncode == 0 and result.stdout.strip() == "true"

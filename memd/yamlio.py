@@ -1,0 +1,93 @@
+"""Frontmatter YAML: strict loading (no duplicate keys) and stable dumping.
+
+PyYAML is used directly rather than python-frontmatter: that library strips the
+body (losing line numbers), hides frontmatter behind a BOM and crashes on keys
+named ``content``/``handler``; memd only needs the YAML part.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+import yaml
+
+from .errors import FormatError
+
+
+class FrontmatterError(FormatError):
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.line = line  # 1-based within the YAML text
+
+
+class _StrictLoader(yaml.SafeLoader):
+    pass
+
+
+def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise FrontmatterError(f"duplicate key {key!r}", key_node.start_mark.line + 1)
+        seen.add(key)
+    return loader.construct_mapping(node)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
+
+
+def load_frontmatter(raw: str) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        data = yaml.load(raw, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except FrontmatterError:
+        raise
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise FrontmatterError(f"invalid YAML frontmatter: {problem}", line) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise FrontmatterError("frontmatter must be a mapping of key: value", 1)
+    return data
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _quoted_str(dumper: _Dumper, value: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+
+
+def _timestamp(dumper: _Dumper, value: datetime) -> yaml.ScalarNode:
+    text = value.isoformat().replace("+00:00", "Z")
+    return dumper.represent_scalar("tag:yaml.org,2002:timestamp", text)
+
+
+_Dumper.add_representer(str, _quoted_str)
+_Dumper.add_representer(datetime, _timestamp)
+_Dumper.add_representer(date, lambda d, v: d.represent_scalar("tag:yaml.org,2002:timestamp", v.isoformat()))
+
+
+def dump_frontmatter(data: dict[str, Any]) -> str:
+    """YAML with quoted strings, keys in the given order, one item per line."""
+    if not data:
+        return ""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
+
+
+def jsonable(value: Any) -> Any:
+    """Frontmatter values as JSON-safe data (dates become ISO strings)."""
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    return value
