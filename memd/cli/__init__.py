@@ -23,6 +23,18 @@ COMMANDS: dict[str, str] = {
     "show": "core:show",
     "status": "core:status",
     "lint": "core:lint",
+    # consolidation and history (memd/cli/history.py)
+    "consolidate": "history:consolidate",
+    "log": "history:log",
+    "verify": "history:verify",
+    # the read side (memd/cli/read.py, memd/cli/evaluate.py)
+    "search": "read:search",
+    "grep": "read:grep",
+    "read": "read:read",
+    "list": "read:list_docs",
+    "ask": "read:ask",
+    "reindex": "read:reindex",
+    "eval": "evaluate:eval_group",
 }
 
 

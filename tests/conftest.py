@@ -1,0 +1,55 @@
+"""Hermetic tests: every test gets its own HOME, git identity and no MEMD_*/
+OPENAI_* settings from the developer's environment."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from memd.cli import main
+from memd.vault import Vault, init_vault
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("home")
+    for name in list(os.environ):
+        if name.startswith(("MEMD_", "OPENAI_")):
+            monkeypatch.delenv(name)
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("MEMD_LOCK_TIMEOUT", "5s")
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Vault:
+    """A fresh vault (with git) at tmp_path/vault."""
+    return init_vault(tmp_path / "vault").vault
+
+
+class Memd:
+    """Runs the CLI against one vault, like a user typing `memd ...` in it."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.runner = CliRunner()
+
+    def __call__(self, *args: str, input: str | None = None, ok: bool = True) -> Result:
+        result = self.runner.invoke(main, ["--vault", str(self.vault.root), *args], input=input)
+        if ok and result.exit_code != 0:
+            raise AssertionError(f"memd {' '.join(args)} failed ({result.exit_code}): {result.output}")
+        return result
+
+
+@pytest.fixture
+def memd(vault: Vault) -> Iterator[Memd]:
+    yield Memd(vault)
