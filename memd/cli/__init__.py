@@ -40,11 +40,17 @@ COMMANDS: dict[str, str] = {
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return sorted(name for name in COMMANDS if self._module_exists(COMMANDS[name]))
+
+    @staticmethod
+    def _module_exists(target: str) -> bool:
+        from importlib.util import find_spec
+
+        return find_spec(f"{__name__}.{target.split(':')[0]}") is not None
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)
-        if target is None:
+        if target is None or not self._module_exists(target):
             return None
         module_name, attr = target.split(":")
         module = importlib.import_module(f"{__name__}.{module_name}")
