@@ -82,4 +82,5 @@ def decode_markdown(data: bytes, name: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
-        raise DocumentError(name, line, f"not valid UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start})") from None
+        message = f"not valid UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start})"
+        raise DocumentError(name, line, message) from None

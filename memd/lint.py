@@ -30,7 +30,7 @@ def lint_vault(vault: Vault, paths: list[Path] | None = None) -> list[Problem]:
     """Check the given files (default: CURRENT, topics, sources) and state.json."""
     if paths is None:
         docs = [vault.current, *vault.topic_files()] if vault.current.exists() else vault.topic_files()
-        sources = sorted(p for p in vault.sources_dir.rglob("*.md") if p.is_file()) if vault.sources_dir.is_dir() else []
+        sources = sorted(p for p in vault.sources_dir.rglob("*.md") if p.is_file())
     else:
         resolved = [p.resolve() for p in paths]
         sources = [p for p in resolved if vault.rel(p).startswith("sources/")]
@@ -84,7 +84,8 @@ def _lint_frontmatter(vault: Vault, path: Path, name: str, document: Document, i
         if first == "---":
             return [Problem(name, 1, "frontmatter is not closed by a --- line")]
         if is_topic:
-            return [Problem(name, 1, "no frontmatter yet (memd adds id and summary when it next updates this topic)", "warning")]
+            message = "no frontmatter yet (memd adds id and summary when it next updates this topic)"
+            return [Problem(name, 1, message, "warning")]
         return []
     try:
         data = document.frontmatter.data

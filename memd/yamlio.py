@@ -42,7 +42,7 @@ def load_frontmatter(raw: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        data = yaml.load(raw, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(raw, Loader=_StrictLoader)
     except FrontmatterError:
         raise
     except yaml.YAMLError as err:
@@ -70,7 +70,17 @@ def _timestamp(dumper: _Dumper, value: datetime) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:timestamp", text)
 
 
+def _mapping(dumper: _Dumper, data: dict[Any, Any]) -> yaml.MappingNode:
+    # Keys stay plain (``id:``, not ``"id":``) where YAML allows; values are quoted.
+    pairs = []
+    for key, value in data.items():
+        key_node = yaml.SafeDumper.represent_str(dumper, key) if isinstance(key, str) else dumper.represent_data(key)
+        pairs.append((key_node, dumper.represent_data(value)))
+    return yaml.MappingNode("tag:yaml.org,2002:map", pairs, flow_style=False)
+
+
 _Dumper.add_representer(str, _quoted_str)
+_Dumper.add_representer(dict, _mapping)
 _Dumper.add_representer(datetime, _timestamp)
 _Dumper.add_representer(date, lambda d, v: d.represent_scalar("tag:yaml.org,2002:timestamp", v.isoformat()))
 

@@ -28,7 +28,9 @@ def init(path: Path, as_json: bool) -> None:
 
     result = init_vault(path)
     if as_json:
-        emit_json({"vault": str(result.vault.root), "created": list(result.created), "git_init": result.git_initialised})
+        emit_json(
+            {"vault": str(result.vault.root), "created": list(result.created), "git_init": result.git_initialised}
+        )
         return
     if not result.created:
         click.echo(f"{result.vault.root} is already a memd vault; nothing changed")
@@ -81,7 +83,10 @@ def add(
     vault = get_vault(ctx)
     added = append_entries(vault, items)
     if as_json:
-        emit_json([{"seq": a.seq, "path": "CURRENT.md", "line": a.line, "signature": a.signature, "text": a.text} for a in added])
+        emit_json([
+            {"seq": a.seq, "path": "CURRENT.md", "line": a.line, "signature": a.signature, "text": a.text}
+            for a in added
+        ])
         return
     for item in added:
         click.echo(f"CURRENT.md:{item.line}: {item.signature} {_clip(item.text)}")
@@ -153,10 +158,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
     Example:
         memd --vault ~/memory status --json
     """
+    from datetime import timedelta
+
     from ..buffer import buffer_status
     from ..state import read_state
     from ..timeutil import format_duration, format_time
-    from datetime import timedelta
 
     vault = get_vault(ctx)
     buffer = buffer_status(vault)
@@ -190,9 +196,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     last = state.last_consolidation or "never"
     click.echo(f"vault       {vault.root}")
     click.echo("engine      offline")
-    click.echo(
-        f"buffer      {buffer.entries} entries, {buffer.tokens}/{buffer.token_threshold} tokens, age {age}/{limit}: {due}"
-    )
+    tokens = f"{buffer.tokens}/{buffer.token_threshold} tokens"
+    click.echo(f"buffer      {buffer.entries} entries, {tokens}, age {age}/{limit}: {due}")
     click.echo(f"topics      {topics}")
     click.echo(f"next seq    {state.next_seq}")
     click.echo(f"consolidated {state.epoch} times, last {last}")

@@ -1,0 +1,198 @@
+"""The CLI spine as a user meets it: init, add, show, status, lint."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from memd.cli import main
+from memd.vault import Vault
+
+from .conftest import REPO, Memd
+
+
+def test_init_creates_the_layout_and_a_git_repository(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["init", str(tmp_path / "mem"), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["git_init"] is True
+    root = tmp_path / "mem"
+    for name in ("CURRENT.md", "topics", "sources", "inbox", ".memd/config.toml", ".memd/state.json", ".gitignore"):
+        assert (root / name).exists(), name
+    assert (root / ".git").is_dir()
+    assert ".memd/index/" in (root / ".gitignore").read_text()
+
+
+def test_init_is_idempotent_and_never_overwrites(tmp_path: Path) -> None:
+    runner = CliRunner()
+    runner.invoke(main, ["init", str(tmp_path)])
+    (tmp_path / "CURRENT.md").write_text("# mine\n")
+    result = runner.invoke(main, ["init", str(tmp_path)])
+    assert result.exit_code == 0
+    assert "already a memd vault" in result.output
+    assert (tmp_path / "CURRENT.md").read_text() == "# mine\n"
+
+
+def test_init_inside_an_existing_repository_does_not_nest_git(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    result = CliRunner().invoke(main, ["init", str(tmp_path / "notes" / "memory"), "--json"])
+    assert json.loads(result.output)["git_init"] is False
+    assert not (tmp_path / "notes" / "memory" / ".git").exists()
+
+
+def test_a_vault_path_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    target = tmp_path / "file.txt"
+    target.write_text("x")
+    for args in (["init", str(target)], ["--vault", str(target), "status"]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 1
+        assert "is a file, not a vault folder" in result.output
+        assert "Traceback" not in result.output
+
+
+def test_vault_is_found_from_flag_env_then_parent_folders(vault: Vault, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    runner = CliRunner()
+    assert runner.invoke(main, ["--vault", str(vault.root), "status"]).exit_code == 0
+    monkeypatch.setenv("MEMD_VAULT", str(vault.root))
+    assert runner.invoke(main, ["status", "--json"]).exit_code == 0
+    monkeypatch.delenv("MEMD_VAULT")
+    monkeypatch.chdir(vault.topics_dir)
+    found = json.loads(runner.invoke(main, ["status", "--json"]).output)
+    assert found["vault"] == str(vault.root)
+    monkeypatch.chdir(tmp_path)
+    missing = runner.invoke(main, ["status"])
+    assert missing.exit_code == 1
+    assert "no memd vault here" in missing.output
+
+
+def test_add_appends_signed_entries_with_fresh_seqs(memd: Memd) -> None:
+    before = memd.vault.current.read_text()
+    memd("add", "Takes coffee with oat milk")
+    out = memd("add", "--time", "2026-11-20T09:12", "--source", "ai", "--src", "sources/a.md#L3",
+               "--meta", "mood=calm, rested", "--json", "Allergic to peanuts")
+    [added] = json.loads(out.output)
+    assert added["seq"] == 2
+    assert added["signature"] == "<seq=2,time=2026-11-20T09:12,source=ai,src=sources/a.md#L3,mood=calm%2C rested>"
+    after = memd.vault.current.read_text()
+    assert after.startswith(before)  # earlier lines are never rewritten
+    assert after.splitlines()[added["line"] - 1] == f"- {added['signature']} Allergic to peanuts"
+
+
+def test_add_reads_stdin_one_entry_per_line_or_whole_with_one(memd: Memd) -> None:
+    lines = json.loads(memd("add", "--json", input="first\n\n  second  \n").output)
+    assert [a["text"] for a in lines] == ["first", "second"]
+    [whole] = json.loads(memd("add", "--one", "--json", input="para one\npara two\n").output)
+    shown = json.loads(memd("show", "--json").output)["entries"]
+    assert shown[-1]["seq"] == str(whole["seq"])
+    assert shown[-1]["text"] == "para one\npara two"
+
+
+def test_add_rejects_bad_input_without_touching_the_buffer(memd: Memd) -> None:
+    before = memd.vault.current.read_bytes()
+    for args, message in [
+        (["add", "--time", "yesterday", "x"], "invalid time"),
+        (["add", "--meta", "novalue", "x"], "KEY=VALUE"),
+        (["add", "--meta", "seq=5", "x"], "use --seq"),
+        (["add", "   "], "nothing to add"),
+    ]:
+        result = memd(*args, ok=False)
+        assert result.exit_code != 0
+        assert message in result.output
+        assert "Traceback" not in result.output
+    assert memd.vault.current.read_bytes() == before
+
+
+def test_show_prints_current_or_a_topic_by_id_or_path(memd: Memd) -> None:
+    topic = memd.vault.topics_dir / "coffee.md"
+    topic.write_text('---\nid: "coffee"\nsummary: "coffee"\n---\n# Coffee\n- <seq=1,source=user> Oat milk\n')
+    assert memd("show", "coffee").output == topic.read_text()
+    assert memd("show", "topics/coffee.md").output == topic.read_text()
+    data = json.loads(memd("show", "coffee", "--json").output)
+    assert data["frontmatter"] == {"id": "coffee", "summary": "coffee"}
+    assert data["entries"][0] | {} == {
+        "line": 6, "end_line": 6, "headings": ["Coffee"], "seq": "1", "seqs": [1], "time": None,
+        "source": "user", "src": None, "meta": {}, "text": "Oat milk",
+    }
+    missing = memd("show", "tea", ok=False)
+    assert missing.exit_code == 1 and "no document 'tea'" in missing.output
+
+
+def test_show_refuses_to_escape_the_vault(memd: Memd, tmp_path: Path) -> None:
+    (tmp_path / "secret.md").write_text("x")
+    assert memd("show", "../secret.md", ok=False).exit_code == 1
+
+
+def test_status_reports_buffer_against_thresholds(memd: Memd) -> None:
+    memd.vault.config_path.write_text('[consolidate]\nbuffer_tokens = 5\nbuffer_age = "2h"\n')
+    memd("add", "one two three")
+    status = json.loads(memd("status", "--json").output)
+    assert status["buffer"].items() >= {"entries": 1, "tokens": 3, "token_threshold": 5, "due": None}.items()
+    assert status["buffer"]["age_threshold_seconds"] == 7200
+    memd("add", "four five six")
+    status = json.loads(memd("status", "--json").output)
+    assert status["buffer"]["due"] == "tokens"
+    assert status["next_seq"] == 3
+    assert "buffer      2 entries, 6/5 tokens" in memd("status").output
+
+
+def test_invalid_config_is_a_clear_error(memd: Memd) -> None:
+    memd.vault.config_path.write_text("[consolidate]\nbuffer_tokens = -1\n")
+    result = memd("status", ok=False)
+    assert result.exit_code == 1 and "buffer_tokens must be a positive integer" in result.output
+
+
+def test_example_vault_in_the_repo_is_lint_clean() -> None:
+    result = CliRunner().invoke(main, ["lint", str(REPO / "vault")])
+    assert result.exit_code == 0, result.output
+
+
+def test_lint_reports_each_problem_as_path_line_message(memd: Memd) -> None:
+    topics = memd.vault.topics_dir
+    (topics / "bad-yaml.md").write_text("---\nid: x\nsummary: [unclosed\n---\n# T\n")
+    (topics / "dup-key.md").write_text("---\nid: dup-key\nid: again\n---\n")
+    (topics / "seqs.md").write_text(
+        '---\nid: "seqs"\n---\n# S\n- <seq=abc> bad\n- <seq=1,time=soon> when\n- <seq=2> a\n- <seq=2> b\n'
+    )
+    (topics / "latin1.md").write_bytes("caf\xe9\n".encode("latin-1"))
+    (topics / "binary.md").write_bytes(b"\x89PNG\x00\x00")
+    (topics / "empty.md").write_text("")
+    result = memd("lint", ok=False)
+    assert result.exit_code == 1
+    lines = set(result.output.splitlines())
+    expected = {
+        "topics/bad-yaml.md:3: invalid YAML frontmatter: expected ',' or ']', but got '<stream end>'",
+        "topics/dup-key.md:3: duplicate key 'id'",
+        "topics/seqs.md:5: malformed signature: invalid seq 'abc' (expected e.g. 12, 41-43 or 12+41-43)",
+        "topics/seqs.md:6: invalid time 'soon' (expected ISO 8601, e.g. 2026-11-20T09:12Z)",
+        "topics/seqs.md:8: duplicate seq 2 (also at topics/seqs.md:7)",
+        "topics/latin1.md:1: not valid UTF-8 (byte 0xe9 at offset 3)",
+        "topics/binary.md:1: binary file where a Markdown file is expected",
+        "topics/empty.md:1: empty file where a topic document is expected",
+    }
+    assert expected <= lines, result.output
+    report = json.loads(memd("lint", "--json", ok=False).output)
+    assert report["ok"] is False and report["errors"] >= len(expected)
+
+
+def test_lint_of_single_files_and_warnings_only_exit_zero(memd: Memd) -> None:
+    topic = memd.vault.topics_dir / "handmade.md"
+    topic.write_text("# Handmade\n- an unsigned note\n")
+    result = memd("lint", str(topic))
+    assert "topics/handmade.md:1: warning: no frontmatter yet" in result.output
+
+
+def test_help_carries_examples_and_stays_light() -> None:
+    result = CliRunner().invoke(main, ["add", "--help"])
+    assert "Examples:" in result.output
+    heavy = "('whoosh', 'openai', 'git', 'watchdog')"
+    probe = f"import sys, memd.cli.core; print(sorted(m for m in {heavy} if m in sys.modules))"
+    out = subprocess.run(["python", "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_ruff_finds_nothing() -> None:
+    result = subprocess.run(["ruff", "check", "memd", "tests"], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -1,0 +1,131 @@
+"""Seq allocation, atomic writes and the one-writer lock."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memd.buffer import NewEntry, append_entries
+from memd.errors import LockTimeout, WriteError
+from memd.state import read_state
+from memd.vault import Vault
+
+from .conftest import Memd
+
+
+def seqs_in(vault: Vault) -> list[int]:
+    return [seq for e in vault.read(vault.current).signed() for seq in e.entry.signature.seq]  # type: ignore[union-attr]
+
+
+def test_a_thousand_adds_give_unique_contiguous_seqs(memd: Memd) -> None:
+    for i in range(1000):
+        memd("add", f"note number {i}")
+    assert seqs_in(memd.vault) == list(range(1, 1001))
+    assert read_state(memd.vault)[0].next_seq == 1001
+
+
+def test_concurrent_adds_from_four_processes_lose_nothing(vault: Vault) -> None:
+    worker = textwrap.dedent(
+        """
+        import subprocess, sys
+        for i in range(10):
+            lines = "".join(f"w{sys.argv[1]} call {i} line {j}\\n" for j in range(3))
+            subprocess.run([sys.executable, "-m", "memd", "add"], input=lines, text=True, check=True,
+                           stdout=subprocess.DEVNULL)
+        """
+    )
+    env = {**os.environ, "MEMD_VAULT": str(vault.root), "MEMD_LOCK_TIMEOUT": "60s"}
+    procs = [subprocess.Popen([sys.executable, "-c", worker, str(w)], env=env) for w in range(4)]
+    assert [p.wait(timeout=240) for p in procs] == [0, 0, 0, 0]
+    document = vault.read(vault.current)
+    texts = sorted(e.entry.text for e in document.signed())
+    assert texts == sorted(f"w{w} call {i} line {j}" for w in range(4) for i in range(10) for j in range(3))
+    assert sorted(seqs_in(vault)) == list(range(1, 121))
+
+
+def test_hand_deleting_the_newest_entry_does_not_free_its_seq(memd: Memd) -> None:
+    memd("add", "first\nsecond")
+    current = memd.vault.current
+    current.write_text("".join(line for line in current.read_text().splitlines(True) if "second" not in line))
+    [added] = json.loads(memd("add", "third", "--json").output)
+    assert added["seq"] == 3
+
+
+@pytest.mark.parametrize("damage", ["missing", "garbage", "stale"])
+def test_a_missing_or_stale_state_file_never_reuses_a_seq(memd: Memd, damage: str) -> None:
+    memd("add", "a\nb")
+    (memd.vault.topics_dir / "t.md").write_text('---\nid: "t"\n---\n# T\n- <seq=7+40-41> consolidated earlier\n')
+    state = memd.vault.state_path
+    if damage == "missing":
+        state.unlink()
+    elif damage == "garbage":
+        state.write_text("{not json")
+    else:
+        state.write_text(json.dumps({"next_seq": 2}))
+    [added] = json.loads(memd("add", "c", "--json").output)
+    assert added["seq"] == 42
+    assert read_state(memd.vault)[0].next_seq == 43
+
+
+def test_disk_full_during_add_leaves_the_buffer_intact(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    append_entries(vault, [NewEntry("kept")])
+    before = vault.current.read_bytes()
+    real_fsync = os.fsync
+
+    def full_disk(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith(".memd-tmp") and "CURRENT" in os.readlink(f"/proc/self/fd/{fd}"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    with pytest.raises(WriteError, match="no space left on device; the previous content is unchanged"):
+        append_entries(vault, [NewEntry("lost?")])
+    assert vault.current.read_bytes() == before
+    assert not [p for p in vault.root.iterdir() if p.name.endswith(".memd-tmp")]
+
+
+def test_permission_error_is_reported_in_one_line(memd: Memd, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(src: str, dst: str) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    before = memd.vault.current.read_bytes()
+    monkeypatch.setattr(os, "replace", refuse)
+    result = memd("add", "x", ok=False)
+    assert result.exit_code == 1
+    assert "could not write" in result.output and "permission denied" in result.output
+    assert memd.vault.current.read_bytes() == before
+
+
+def test_a_second_writer_waits_then_fails_clearly(vault: Vault, tmp_path: Path) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import sys
+            from pathlib import Path
+            from memd.vault import Vault
+            with Vault(Path({str(vault.root)!r})).locked():
+                print("locked", flush=True)
+                sys.stdin.readline()
+        """)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        with pytest.raises(LockTimeout, match=rf"held by pid {holder.pid}\); gave up after 0.3s"), vault.locked(0.3):
+            pass
+    finally:
+        holder.communicate("go\n", timeout=10)
+    with vault.locked(0.3):  # free again once the holder is gone
+        pass
+
+
+def test_the_lock_is_reentrant_in_one_thread(vault: Vault) -> None:
+    with vault.locked(0.1), vault.locked(0.1):
+        append_entries(vault, [NewEntry("nested writes are fine")])
+    assert seqs_in(vault) == [1]
