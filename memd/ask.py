@@ -1,0 +1,143 @@
+"""``memd ask`` with the offline engine: evidence, then an extractive answer.
+
+Evidence comes from the same retrieval ``memd search`` uses plus the most
+recent CURRENT entries that share a word with the question (new memories
+must be answerable before any consolidation). Entry hits in topics widen to
+their heading block, hits in CURRENT to their neighbours; blocks are
+de-duplicated and kept within a token budget. The answer quotes the best
+supporting entries, newest first, since a newer statement supersedes an older
+one on the same subject. The model-backed agent loop will plug in here later
+using the same tools.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .index import IndexStore
+from .index.records import Record
+from .index.retrieve import Result, query_terms, retrieve
+from .tokens import count_tokens
+from .vault import Vault
+
+EVIDENCE_TOKENS = 1500
+ANSWER_ENTRIES = 3
+RECENT_ENTRIES = 5
+CANDIDATES = 20
+
+
+@dataclass(frozen=True)
+class Evidence:
+    record: Record
+    score: float
+    via: str
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.record
+        return {
+            "cite": r.cite,
+            "path": r.path,
+            "doc": r.doc,
+            "line": r.line,
+            "end_line": r.end_line,
+            "kind": r.kind,
+            "headings": list(r.headings),
+            "seq": r.seq,
+            "time": r.time,
+            "source": r.source,
+            "src": r.src,
+            "via": self.via,
+            "score": round(self.score, 4),
+            "text": r.text,
+        }
+
+
+@dataclass(frozen=True)
+class Answer:
+    question: str
+    found: bool
+    answer: str
+    support: tuple[Evidence, ...]
+    evidence: tuple[Evidence, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "found": self.found,
+            "answer": self.answer,
+            "engine": "offline",
+            "support": [e.to_json() for e in self.support],
+            "evidence": [e.to_json() for e in self.evidence],
+        }
+
+
+def ask(vault: Vault, question: str, budget: int = EVIDENCE_TOKENS, *, store: IndexStore | None = None) -> Answer:
+    own = store is None
+    store = store or IndexStore(vault)
+    try:
+        backend = store.backend()
+        results = retrieve(backend, question, CANDIDATES)
+        words = {term for term, _ in query_terms(backend, question)}
+        recent = _recent(backend, words)
+        evidence = _gather(backend, [*results, *recent], budget)
+    finally:
+        if own:
+            store.close()
+    matched = [r for r in results if r.record.kind == "entry"] or [r for r in recent if r.record.kind == "entry"]
+    support = _support([Evidence(r.record, r.score, r.via) for r in matched])
+    if not evidence:
+        return Answer(question, False, f"Nothing relevant found in memory for: {question.strip()}", (), ())
+    return Answer(question, True, _render(support, evidence), tuple(support), tuple(evidence))
+
+
+def _recent(backend: Any, words: set[str]) -> list[Result]:
+    """The last CURRENT entries that share an analysed word with the question."""
+    from .index.base import Filters
+
+    if not words:
+        return []
+    hits = backend.search([(w, 1.0) for w in words], 200, Filters(doc="CURRENT", kind="entry"))
+    hits.sort(key=lambda hit: hit.record.line, reverse=True)
+    return [Result(hit.record, hit.score, "recent") for hit in hits[:RECENT_ENTRIES]]
+
+
+def _gather(backend: Any, results: list[Result], budget: int) -> list[Evidence]:
+    """Widen, de-duplicate and budget the evidence, best first."""
+    chosen: list[Evidence] = []
+    covered: set[tuple[str, int]] = set()  # (path, line) of every line already cited
+    spent = 0
+    for result in results:
+        record = _widen(backend, result.record)
+        if spent + count_tokens(record.text) > budget:
+            record = result.record  # the whole block does not fit: keep just the entry
+        span = {(record.path, n) for n in range(record.line, record.end_line + 1)}
+        cost = count_tokens(record.text)
+        if span <= covered or (chosen and spent + cost > budget):
+            continue
+        covered |= span
+        spent += cost
+        chosen.append(Evidence(record, result.score, "block" if record is not result.record else result.via))
+    return chosen
+
+
+def _widen(backend: Any, record: Record) -> Record:
+    """An entry in a topic widens to its heading block (the partition record)."""
+    if record.kind != "entry" or record.block is None:
+        return record
+    return backend.get([record.block]).get(record.block, record)
+
+
+def _support(entries: list[Evidence]) -> list[Evidence]:
+    best = sorted(entries, key=lambda e: -e.score)[:ANSWER_ENTRIES]
+    return sorted(best, key=lambda e: e.record.time or "", reverse=True)
+
+
+def _render(support: list[Evidence], evidence: list[Evidence]) -> str:
+    if not support:
+        return "The closest memories are cited below."
+    lines = []
+    for item in support:
+        when = f" ({item.record.time[:10]})" if item.record.time else ""
+        lines.append(f"{' '.join(item.record.text.split())}{when} [{item.record.cite}]")
+    return "\n".join(lines)

@@ -1,0 +1,244 @@
+"""The read side: search, grep, read, list, ask, reindex."""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import timedelta
+from typing import Any
+
+import click
+
+from . import emit_json, get_vault, json_option
+
+_RANGE = re.compile(r"^(?P<doc>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
+
+
+def _time_bound(value: str | None, end_of_day: bool) -> Any:
+    from ..timeutil import parse_time
+
+    if value is None:
+        return None
+    moment = parse_time(value)
+    # A bare date as --until means "through that day", not "before it began".
+    if end_of_day and "T" not in value and " " not in value.strip():
+        moment += timedelta(days=1, microseconds=-1)
+    return moment
+
+
+def _signature(hit: dict[str, Any]) -> str:
+    if not hit.get("seq"):
+        return "[" + " > ".join(hit.get("headings") or [hit["doc"]]) + "]"
+    from ..signature import Signature
+
+    meta = tuple((k, str(v)) for k, v in (hit.get("meta") or {}).items())
+    return Signature.make(hit["seq"], hit.get("time"), hit.get("source"), hit.get("src"), meta).render()
+
+
+def _cite(hit: dict[str, Any]) -> str:
+    if hit["line"] == hit["end_line"]:
+        return f"{hit['path']}:{hit['line']}"
+    return f"{hit['path']}:{hit['line']}-{hit['end_line']}"
+
+
+@click.command()
+@click.argument("query")
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1), help="Most results to show.")
+@click.option("--since", metavar="ISO", help="Only entries from this time on (date or datetime).")
+@click.option("--until", metavar="ISO", help="Only entries up to this time (a date includes the whole day).")
+@click.option("--source", help="Only entries with this source (user, ai, hand, import:NAME...).")
+@json_option
+@click.pass_context
+def search(
+    ctx: click.Context, query: str, limit: int, since: str | None, until: str | None, source: str | None, as_json: bool
+) -> None:
+    """Find memories matching QUERY (BM25 over entries and heading blocks).
+
+    Each hit is printed as `path:line`, its signature and a snippet.
+
+    \b
+    Examples:
+        memd search "oat milk"
+        memd search kyoto --since 2026-10-01 --source user --json
+    """
+    from ..index import Filters
+    from ..tools import search as run_search
+
+    filters = Filters(since=_time_bound(since, False), until=_time_bound(until, True), source=source)
+    hits = run_search(get_vault(ctx), query, limit, filters)
+    if as_json:
+        emit_json(hits)
+        return
+    if not hits:
+        click.echo("no matches", err=True)
+        return
+    for hit in hits:
+        click.echo(f"{_cite(hit)}  {_signature(hit)}")
+        click.echo(f"    {hit['snippet']}")
+
+
+@click.command()
+@click.argument("pattern")
+@click.option("--doc", help="Only this document (id, path or CURRENT).")
+@click.option("--limit", default=30, show_default=True, type=click.IntRange(min=1), help="Most matches to show.")
+@click.option("-C", "--context", default=3, show_default=True, type=click.IntRange(min=0), help="Lines around each.")
+@click.option("-s", "--case-sensitive", is_flag=True, help="Match case exactly (default: ignore case).")
+@json_option
+@click.pass_context
+def grep(
+    ctx: click.Context, pattern: str, doc: str | None, limit: int, context: int, case_sensitive: bool, as_json: bool
+) -> None:
+    """Print lines of the vault matching the regular expression PATTERN.
+
+    \b
+    Examples:
+        memd grep "oat ?milk"
+        memd grep "seq=4[0-9]" --doc coffee-and-food -C 0
+    """
+    from ..tools import grep as run_grep
+    from ..tools import grep_doc
+
+    vault = get_vault(ctx)
+    if doc is not None:
+        result = grep_doc(vault, doc, pattern, limit, context, ignore_case=not case_sensitive)
+    else:
+        result = run_grep(vault, pattern, limit, context, ignore_case=not case_sensitive)
+    if as_json:
+        emit_json(result)
+        return
+    for n, match in enumerate(result["matches"]):
+        if context and n:
+            click.echo("--")
+        for line in match["before"]:
+            click.echo(f"{match['path']}-{line['line']}-{line['text']}")
+        click.echo(f"{match['path']}:{match['line']}:{match['text']}")
+        for line in match["after"]:
+            click.echo(f"{match['path']}-{line['line']}-{line['text']}")
+    if not result["matches"]:
+        click.echo("no matches", err=True)
+    elif result["truncated"]:
+        click.echo(f"(stopped after {limit} matches; use --limit for more)", err=True)
+
+
+@click.command()
+@click.argument("target")
+@json_option
+@click.pass_context
+def read(ctx: click.Context, target: str, as_json: bool) -> None:
+    """Print lines of a document: DOC, DOC:LINE or DOC:START-END (at most 100).
+
+    \b
+    Examples:
+        memd read coffee-and-food
+        memd read topics/travel.md:7-12
+        memd read CURRENT:40
+    """
+    from ..tools import read_lines
+
+    vault = get_vault(ctx)
+    match = _RANGE.match(target)
+    doc, start, end = target, 1, None
+    if match and not (vault.root / target).is_file():
+        doc, start = match.group("doc"), int(match.group("start"))
+        end = int(match.group("end")) if match.group("end") else start
+    result = read_lines(vault, doc, start, end)
+    if as_json:
+        emit_json(result)
+        return
+    width = len(str(result["end"]))
+    for line in result["lines"]:
+        click.echo(f"{line['line']:>{width}}  {line['text']}")
+    if result["next"]:
+        click.echo(f"(more: memd read {result['path']}:{result['next']}-{result['next'] + 99})", err=True)
+
+
+@click.command(name="list")
+@click.option("--offset", default=0, show_default=True, type=click.IntRange(min=0), help="Skip this many documents.")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(min=1), help="Most documents to show.")
+@json_option
+@click.pass_context
+def list_docs(ctx: click.Context, offset: int, limit: int, as_json: bool) -> None:
+    """List documents: id, tokens and summary, CURRENT first then topics.
+
+    \b
+    Examples:
+        memd list
+        memd list --offset 50 --limit 50 --json
+    """
+    from ..tools import list_docs as run_list
+
+    result = run_list(get_vault(ctx), offset, limit)
+    if as_json:
+        emit_json(result)
+        return
+    width = max((len(doc["id"]) for doc in result["docs"]), default=0)
+    for doc in result["docs"]:
+        click.echo(f"{doc['id']:<{width}}  {doc['tokens']:>6}  {doc['summary']}")
+    shown = offset + len(result["docs"])
+    if shown < result["total"]:
+        click.echo(f"({shown} of {result['total']}; next: memd list --offset {shown})", err=True)
+
+
+@click.command()
+@click.argument("question")
+@click.option("--budget", default=1500, show_default=True, type=click.IntRange(min=50), help="Evidence tokens.")
+@json_option
+@click.pass_context
+def ask(ctx: click.Context, question: str, budget: int, as_json: bool) -> None:
+    """Answer QUESTION from memory, citing the evidence (offline: extractive).
+
+    \b
+    Examples:
+        memd ask "how does Dana take her coffee?"
+        memd ask "when is the Kyoto trip?" --json
+    """
+    from ..ask import ask as run_ask
+
+    answer = run_ask(get_vault(ctx), question, budget)
+    if as_json:
+        emit_json(answer.to_json())
+        return
+    click.echo(answer.answer)
+    if not answer.found:
+        return
+    click.echo("\nevidence:")
+    for item in answer.evidence:
+        r = item.record
+        seq = f" seq {r.seq}" if r.seq else ""
+        click.echo(f"  {r.cite}{seq}")
+        for line in r.text.splitlines()[:6]:
+            click.echo(f"    {line[:200]}")
+
+
+@click.command()
+@json_option
+@click.pass_context
+def reindex(ctx: click.Context, as_json: bool) -> None:
+    """Rebuild the search index from the vault's files alone.
+
+    Never needed for correctness (searches re-index changed files and rebuild a
+    stale index themselves); useful after moving a vault or to reclaim space.
+
+    \b
+    Example:
+        memd reindex
+    """
+    from ..index import IndexStore
+
+    store = IndexStore(get_vault(ctx))
+    if as_json or not sys.stderr.isatty():
+        report = store.rebuild()
+    else:
+        with click.progressbar(length=1, label="indexing", file=sys.stderr) as bar:
+
+            def progress(done: int, total: int) -> None:
+                bar.length = total
+                bar.update(done - bar.pos)
+
+            report = store.rebuild(progress)
+    store.close()
+    data = {"files": len(report.updated), "records": report.records, "seconds": round(report.seconds, 3)}
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo(f"indexed {data['files']} files, {data['records']} records in {data['seconds']}s")

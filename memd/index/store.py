@@ -1,0 +1,237 @@
+"""Keeping the index in step with the files, whoever wrote them.
+
+``.memd/index/manifest.json`` records, per indexed file, its (mtime, size)
+and content hash. Before every query the vault is scanned: files whose stat
+changed are hashed, and only those whose content changed are re-indexed.
+Anything that makes the index untrustworthy (no manifest, another schema
+version, a record count that disagrees, a folder Whoosh cannot open) triggers
+a full rebuild from the files, so a stale index is never served.
+
+Index writes take ``.memd/index/lock`` rather than the vault lock, so a
+search never waits for a long consolidation and vice versa.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..atomic import atomic_write
+from ..errors import DocumentError, MemdError
+from ..vault import Vault
+from .base import Backend
+from .records import Record, content_hash, records_for
+
+SCHEMA_VERSION = 3
+# A file modified this recently may change again within the same mtime tick;
+# its stat is not trusted next time, so its content is hashed again.
+RACY_SECONDS = 2.0
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    rebuilt: bool
+    updated: tuple[str, ...]
+    removed: tuple[str, ...]
+    records: int
+    seconds: float
+
+
+def indexed_files(vault: Vault) -> dict[str, tuple[int, int]]:
+    """Vault-relative path -> (mtime_ns, size) of every file the index covers."""
+    found: dict[str, tuple[int, int]] = {}
+    root = vault.root
+    candidates: Iterator[Path] = iter([vault.current])
+    for folder in (vault.topics_dir, vault.sources_dir):
+        if folder.is_dir():
+            candidates = _chain(candidates, folder.rglob("*.md"))
+    for path in candidates:
+        if path.name.startswith("."):
+            continue
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        if not os.path.isfile(path):
+            continue
+        found[path.relative_to(root).as_posix()] = (stat.st_mtime_ns, stat.st_size)
+    return found
+
+
+def _chain(first: Iterator[Path], second: Iterator[Path]) -> Iterator[Path]:
+    yield from first
+    yield from second
+
+
+class IndexStore:
+    """The vault's index folder: a backend plus the manifest that vouches for it."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.folder = vault.index_dir
+        self.manifest_path = self.folder / "manifest.json"
+        self.engine_dir = self.folder / "whoosh"
+        self._backend: Backend | None = None
+
+    # -- public -------------------------------------------------------------
+    def backend(self) -> Backend:
+        if self._backend is None:
+            self.sync()
+        assert self._backend is not None
+        return self._backend
+
+    def sync(self, progress: Progress | None = None) -> SyncReport:
+        """Bring the index up to date with the files (cheap when nothing changed)."""
+        started = time.monotonic()
+        files = indexed_files(self.vault)
+        manifest = self._load_manifest()
+        if manifest is not None and self._backend is None:
+            self._backend = self._open_backend()
+            if self._backend is not None and not self._count_matches(manifest):
+                manifest = None  # records lost or added behind the manifest's back
+        if manifest is not None and self._backend is not None and not self._stale(manifest, files):
+            return SyncReport(False, (), (), manifest["records"], time.monotonic() - started)
+        with self._locked():
+            manifest = self._load_manifest()
+            if self._backend is None and manifest is not None:
+                self._backend = self._open_backend()
+            if manifest is None or self._backend is None or not self._count_matches(manifest):
+                return self._rebuild(files, progress, started)
+            return self._update(manifest, files, started)
+
+    def rebuild(self, progress: Progress | None = None) -> SyncReport:
+        started = time.monotonic()
+        with self._locked():
+            return self._rebuild(indexed_files(self.vault), progress, started)
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+
+    # -- internals ------------------------------------------------------------
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        from ..lock import vault_lock
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with vault_lock(self.folder / "lock", max(self.vault.config.lock_timeout, 30.0)):
+            yield
+
+    def _open_backend(self, create: bool = False) -> Backend | None:
+        from .whoosh_backend import WhooshBackend
+
+        try:
+            return WhooshBackend(self.engine_dir, create=create)
+        except MemdError:
+            raise
+        except Exception:
+            if create:
+                raise
+            return None  # unreadable or half-written: the caller rebuilds
+
+    def _load_manifest(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("version") != SCHEMA_VERSION:
+            return None
+        if not isinstance(data.get("files"), dict) or not isinstance(data.get("records"), int):
+            return None
+        return data
+
+    def _count_matches(self, manifest: dict[str, Any]) -> bool:
+        assert self._backend is not None
+        try:
+            return self._backend.count() == manifest["records"]
+        except Exception:
+            return False
+
+    @staticmethod
+    def _stale(manifest: dict[str, Any], files: dict[str, tuple[int, int]]) -> bool:
+        known = manifest["files"]
+        if known.keys() != files.keys():
+            return True
+        return any(known[rel][0] != stat[0] or known[rel][1] != stat[1] for rel, stat in files.items())
+
+    def _stat_entry(self, stat: tuple[int, int], digest: str, records: int) -> list[Any]:
+        mtime = stat[0]
+        if time.time() - mtime / 1e9 < RACY_SECONDS:
+            mtime = -1
+        return [mtime, stat[1], digest, records]
+
+    def _read(self, rel: str) -> tuple[str, list[Record]]:
+        from ..atomic import decode_markdown
+
+        data = (self.vault.root / rel).read_bytes()
+        try:
+            return content_hash(data), records_for(rel, decode_markdown(data, rel))
+        except DocumentError:
+            return content_hash(data), []  # binary or not UTF-8: `memd lint` reports it; nothing to index
+
+    def _rebuild(self, files: dict[str, tuple[int, int]], progress: Progress | None, started: float) -> SyncReport:
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+        self.manifest_path.unlink(missing_ok=True)
+        shutil.rmtree(self.engine_dir, ignore_errors=True)
+        backend = self._open_backend(create=True)
+        assert backend is not None
+        entries: dict[str, list[Any]] = {}
+        records: list[Record] = []
+        total = len(files)
+        for done, (rel, stat) in enumerate(sorted(files.items()), start=1):
+            try:
+                digest, found = self._read(rel)
+            except OSError:
+                continue
+            records.extend(found)
+            entries[rel] = self._stat_entry(stat, digest, len(found))
+            if progress is not None:
+                progress(done, total)
+        backend.replace_files((), records)
+        self._backend = backend
+        self._save_manifest(entries, len(records))
+        return SyncReport(True, tuple(sorted(entries)), (), len(records), time.monotonic() - started)
+
+    def _update(self, manifest: dict[str, Any], files: dict[str, tuple[int, int]], started: float) -> SyncReport:
+        assert self._backend is not None
+        known: dict[str, list[Any]] = dict(manifest["files"])
+        removed = [rel for rel in known if rel not in files]
+        changed: list[str] = []
+        records: list[Record] = []
+        for rel, stat in files.items():
+            old = known.get(rel)
+            if old is not None and old[0] == stat[0] and old[1] == stat[1]:
+                continue
+            try:
+                digest, found = self._read(rel)
+            except OSError:
+                removed.append(rel)
+                continue
+            if old is not None and old[2] == digest:
+                known[rel] = self._stat_entry(stat, digest, old[3])
+                continue
+            changed.append(rel)
+            records.extend(found)
+            known[rel] = self._stat_entry(stat, digest, len(found))
+        for rel in removed:
+            known.pop(rel, None)
+        if changed or removed:
+            self._backend.replace_files([*removed, *changed], records)
+        total = sum(int(entry[3]) for entry in known.values())
+        self._save_manifest(known, total)
+        return SyncReport(False, tuple(changed), tuple(removed), total, time.monotonic() - started)
+
+    def _save_manifest(self, files: dict[str, list[Any]], records: int) -> None:
+        data = {"version": SCHEMA_VERSION, "engine": "whoosh", "records": records, "files": files}
+        atomic_write(self.manifest_path, json.dumps(data, separators=(",", ":")))

@@ -1,0 +1,195 @@
+"""The first backend: Whoosh (``whoosh-reloaded``), BM25F over stemmed text.
+
+Imported only when a search runs: Whoosh takes ~0.1 s to import and ``memd
+add`` must not pay for it. Queries are built from analysed terms, never from
+Whoosh's query parser, so user text with ``"``, ``:``, ``*``, ``(`` or ``AND``
+is just words.
+"""
+
+from __future__ import annotations
+
+import calendar
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from whoosh import index as whoosh_index
+from whoosh import query as wq
+from whoosh import scoring
+from whoosh.analysis import StemmingAnalyzer
+from whoosh.fields import DATETIME, ID, KEYWORD, STORED, TEXT, Schema
+
+from ..errors import FormatError
+from ..timeutil import parse_time
+from .base import Filters, Hit
+from .records import Record
+
+# How much a term found in the heading path / the date-and-source context
+# counts against one found in the entry text itself.
+FIELD_BOOSTS = {"text": 1.0, "headings": 0.4, "context": 0.3}
+# Entries are short: their length says little about relevance, so length
+# normalisation is weaker than the usual 0.75 (measured on LoCoMo: +0.02).
+BM25_K1 = 1.2
+BM25_B = 0.4
+
+
+def _analyzer() -> Any:
+    return StemmingAnalyzer()
+
+
+def make_schema() -> Schema:
+    return Schema(
+        rid=ID(unique=True, stored=True),
+        path=ID,
+        kind=ID,
+        doc=ID,
+        source=ID,
+        seqs=KEYWORD,
+        src=KEYWORD(lowercase=False, commas=False),
+        time=DATETIME,
+        text=TEXT(analyzer=_analyzer()),
+        headings=TEXT(analyzer=_analyzer()),
+        context=TEXT(analyzer=_analyzer()),
+        data=STORED,
+    )
+
+
+def date_words(time: str | None) -> str:
+    """``2023-05-08T13:56`` -> ``May 2023 Monday``: lets a question's date words match."""
+    moment = _naive(time)
+    if moment is None:
+        return ""
+    return f"{calendar.month_name[moment.month]} {moment.year} {calendar.day_name[moment.weekday()]}"
+
+
+def _naive(time: str | None) -> datetime | None:
+    if not time:
+        return None
+    try:
+        return parse_time(time).replace(tzinfo=None)
+    except FormatError:
+        return None
+
+
+def _record_from(data: str) -> Record:
+    raw = json.loads(data)
+    raw["headings"] = tuple(raw["headings"])
+    raw["seqs"] = tuple(raw["seqs"])
+    raw["extra"] = tuple(tuple(pair) for pair in raw["extra"])
+    return Record(**raw)
+
+
+def _record_data(record: Record) -> str:
+    from dataclasses import asdict
+
+    return json.dumps(asdict(record), ensure_ascii=False)
+
+
+class WhooshBackend:
+    """One Whoosh index in ``folder``; created empty when absent."""
+
+    def __init__(self, folder: Path, create: bool = False) -> None:
+        self.folder = folder
+        if create or not whoosh_index.exists_in(str(folder)):
+            folder.mkdir(parents=True, exist_ok=True)
+            self.ix = whoosh_index.create_in(str(folder), make_schema())
+        else:
+            self.ix = whoosh_index.open_dir(str(folder))
+        self._analyzer = _analyzer()
+        self._searcher: Any = None
+
+    def analyse(self, text: str) -> list[str]:
+        return [token.text for token in self._analyzer(text)]
+
+    def replace_files(self, removed: Iterable[str], records: Sequence[Record]) -> None:
+        self._drop_searcher()
+        writer = self.ix.writer(limitmb=256)
+        try:
+            for path in removed:
+                writer.delete_by_term("path", path)
+            for record in records:
+                writer.add_document(**self._fields(record))
+        except BaseException:
+            writer.cancel()
+            raise
+        writer.commit()
+
+    def _fields(self, record: Record) -> dict[str, Any]:
+        fields: dict[str, Any] = {
+            "rid": record.rid,
+            "path": record.path,
+            "kind": record.kind,
+            "doc": record.doc,
+            "text": record.text,
+            "headings": " ".join(record.headings),
+            "context": " ".join(filter(None, [date_words(record.time), record.source or ""])),
+            "data": _record_data(record),
+        }
+        if record.source:
+            fields["source"] = record.source
+        if record.seqs:
+            fields["seqs"] = " ".join(str(s) for s in record.seqs)
+        if record.src:
+            fields["src"] = " ".join(part.strip() for part in record.src.split(";") if part.strip())
+        moment = _naive(record.time)
+        if moment is not None:
+            fields["time"] = moment
+        return fields
+
+    def _search_handle(self) -> Any:
+        if self._searcher is None:
+            self._searcher = self.ix.searcher(weighting=scoring.BM25F(B=BM25_B, K1=BM25_K1))
+        else:
+            self._searcher = self._searcher.refresh()
+        return self._searcher
+
+    def _drop_searcher(self) -> None:
+        if self._searcher is not None:
+            self._searcher.close()
+            self._searcher = None
+
+    def search(self, terms: Sequence[tuple[str, float]], limit: int, filters: Filters) -> list[Hit]:
+        if not terms or limit <= 0:
+            return []
+        clauses = [
+            wq.Term(field, term, boost=boost * field_boost)
+            for term, boost in terms
+            for field, field_boost in FIELD_BOOSTS.items()
+        ]
+        searcher = self._search_handle()
+        results = searcher.search(wq.Or(clauses), limit=limit, filter=self._filter(filters))
+        return [Hit(_record_from(hit["data"]), float(hit.score or 0.0)) for hit in results]
+
+    @staticmethod
+    def _filter(filters: Filters) -> Any:
+        parts: list[Any] = []
+        if filters.since or filters.until:
+            start = filters.since.replace(tzinfo=None) if filters.since else None
+            end = filters.until.replace(tzinfo=None) if filters.until else None
+            parts.append(wq.DateRange("time", start, end))
+        for field in ("source", "kind", "doc"):
+            value = getattr(filters, field)
+            if value:
+                parts.append(wq.Term(field, value))
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else wq.And(parts)
+
+    def get(self, rids: Iterable[str]) -> dict[str, Record]:
+        searcher = self._search_handle()
+        found: dict[str, Record] = {}
+        for rid in rids:
+            if rid in found:
+                continue
+            stored = searcher.document(rid=rid)
+            if stored is not None:
+                found[rid] = _record_from(stored["data"])
+        return found
+
+    def count(self) -> int:
+        return int(self._search_handle().doc_count())
+
+    def close(self) -> None:
+        self._drop_searcher()
