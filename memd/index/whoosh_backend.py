@@ -36,7 +36,9 @@ BM25_B = 0.4
 
 
 def _analyzer() -> Any:
-    return StemmingAnalyzer()
+    # Whoosh's default token pattern keeps "*" inside words (for wildcards);
+    # memd never parses query syntax, so a token is letters and digits only.
+    return StemmingAnalyzer(expression=r"\w+(?:\.\w+)*")
 
 
 def make_schema() -> Schema:

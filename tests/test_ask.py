@@ -1,0 +1,66 @@
+"""`memd ask` offline: an extractive answer with cited evidence."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memd.vault import Vault
+
+FOOD = """\
+---
+id: food
+summary: "coffee and food"
+---
+# Coffee
+- <seq=3,time=2026-10-02T08:15,source=user> Takes coffee with oat milk, no sugar.
+- <seq=14,time=2026-10-21T09:02,source=user> Switched coffee to a flat white with oat milk.
+# Allergies
+- <seq=8,time=2026-10-05T10:00,source=user> Allergic to peanuts.
+"""
+
+
+@pytest.fixture
+def food(vault: Vault) -> Vault:
+    (vault.topics_dir / "food.md").write_text(FOOD, encoding="utf-8")
+    return vault
+
+
+def test_answer_quotes_supporting_entries_newest_first_and_cites_blocks(food: Vault, memd) -> None:
+    data = json.loads(memd("ask", "How does she take her coffee?", "--json").output)
+    assert data["found"] is True
+    support = [item["seq"] for item in data["support"]]
+    assert support[:2] == ["14", "3"]
+    assert data["answer"].splitlines()[0].startswith("Switched coffee to a flat white")
+    # The entry hit widens to its heading block, cited as a line range.
+    assert data["evidence"][0]["cite"] == "topics/food.md:5-7" and data["evidence"][0]["kind"] == "partition"
+    assert data["evidence"][0]["seq"] == "3+14"
+
+
+def test_human_output_lists_evidence_with_path_lines_and_seq(food: Vault, memd) -> None:
+    out = memd("ask", "peanuts allergy?").output
+    assert out.splitlines()[0].startswith("Allergic to peanuts.")
+    assert "[topics/food.md:9]" in out.splitlines()[0]
+    assert "  topics/food.md:8-9 seq 8" in out.splitlines()
+
+
+def test_recent_current_entries_are_evidence(food: Vault, memd) -> None:
+    memd("add", "Now drinks coffee black, gave up oat milk")
+    data = json.loads(memd("ask", "coffee oat milk", "--json").output)
+    assert any(item["path"] == "CURRENT.md" for item in data["evidence"])
+    assert "CURRENT.md" in {item["path"] for item in data["support"]}
+
+
+def test_evidence_respects_the_token_budget(food: Vault, memd) -> None:
+    data = json.loads(memd("ask", "coffee oat milk peanuts", "--budget", "50", "--json").output)
+    from memd.tokens import count_tokens
+
+    assert sum(count_tokens(item["text"]) for item in data["evidence"]) <= 50
+
+
+def test_nothing_found_is_said_plainly(food: Vault, memd) -> None:
+    out = memd("ask", "what about zeppelins?").output
+    assert out.startswith("Nothing relevant found in memory")
+    data = json.loads(memd("ask", "the of and", "--json").output)
+    assert data["found"] is False and data["evidence"] == []

@@ -1,0 +1,91 @@
+"""`memd eval locomo`: LoCoMo ingestion and the evidence-recall metric."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from memd.evaluate import evidence_found, load_locomo, session_time
+from memd.index.records import Record
+
+
+def conversation() -> dict:
+    return {
+        "sample_id": "tiny",
+        "conversation": {
+            "speaker_a": "Ana",
+            "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a greyhound called Pixel last week."},
+                {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely! What colour is Pixel?",
+                 "img_url": ["x"], "blip_caption": "a photo of a grey dog on a sofa"},
+            ],
+            "session_2_date_time": "10:00 am on 2 June, 2023",
+            "session_2": [
+                {"speaker": "Ben", "dia_id": "D2:1", "text": "My pottery class made a blue vase."},
+                {"speaker": "Ana", "dia_id": "D2:2", "text": "Nice, I took Pixel hiking near the lake."},
+            ],
+        },
+        "qa": [
+            {"question": "What breed is the dog Ana adopted?", "answer": "greyhound", "evidence": ["D1:1"],
+             "category": 4},
+            {"question": "What did Ben make in pottery class?", "answer": "vase", "evidence": ["D2:1"], "category": 1},
+            {"question": "When did Ana adopt the greyhound?", "answer": "May 2023", "evidence": ["D1:1"],
+             "category": 2},
+            {"question": "Is there a sofa?", "answer": "?", "evidence": ["D1:2"], "category": 5},
+        ],
+    }
+
+
+@pytest.fixture
+def locomo_file(tmp_path: Path) -> Path:
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([conversation()]))
+    return path
+
+
+def test_session_time_becomes_iso() -> None:
+    assert session_time("1:56 pm on 8 May, 2023") == "2023-05-08T13:56:00Z"
+    assert session_time("not a date") is None
+
+
+def test_loader_keeps_categories_1_to_4_and_image_captions(locomo_file: Path) -> None:
+    [conv] = load_locomo(locomo_file)
+    assert [q.category for q in conv.questions] == [4, 1, 2]
+    assert conv.turns[1].text.endswith("[shares a photo: a photo of a grey dog on a sofa]")
+    assert conv.turns[2].time == "2023-06-02T10:00:00Z"
+
+
+def test_budget_counts_words_in_rank_order() -> None:
+    def result(src: str, words: int) -> SimpleNamespace:
+        return SimpleNamespace(record=Record("r", "entry", "CURRENT", "CURRENT.md", (), 1, 1, "w " * words, src=src))
+
+    ranked = [result("D1:1", 200), result("D1:2;D1:3", 99), result("D1:4", 5), result("D1:5", 5)]
+    # 200 + 99 = 299 words taken: still under 300, so the third result counts; the fourth does not.
+    assert evidence_found(ranked, ("D1:2", "D1:3", "D1:4", "D1:5")) == {"D1:2", "D1:3", "D1:4"}
+
+
+def test_eval_reports_recall_overall_and_by_category(locomo_file: Path, memd) -> None:
+    data = json.loads(memd("eval", "locomo", str(locomo_file), "--no-consolidate", "--json").output)
+    assert set(data) >= {"recall", "by_category", "questions", "entries", "topics", "seconds"}
+    assert data["questions"] == 3 and data["entries"] == 4 and data["topics"] == 0
+    assert data["by_category"]["4-single-hop"] == {"recall": 1.0, "questions": 1}
+    assert data["by_category"]["1-multi-hop"]["recall"] == 1.0
+    assert data["by_category"]["3-open-domain"]["questions"] == 0
+    assert 0.0 <= data["recall"] <= 1.0
+
+
+def test_eval_human_output(locomo_file: Path, memd) -> None:
+    out = memd("eval", "locomo", str(locomo_file), "--no-consolidate").output
+    assert out.startswith("evidence recall ") and "2-temporal" in out and "entries 4, topics 0" in out
+
+
+def test_malformed_file_is_a_clear_error(tmp_path: Path, memd) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"qa": []}]')
+    result = memd("eval", "locomo", str(bad), ok=False)
+    assert result.exit_code == 1 and "malformed" in result.output

@@ -1,0 +1,103 @@
+"""`memd search`: ranked hits with citations, filters, and hostile queries."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memd.vault import Vault
+
+TRAVEL = """\
+---
+id: travel
+summary: "trips"
+---
+# Kyoto
+- <seq=13,time=2026-10-12T21:00,source=user> Planning a Kyoto trip with Sam in April.
+- <seq=22,time=2026-11-10T22:00,source=ai> Booked the ryokan in Higashiyama for four nights.
+# Seats
+- <seq=15,time=2026-10-21T09:30,source=user> Prefers aisle seats on long flights.
+"""
+
+
+@pytest.fixture
+def travel(vault: Vault) -> Vault:
+    (vault.topics_dir / "travel.md").write_text(TRAVEL, encoding="utf-8")
+    return vault
+
+
+def hits(memd, *args: str) -> list[dict]:
+    return json.loads(memd("search", *args, "--json").output)
+
+
+def test_search_prints_path_line_and_signature(travel: Vault, memd) -> None:
+    out = memd("search", "ryokan").output
+    assert out.splitlines()[0] == "topics/travel.md:7  <seq=22,time=2026-11-10T22:00,source=ai>"
+    assert "Higashiyama" in out
+
+
+def test_search_json_returns_records(travel: Vault, memd) -> None:
+    [first, *_] = hits(memd, "aisle seats")
+    assert first["path"] == "topics/travel.md" and first["line"] == 9
+    assert first["seq"] == "15" and first["source"] == "user" and first["headings"] == ["Seats"]
+    assert set(first) >= {"id", "kind", "doc", "end_line", "time", "src", "text", "score", "snippet"}
+
+
+def test_stemming_matches_other_word_forms(travel: Vault, memd) -> None:
+    assert [h["seq"] for h in hits(memd, "booking")][:1] == ["22"]
+
+
+def test_limit(travel: Vault, memd) -> None:
+    assert len(hits(memd, "kyoto ryokan aisle", "--limit", "1")) == 1
+
+
+def test_since_until_and_source_filters(travel: Vault, memd) -> None:
+    everything = {h["seq"] for h in hits(memd, "kyoto ryokan aisle") if h["kind"] == "entry"}
+    assert everything == {"13", "22", "15"}
+    assert {h["seq"] for h in hits(memd, "kyoto ryokan aisle", "--since", "2026-10-20")} >= {"22", "15"}
+    assert "13" not in {h["seq"] for h in hits(memd, "kyoto ryokan aisle", "--since", "2026-10-20")}
+    # A bare date as --until includes that whole day.
+    assert {h["seq"] for h in hits(memd, "kyoto ryokan aisle", "--until", "2026-10-12")} == {"13"}
+    assert {h["seq"] for h in hits(memd, "kyoto ryokan aisle", "--source", "ai")} == {"22"}
+
+
+def test_bad_time_filter_is_a_clear_error(travel: Vault, memd) -> None:
+    result = memd("search", "kyoto", "--since", "last tuesday", ok=False)
+    assert result.exit_code == 1 and "invalid time" in result.output
+
+
+@pytest.mark.parametrize("query", ["", "   ", "the and of", '"', ":", "*", "(", "AND", "OR NOT", "*:*"])
+def test_empty_stopword_or_syntax_only_queries_find_nothing(travel: Vault, memd, query: str) -> None:
+    assert hits(memd, query) == []
+
+
+@pytest.mark.parametrize("query", ['"ryokan', "ryokan:", "ryokan*", "(ryokan", "ryokan AND", 'title:"ryokan"'])
+def test_query_syntax_characters_are_plain_text(travel: Vault, memd, query: str) -> None:
+    assert [h["seq"] for h in hits(memd, query)][:1] == ["22"]
+
+
+def test_new_entries_are_searchable_without_reindex(vault: Vault, memd) -> None:
+    memd("add", "Takes coffee with oat milk")
+    assert [h["text"] for h in hits(memd, "oat milk")] == ["Takes coffee with oat milk"]
+    memd("add", "Allergic to peanuts")
+    assert [h["seq"] for h in hits(memd, "peanuts")] == ["2"]
+
+
+def test_edited_topic_is_found_without_reindex(travel: Vault, memd) -> None:
+    assert hits(memd, "shinkansen") == []
+    path = travel.topics_dir / "travel.md"
+    path.write_text(TRAVEL.replace("Booked the ryokan", "Booked the shinkansen and the ryokan"), encoding="utf-8")
+    found = hits(memd, "shinkansen")
+    assert [(h["path"], h["line"]) for h in found][:1] == [("topics/travel.md", 7)]
+
+
+def test_deleted_topic_disappears_from_results(travel: Vault, memd) -> None:
+    assert hits(memd, "ryokan")
+    (travel.topics_dir / "travel.md").unlink()
+    assert hits(memd, "ryokan") == []
+
+
+def test_no_matches_message(travel: Vault, memd) -> None:
+    result = memd("search", "zeppelin")
+    assert result.output.strip() == "no matches"
