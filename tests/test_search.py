@@ -81,7 +81,14 @@ def test_new_entries_are_searchable_without_reindex(vault: Vault, memd) -> None:
     memd("add", "Takes coffee with oat milk")
     assert [h["text"] for h in hits(memd, "oat milk")] == ["Takes coffee with oat milk"]
     memd("add", "Allergic to peanuts")
-    assert [h["seq"] for h in hits(memd, "peanuts")] == ["2"]
+    assert [(h["seq"], h["via"]) for h in hits(memd, "peanuts")][:1] == [("2", "match")]
+
+
+def test_the_entry_next_to_a_hit_comes_along(vault: Vault, memd) -> None:
+    memd("add", "Sam: what colour is the new bike?\nAna: bright orange, with a wicker basket.\nSam: cool")
+    found = [(h["text"], h["via"]) for h in hits(memd, "bike")]
+    assert found[0] == ("Sam: what colour is the new bike?", "match")
+    assert ("Ana: bright orange, with a wicker basket.", "neighbour") in found
 
 
 def test_edited_topic_is_found_without_reindex(travel: Vault, memd) -> None:

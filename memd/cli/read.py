@@ -73,7 +73,8 @@ def search(
         click.echo("no matches", err=True)
         return
     for hit in hits:
-        click.echo(f"{_cite(hit)}  {_signature(hit)}")
+        note = "  (next to a hit)" if hit["via"] == "neighbour" else ""
+        click.echo(f"{_cite(hit)}  {_signature(hit)}{note}")
         click.echo(f"    {hit['snippet']}")
 
 

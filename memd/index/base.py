@@ -43,6 +43,12 @@ class Backend(Protocol):
     def get(self, rids: Iterable[str]) -> dict[str, Record]:
         """Records by id (missing ids are left out)."""
 
+    def by_seq(self, seqs: Iterable[int]) -> list[Record]:
+        """Entry records holding any of these seqs."""
+
+    def idf(self, term: str) -> float:
+        """Inverse document frequency of an analysed term in entry text."""
+
     def analyse(self, text: str) -> list[str]:
         """The terms the engine would index for ``text`` (stemmed, no stopwords)."""
 

@@ -1,12 +1,15 @@
 """The one retrieval every reader uses: ``memd search``, ``memd ask`` and the
 LoCoMo evaluation all call ``retrieve``, so what is measured is what users get.
 
-BM25 finds candidates; then a few signals the entries carry re-rank them:
-- the heading block: an entry inside a partition that matches the query as a
-  whole gains part of that partition's score (context beyond one line);
-- time: a query naming a month or year favours entries from that time;
-- neighbours: a hit is followed by the entry just before and after it in the
-  same file, since an answer often needs the turn around the matching one.
+BM25 finds candidates (question words like "what did she" are dropped from
+the query first); then signals the entries carry re-rank them:
+- neighbours: an entry gains part of the score of the entry written just
+  before or after it (seq order is arrival order, so in a conversation that
+  is the turn around it: a question's answer, an answer's question);
+- time: a query naming a month or a year favours entries from that time;
+- blocks: a heading partition that holds entries is shown through those
+  entries (shorter to read, exact to cite); prose partitions are results too.
+The heading an entry sits under is part of what BM25 matches (its own field).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from ..errors import FormatError
 from ..timeutil import parse_time
 from .base import Backend, Filters, Hit
 from .records import Record
@@ -25,14 +29,17 @@ from .records import Record
 
 @dataclass(frozen=True)
 class Options:
-    """Retrieval knobs; the defaults are what ``memd search`` uses."""
+    """Retrieval knobs; the defaults are what ``memd search`` uses (each one
+    measured with ``memd eval locomo``, see the README)."""
 
     kinds: tuple[str, ...] = ("entry", "partition")
     candidates: int = 100
-    neighbours: int = 0
-    heading_weight: float = 0.0
-    date_boost: float = 0.0
-    length_alpha: float = 0.0
+    question_words: bool = True
+    neighbour_share: float = 0.45  # of the best adjacent entry's score
+    neighbour_gap_hours: float = 12.0  # entries further apart in time are not neighbours
+    date_boost: float = 0.5
+    prose_partitions_only: bool = True
+    neighbours_join: bool = True
 
 
 @dataclass(frozen=True)
@@ -48,9 +55,23 @@ class Result:
         return data
 
 
-def query_terms(backend: Backend, query: str) -> list[tuple[str, float]]:
+# Words that shape a question but say nothing about its subject. They are
+# dropped from queries only (an entry may well be about "what we did").
+QUESTION_WORDS = (
+    "what which who whom whose when where why how did does do done doing was were has had am "
+    "would could should might must shall about ever any some there their they them he she her his him "
+    "i me my mine our i'm its it's kind type sort thing things"
+)
+
+
+def query_terms(backend: Backend, query: str, question_words: bool = True) -> list[tuple[str, float]]:
     """Analysed query terms with a weight per repetition (empty for stopwords)."""
-    counts = Counter(backend.analyse(query))
+    terms = backend.analyse(query)
+    if question_words:
+        dropped = set(backend.analyse(QUESTION_WORDS))
+        kept = [term for term in terms if term not in dropped]
+        terms = kept or terms
+    counts = Counter(terms)
     return [(term, float(count)) for term, count in counts.items()]
 
 
@@ -58,19 +79,91 @@ def retrieve(backend: Backend, query: str, limit: int = 10, filters: Filters | N
              options: Options | None = None) -> list[Result]:
     options = options or Options()
     filters = filters or Filters()
-    terms = query_terms(backend, query)
+    terms = query_terms(backend, query, options.question_words)
     if not terms or limit <= 0:
         return []
     names = tuple(term for term, _ in terms)
     wanted_kinds = (filters.kind,) if filters.kind else options.kinds
+    size = max(limit, options.candidates)
     hits: list[Hit] = []
     for kind in wanted_kinds:
-        hits += backend.search(terms, max(limit, options.candidates), replace(filters, kind=kind))
+        hits += backend.search(terms, size, replace(filters, kind=kind))
     scored = _rescore(hits, query, options)
-    results = _dedupe([Result(hit.record, score, "match", names) for hit, score in scored])
-    if options.neighbours:
-        results = _with_neighbours(backend, results, options.neighbours, names, limit)
+    if options.neighbour_share:
+        scored = _smooth(backend, scored, options, filters)
+    if options.prose_partitions_only and not filters.kind:
+        # A block holding entries is shown through its entries (cheaper to read,
+        # exact to cite); only blocks of plain prose are results in their own right.
+        scored = [pair for pair in scored if pair[0].record.kind == "entry" or not pair[0].record.seqs]
+    results = _dedupe([Result(hit.record, score, _via(hit), names) for hit, score in scored])
     return results[:limit]
+
+
+def _smooth(backend: Backend, scored: list[tuple[Hit, float]], options: Options,
+            filters: Filters) -> list[tuple[Hit, float]]:
+    """Each entry gains a share of its best seq-adjacent entry's score; adjacent
+    entries that did not match at all join the candidates this way."""
+    entries = {pair[0].record.rid: pair for pair in scored if pair[0].record.kind == "entry"}
+    if not entries:
+        return scored
+    by_seq: dict[int, str] = {}
+    for rid, (hit, _) in entries.items():
+        for seq in hit.record.seqs:
+            by_seq.setdefault(seq, rid)
+    wanted: set[int] = set()
+    for hit, _ in entries.values():
+        if hit.record.seqs:
+            wanted |= {min(hit.record.seqs) - 1, max(hit.record.seqs) + 1}
+    missing = {seq for seq in wanted if seq > 0 and seq not in by_seq}
+    extra: dict[str, tuple[Hit, float]] = {}
+    for record in backend.by_seq(missing if options.neighbours_join else ()):
+        if record.rid not in entries and record.rid not in extra and _passes(record, filters):
+            extra[record.rid] = (Hit(record, 0.0), 0.0)
+            for seq in record.seqs:
+                by_seq.setdefault(seq, record.rid)
+    pool = {**entries, **extra}
+    base = {rid: score for rid, (_, score) in pool.items()}
+    smoothed: list[tuple[Hit, float]] = [pair for pair in scored if pair[0].record.kind != "entry"]
+    for rid, (hit, score) in pool.items():
+        best = 0.0
+        if hit.record.seqs:
+            for seq in (min(hit.record.seqs) - 1, max(hit.record.seqs) + 1):
+                other = by_seq.get(seq)
+                if other and other != rid and _close(hit.record, pool[other][0].record, options.neighbour_gap_hours):
+                    best = max(best, base[other])
+        smoothed.append((hit, score + options.neighbour_share * best))
+    smoothed.sort(key=lambda pair: (-pair[1], pair[0].record.rid))
+    return smoothed
+
+
+def _passes(record: Record, filters: Filters) -> bool:
+    if filters.source and record.source != filters.source:
+        return False
+    if filters.doc and record.doc != filters.doc:
+        return False
+    if filters.since or filters.until:
+        moment = _parsed(record.time)
+        if moment is None:
+            return False
+        if (filters.since and moment < filters.since) or (filters.until and moment > filters.until):
+            return False
+    return True
+
+
+def _parsed(time: str | None) -> datetime | None:
+    if not time:
+        return None
+    try:
+        return parse_time(time)
+    except FormatError:
+        return None
+
+
+def _close(a: Record, b: Record, hours: float) -> bool:
+    first, second = _parsed(a.time), _parsed(b.time)
+    if first is None or second is None:
+        return True
+    return abs((first - second).total_seconds()) <= hours * 3600
 
 
 def _dedupe(results: list[Result]) -> list[Result]:
@@ -91,111 +184,40 @@ def _dedupe(results: list[Result]) -> list[Result]:
 
 
 def _rescore(hits: list[Hit], query: str, options: Options) -> list[tuple[Hit, float]]:
-    entry_hits = [hit for hit in hits if hit.record.kind == "entry"]
-    part_hits = [hit for hit in hits if hit.record.kind == "partition"]
-    block_scores: dict[tuple[str, int], float] = {}
-    if options.heading_weight and part_hits:
-        top = max(hit.score for hit in part_hits) or 1.0
-        for hit in part_hits:
-            block_scores[(hit.record.path, hit.record.line)] = hit.score / top
-    wanted = _query_months(query) if options.date_boost else set()
-    top_entry = max((hit.score for hit in entry_hits), default=1.0) or 1.0
+    """Scores scaled to the best hit of each kind (1.0), plus the date boost."""
+    wanted = _query_dates(query) if options.date_boost else set()
+    tops: dict[str, float] = {}
+    for hit in hits:
+        tops[hit.record.kind] = max(tops.get(hit.record.kind, 0.0), hit.score)
     scored: list[tuple[Hit, float]] = []
     for hit in hits:
-        score = hit.score
-        if hit.record.kind == "entry":
-            score = hit.score / top_entry
-            if block_scores:
-                score += options.heading_weight * _block_score(hit.record, block_scores)
-            if wanted and _month_of(hit.record.time) in wanted:
-                score += options.date_boost
-        else:
-            score = hit.score / (max(h.score for h in part_hits) or 1.0)
-        if options.length_alpha:
-            score /= (max(len(hit.record.text.split()), 5) / 25) ** options.length_alpha
+        score = hit.score / (tops[hit.record.kind] or 1.0)
+        if wanted and _in_dates(hit.record.time, wanted):
+            score += options.date_boost
         scored.append((hit, score))
     scored.sort(key=lambda pair: (-pair[1], pair[0].record.rid))
     return scored
-
-
-def _block_score(record: Record, blocks: dict[tuple[str, int], float]) -> float:
-    best = 0.0
-    for (path, line), score in blocks.items():
-        if path == record.path and line <= record.line:
-            best = max(best, score) if _same_block(record, line, blocks, path) else best
-    return best
-
-
-def _same_block(record: Record, line: int, blocks: dict[tuple[str, int], float], path: str) -> bool:
-    later = [start for (p, start) in blocks if p == path and line < start <= record.line]
-    return not later
 
 
 _MONTH_NAMES = {calendar.month_name[i].lower(): i for i in range(1, 13)}
 _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
 
 
-def _query_months(query: str) -> set[tuple[int | None, int | None]]:
+def _query_dates(query: str) -> set[tuple[int | None, int | None]]:
+    """(year, month) pairs a query names; ``None`` is "any". "may" counts as a
+    month only next to a year, since it is far more often a verb."""
     lowered = query.lower()
     years = [int(y) for y in _YEAR.findall(lowered)]
     months = [_MONTH_NAMES[w] for w in re.findall(r"[a-z]+", lowered) if w in _MONTH_NAMES and w != "may"]
-    months += [5] if re.search(r"\bmay\s+(19|20)\d\d\b", lowered) else []
-    wanted: set[tuple[int | None, int | None]] = set()
-    for year in years or [None]:
-        for month in months or [None]:
-            if year is not None or month is not None:
-                wanted.add((year, month))
-    return wanted
+    months += [5] if re.search(r"\bmay,?\s+(19|20)\d\d\b", lowered) else []
+    return {(y, m) for y in (years or [None]) for m in (months or [None]) if y is not None or m is not None}
 
 
-def _month_of(time: str | None) -> tuple[int | None, int | None] | None:
-    if not time:
-        return None
-    try:
-        moment: datetime = parse_time(time)
-    except Exception:
-        return None
-    return (moment.year, moment.month)
-
-
-def _with_neighbours(backend: Backend, results: list[Result], width: int, names: tuple[str, ...],
-                     limit: int) -> list[Result]:
-    out: list[Result] = []
-    seen: set[str] = set()
-    for result in results:
-        if len(out) >= limit:
-            break
-        if result.record.rid in seen:
-            continue
-        seen.add(result.record.rid)
-        out.append(result)
-        if result.record.kind != "entry":
-            continue
-        around = _around(backend, result.record, width)
-        for record in around:
-            if record.rid not in seen:
-                seen.add(record.rid)
-                out.append(Result(record, result.score, "neighbour", names))
-    return out
-
-
-def _around(backend: Backend, record: Record, width: int) -> list[Record]:
-    found: list[Record] = []
-    for direction in ("prev", "next"):
-        current = record
-        for _ in range(width):
-            rid = getattr(current, direction)
-            if rid is None:
-                break
-            nxt = backend.get([rid]).get(rid)
-            if nxt is None:
-                break
-            found.append(nxt)
-            current = nxt
-    return found
-
-
-_WORD = re.compile(r"\w+")
+def _in_dates(time: str | None, wanted: set[tuple[int | None, int | None]]) -> bool:
+    moment = _parsed(time)
+    if moment is None:
+        return False
+    return any((y is None or y == moment.year) and (m is None or m == moment.month) for y, m in wanted)
 
 
 def snippet(text: str, terms: Sequence[str], width: int = 160) -> str:
@@ -212,3 +234,8 @@ def snippet(text: str, terms: Sequence[str], width: int = 160) -> str:
     start = max(0, min(at - width // 3, len(flat) - width)) if at >= 0 else 0
     piece = flat[start : start + width]
     return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")
+
+
+def _via(hit: Hit) -> str:
+    # Entries that joined only as a neighbour of a hit carry no BM25 score.
+    return "neighbour" if hit.score == 0.0 and hit.record.kind == "entry" else "match"

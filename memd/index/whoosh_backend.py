@@ -190,6 +190,21 @@ class WhooshBackend:
                 found[rid] = _record_from(stored["data"])
         return found
 
+    def by_seq(self, seqs: Iterable[int]) -> list[Record]:
+        wanted = sorted(set(seqs))
+        if not wanted:
+            return []
+        searcher = self._search_handle()
+        found: list[Record] = []
+        for start in range(0, len(wanted), 512):
+            clause = wq.Or([wq.Term("seqs", str(seq)) for seq in wanted[start : start + 512]])
+            results = searcher.search(clause, limit=None, filter=wq.Term("kind", "entry"), scored=False)
+            found.extend(_record_from(hit["data"]) for hit in results)
+        return found
+
+    def idf(self, term: str) -> float:
+        return float(self._search_handle().idf("text", term))
+
     def count(self) -> int:
         return int(self._search_handle().doc_count())
 
