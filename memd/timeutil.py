@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import UTC, date, datetime, timedelta
 
@@ -41,7 +42,9 @@ def format_time(moment: datetime) -> str:
 
 
 def now() -> datetime:
-    return datetime.now(UTC)
+    """The current time; ``MEMD_NOW`` pins it for reproducible runs and tests."""
+    pinned = os.environ.get("MEMD_NOW")
+    return parse_time(pinned) if pinned else datetime.now(UTC)
 
 
 def parse_duration(value: str | int | float) -> timedelta:

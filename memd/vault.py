@@ -6,9 +6,8 @@ import os
 import re
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 
 from .atomic import atomic_write, read_text
@@ -74,8 +73,9 @@ class Vault:
     def index_dir(self) -> Path:
         return self.meta_dir / "index"
 
-    @cached_property
+    @property
     def config(self) -> Config:
+        # Read each time (a small file): a long-running daemon must see edits.
         return load_config(self.config_path)
 
     @contextmanager
@@ -188,6 +188,11 @@ def init_vault(path: Path) -> InitResult:
             git_initialised = True
         except (OSError, subprocess.CalledProcessError):
             pass  # git is optional for the files; consolidation says so when it cannot commit
+    if git_initialised:
+        from .history import GitError, commit, vault_specs
+
+        with suppress(GitError):  # the layout as memd's first commit, so later edits stand out
+            commit(vault, "init: memd vault", vault_specs(vault), vault.config.git_author)
     return InitResult(vault, tuple(created), git_initialised)
 
 

@@ -95,7 +95,16 @@ def get_vault(ctx: click.Context) -> Any:
     from ..vault import find_vault
 
     root = ctx.find_root()
-    return find_vault((root.obj or {}).get("vault"))
+    vault = find_vault((root.obj or {}).get("vault"))
+    if (vault.meta_dir / "journal" / "pending.json").exists():
+        # A consolidation was interrupted: finish or undo it before anything
+        # reads or writes the vault.
+        from ..consolidate import recover
+
+        note = recover(vault)
+        if note:
+            click.echo(f"memd: {note}", err=True)
+    return vault
 
 
 def emit_json(data: Any) -> None:

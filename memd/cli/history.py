@@ -1,0 +1,110 @@
+"""Consolidation and memory history: consolidate, log, verify."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import click
+
+from . import emit_json, get_vault, json_option
+
+
+@click.command()
+@click.option("--if-due", is_flag=True, help="Only when the buffer passed its token or age threshold.")
+@click.option("--dry-run", is_flag=True, help="Print the plan (where each entry goes, splits, merges); write nothing.")
+@json_option
+@click.pass_context
+def consolidate(ctx: click.Context, if_due: bool, dry_run: bool, as_json: bool) -> None:
+    """Move the CURRENT buffer into topic documents and commit the result.
+
+    Groups and de-duplicates the buffer, routes each group to a matching topic
+    (or a new one), splits topics that grew too big, merges small similar
+    ones, proves every seq is accounted for, then makes one git commit.
+
+    \b
+    Examples:
+        memd consolidate --dry-run
+        memd consolidate --if-due      # from cron or a hook
+    """
+    from ..consolidate import consolidate as run
+
+    vault = get_vault(ctx)
+    outcome = run(vault, dry_run=dry_run, if_due=if_due)
+    for warning in outcome.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if as_json:
+        data = asdict(outcome)
+        data["superseded"] = [{"new": str(s.new), "old": str(s.old), "reason": s.reason} for s in outcome.superseded]
+        data["subject"] = outcome.subject
+        emit_json(data)
+        return
+    if outcome.skipped:
+        click.echo(f"nothing to do: {outcome.skipped}")
+        return
+    click.echo(("plan: " if dry_run else "") + outcome.subject)
+    by_topic: dict[str, list[str]] = {}
+    for move in outcome.moves:
+        by_topic.setdefault(move.topic, []).append(move.seqs)
+    for topic, seqs in by_topic.items():
+        new = " (new)" if topic in outcome.new_topics else ""
+        click.echo(f"  topics/{topic}.md{new}: seq {', '.join(seqs)}")
+    for record in outcome.superseded:
+        click.echo(f"  seq {record.new} supersedes seq {record.old} ({record.reason})")
+    for topic, parts in outcome.splits:
+        click.echo(f"  split {topic} -> {', '.join(parts)}")
+    for survivor, absorbed in outcome.merges:
+        click.echo(f"  merge {absorbed} into {survivor}")
+    if outcome.commit:
+        click.echo(f"committed {outcome.commit[:10]}")
+
+
+@click.command()
+@click.option("-n", "--limit", default=20, show_default=True, help="How many commits.")
+@json_option
+@click.pass_context
+def log(ctx: click.Context, limit: int, as_json: bool) -> None:
+    """Show the memory's history: consolidations and hand edits.
+
+    \b
+    Example:
+        memd log -n 5
+    """
+    from ..history import log as history
+
+    commits = history(get_vault(ctx), limit)
+    if as_json:
+        emit_json([{**asdict(c), "kind": c.kind} for c in commits])
+        return
+    if not commits:
+        click.echo("no history yet")
+    for c in commits:
+        click.echo(f"{c.sha[:10]} {c.time[:16]} {c.kind:<11} {c.subject}  ({c.author})")
+
+
+@click.command()
+@json_option
+@click.pass_context
+def verify(ctx: click.Context, as_json: bool) -> None:
+    """Account for every seq the vault ever held; exit 1 if one is lost.
+
+    A seq must be live in exactly one entry, recorded as superseded in a
+    topic's update_log, or have been removed in a commit made by a person.
+
+    \b
+    Example:
+        memd verify --json
+    """
+    from ..verify import verify_vault
+
+    report = verify_vault(get_vault(ctx))
+    if as_json:
+        emit_json({**asdict(report), "ok": not report.problems})
+    else:
+        for problem in report.problems:
+            click.echo(f"problem: {problem}")
+        click.echo(
+            f"{'ok' if not report.problems else 'FAILED'}: {report.live} live seqs, {report.superseded} superseded, "
+            f"{report.deleted_by_hand} deleted by hand, {report.commits_checked} commits checked"
+        )
+    if report.problems:
+        ctx.exit(1)

@@ -1,0 +1,124 @@
+"""The engine seam: every step of memd that needs judgement.
+
+Two implementations sit behind it: ``offline`` (deterministic rules and
+lexical statistics, the default) and ``llm`` (a model behind an
+OpenAI-compatible endpoint). Callers only see these values and this protocol;
+whatever an engine returns is validated by the caller before it is used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..signature import SeqSet, Signature
+
+
+@dataclass(frozen=True)
+class Item:
+    """One entry on its way through consolidation."""
+
+    signature: Signature
+    text: str
+
+    @property
+    def seqs(self) -> SeqSet:
+        return self.signature.seq
+
+
+@dataclass(frozen=True)
+class Block:
+    """Entries that belong together, with a suggested section title."""
+
+    title: str
+    items: tuple[Item, ...]
+
+
+@dataclass(frozen=True)
+class Supersession:
+    """``new`` states a different value than ``old`` for the same subject."""
+
+    new: SeqSet
+    old: SeqSet
+    reason: str
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    blocks: tuple[Block, ...]
+    superseded: tuple[Supersession, ...] = ()
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    """What routing and merging may know about a topic."""
+
+    id: str
+    summary: str
+    tokens: int
+    text: str  # section titles and entry texts, for similarity
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a block goes: an existing topic id, or a new topic (id None)."""
+
+    block: int
+    topic: str | None
+    new_title: str | None = None
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    items: tuple[Item, ...]
+
+
+@dataclass(frozen=True)
+class TopicUpdate:
+    """A topic's sections after new items were placed into it."""
+
+    sections: tuple[Section, ...]
+    superseded: tuple[Supersession, ...] = ()
+
+
+@dataclass(frozen=True)
+class Extracted:
+    text: str
+    speaker: str | None = None
+
+
+class Engine(Protocol):
+    name: str
+
+    def extract(self, text: str) -> list[Extracted]:
+        """Durable statements in raw input (a note, a transcript turn)."""
+        ...
+
+    def rewrite(self, items: list[Item]) -> Rewrite:
+        """Group buffer items, fold duplicates, mark superseded ones."""
+        ...
+
+    def plan(self, blocks: list[Block], topics: list[TopicInfo]) -> list[Route]:
+        """Route each block to an existing topic or a new one."""
+        ...
+
+    def update_topic(self, sections: list[Section], block: Block) -> TopicUpdate:
+        """Place a block's items into a topic's sections."""
+        ...
+
+    def split(self, section: Section, parts: int) -> list[Section]:
+        """Cut one oversized section into ``parts`` coherent sections."""
+        ...
+
+    def merge_groups(self, topics: list[TopicInfo], limit_tokens: int) -> list[list[str]]:
+        """Groups of small, similar topic ids to merge (first id survives)."""
+        ...
+
+    def summarise(self, sections: list[Section]) -> str:
+        """A one-line summary: keywords plus the most representative entry."""
+        ...
+
+    def title(self, items: list[Item]) -> str:
+        """A short readable title for items (used for new topics/sections)."""
+        ...

@@ -1,0 +1,381 @@
+"""The offline engine: deterministic rules and lexical statistics, no model.
+
+Every decision here is explainable from the words of the entries: tf-idf
+vectors, cosine similarity with fixed thresholds, and a narrow pattern for
+"X is Y" statements whose value changed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ..signature import SeqSet
+from .base import Block, Extracted, Item, Rewrite, Route, Section, Supersession, TopicInfo, TopicUpdate
+from .text import _SPEAKER, Vector, Weights, add_into, cosine, normal_form, normalised, speakers, terms
+
+# Similarity thresholds (cosine of tf-idf vectors). Group: an entry joins a
+# running group; route: a block joins an existing topic; place: an entry
+# joins a section; merge: two small topics become one. Route is a coverage
+# share (see plan), the others cosines.
+GROUP_THRESHOLD = 0.16
+CONTINUITY_BONUS = 0.12  # consecutive entries usually continue one subject
+ROUTE_THRESHOLD = 0.15
+PLACE_THRESHOLD = 0.12
+MERGE_THRESHOLD = 0.30
+NEAR_DUPLICATE = 0.85  # Jaccard of term sets
+MIN_GROUP = 3
+FRAGMENT_MIN = 0.05  # a fragment joins a group only if they share something
+LOW_CONTENT = 3  # fewer distinct content terms than this: a remark, not a memory
+
+_FILLER = frozenset(
+    (
+        "hi hello hey hiya thanks thank thx ty bye goodbye cheers lol haha hahaha wow cool nice great awesome "
+        "ok okay sure yep yeah yes no np welcome see soon later talk catch care good morning night evening "
+        "afternoon glad happy sounds amazing definitely totally absolutely right agreed true same too you "
+    ).split()
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
+_STATEMENT = re.compile(
+    r"^(?P<subject>[^.!?]{3,60}?)\s+(?:is|are|is now|are now|has changed to|changed to|moved to)\s+"
+    r"(?P<value>[^.!?]+)[.!]?$",
+    re.IGNORECASE,
+)
+_VAGUE_SUBJECT = frozenset(("it this that there they he she i you we what which who everything something ").split())
+
+
+class OfflineEngine:
+    name = "offline"
+
+    # --- extraction -----------------------------------------------------
+
+    def extract(self, text: str) -> list[Extracted]:
+        """One entry per informative sentence; greetings, thanks and bare
+        acknowledgements are dropped."""
+        found = []
+        for sentence in _SENTENCE.split(text):
+            cleaned = " ".join(sentence.split())
+            if cleaned and not is_filler(cleaned):
+                found.append(Extracted(cleaned))
+        return found
+
+    # --- buffer rewrite -------------------------------------------------
+
+    def rewrite(self, items: list[Item]) -> Rewrite:
+        kept, superseded = fold_duplicates(items)
+        kept, more = supersede(kept)
+        return Rewrite(tuple(self._group(kept)), tuple(superseded + more))
+
+    def _group(self, items: list[Item]) -> list[Block]:
+        if not items:
+            return []
+        words = vocabulary([item.text for item in items])
+        weights = Weights(words)
+        vectors = [weights.vector(w) for w in words]
+        groups: list[list[int]] = []
+        centroids: list[Vector] = []
+        owner: list[int] = []
+        for i, vec in enumerate(vectors):
+            best, best_score = -1, GROUP_THRESHOLD
+            for g, centroid in enumerate(centroids):
+                score = cosine(vec, normalised(centroid)) + (CONTINUITY_BONUS if owner and owner[-1] == g else 0.0)
+                if score >= best_score:
+                    best, best_score = g, score
+            if best < 0:
+                groups.append([])
+                centroids.append({})
+                best = len(groups) - 1
+            groups[best].append(i)
+            add_into(centroids[best], vec)
+            owner.append(best)
+        # Fold fragments into the most similar real group so one stray
+        # remark does not become a topic of its own.
+        big = [g for g, members in enumerate(groups) if len(members) >= MIN_GROUP]
+        if big:
+            for g, members in enumerate(groups):
+                if len(members) >= MIN_GROUP:
+                    continue
+                score, target = max((cosine(normalised(centroids[g]), normalised(centroids[b])), b) for b in big)
+                if score < FRAGMENT_MIN and all(len(set(words[i])) < LOW_CONTENT for i in members):
+                    # A remark with almost no content ("Bye, Mel!") belongs
+                    # with the conversation around it.
+                    neighbours = [owner[i + d] for i in members for d in (-1, 1) if 0 <= i + d < len(owner)]
+                    target = next((n for n in neighbours if n in big), target)
+                    score = FRAGMENT_MIN
+                if score >= FRAGMENT_MIN:
+                    groups[target].extend(members)
+                    groups[g] = []
+        blocks = []
+        for members in sorted((sorted(m) for m in groups if m), key=lambda m: m[0]):
+            chosen = [items[i] for i in members]
+            blocks.append(Block(self.title(chosen), tuple(chosen)))
+        return blocks
+
+    # --- planning -------------------------------------------------------
+
+    def plan(self, blocks: list[Block], topics: list[TopicInfo]) -> list[Route]:
+        """Route by coverage: the idf-weighted share of a block's distinct terms
+        that a topic also uses. Unlike cosine, it does not punish a short
+        block for meeting a long topic."""
+        texts = ["\n".join(item.text for item in block.items) for block in blocks]
+        texts += [f"{topic.summary}\n{topic.text}" for topic in topics]
+        everything = [set(w) for w in vocabulary(texts)]
+        block_words, topic_words = everything[: len(blocks)], everything[len(blocks) :]
+        weights = Weights([list(w) for w in block_words + topic_words])
+        planned: list[tuple[str, set[str]]] = []  # new topics opened by this plan
+        routes = []
+        for i, words in enumerate(block_words):
+            best = max(
+                ((_coverage(words, tw, weights), t.id) for tw, t in zip(topic_words, topics, strict=True)),
+                default=(0.0, ""),
+            )
+            fresh = max(((_coverage(words, pw, weights), title) for title, pw in planned), default=(0.0, ""))
+            if best[0] >= ROUTE_THRESHOLD and best[0] >= fresh[0]:
+                routes.append(Route(i, best[1]))
+            elif fresh[0] >= ROUTE_THRESHOLD:
+                routes.append(Route(i, None, fresh[1]))
+            else:
+                planned.append((blocks[i].title, words))
+                routes.append(Route(i, None, blocks[i].title))
+        return routes
+
+    # --- topic maintenance ----------------------------------------------
+
+    def update_topic(self, sections: list[Section], block: Block) -> TopicUpdate:
+        existing = [(s, item) for s, section in enumerate(sections) for item in section.items]
+        incoming, superseded = fold_into_existing(existing, list(block.items))
+        replaced = {str(old.seqs) for old, _ in incoming if old is not None}
+        lists = [[item for item in section.items if str(item.seqs) not in replaced] for section in sections]
+        dropped = {str(s.old) for s in superseded}
+        lists = [[item for item in items if str(item.seqs) not in dropped] for items in lists]
+        texts = ["\n".join([sec.title, *(i.text for i in items)]) for sec, items in zip(sections, lists, strict=True)]
+        everything = vocabulary(texts + [item.text for _, item in incoming])
+        words, new_words = everything[: len(texts)], everything[len(texts) :]
+        weights = Weights(everything)
+        centroids = [weights.vector(w) for w in words]
+        new_section: list[Item] = []
+        for (old, item), item_words in zip(incoming, new_words, strict=True):
+            if old is not None:  # a duplicate of an existing entry: take its place
+                s = next(s for s, it in existing if it is old)
+                lists[s].append(item)
+                continue
+            vec = weights.vector(item_words)
+            scores = [(cosine(vec, c), s) for s, c in enumerate(centroids)]
+            score, target = max(scores, default=(0.0, -1))
+            if score >= PLACE_THRESHOLD:
+                lists[target].append(item)
+            else:
+                new_section.append(item)
+        result = [Section(sec.title, tuple(items)) for sec, items in zip(sections, lists, strict=True)]
+        if new_section:
+            title = block.title if block.title not in {s.title for s in sections} else self.title(new_section)
+            result.append(Section(title, tuple(new_section)))
+        return TopicUpdate(tuple(result), tuple(superseded))
+
+    def split(self, section: Section, parts: int) -> list[Section]:
+        items = list(section.items)
+        if parts < 2 or len(items) < 2:
+            return [section]
+        words = vocabulary([item.text for item in items])
+        weights = Weights(words)
+        vectors = [weights.vector(w) for w in words]
+        # Seeds spread out by farthest-point selection, then a few rounds of
+        # k-means on the unit vectors; deterministic for the same input.
+        seeds = [0]
+        while len(seeds) < min(parts, len(items)):
+            seeds.append(min(range(len(items)), key=lambda i: max(cosine(vectors[i], vectors[s]) for s in seeds)))
+        centres = [dict(vectors[s]) for s in seeds]
+        assignment = [0] * len(items)
+        for _ in range(6):
+            assignment = [max(range(len(centres)), key=lambda c: cosine(v, centres[c])) for v in vectors]
+            for c in range(len(centres)):
+                total: Vector = {}
+                for v, a in zip(vectors, assignment, strict=True):
+                    if a == c:
+                        add_into(total, v)
+                centres[c] = normalised(total) if total else centres[c]
+        clusters = [[items[i] for i in range(len(items)) if assignment[i] == c] for c in range(len(centres))]
+        clusters = [c for c in clusters if c]
+        if len(clusters) < 2:  # no lexical structure: fall back to time order
+            half = len(items) // 2
+            clusters = [items[:half], items[half:]]
+        return [Section(self.title(c), tuple(c)) for c in clusters]
+
+    def merge_groups(self, topics: list[TopicInfo], limit_tokens: int) -> list[list[str]]:
+        small = [t for t in topics if t.tokens < limit_tokens]
+        if len(small) < 2:
+            return []
+        words = vocabulary([f"{t.summary}\n{t.text}" for t in small])
+        weights = Weights(words)
+        vectors = [weights.vector(w) for w in words]
+        pairs = sorted(
+            ((cosine(vectors[i], vectors[j]), i, j) for i in range(len(small)) for j in range(i + 1, len(small))),
+            reverse=True,
+        )
+        used: set[int] = set()
+        groups = []
+        for score, i, j in pairs:
+            if score < MERGE_THRESHOLD:
+                break
+            if i in used or j in used or small[i].tokens + small[j].tokens >= limit_tokens * 2:
+                continue
+            used.update((i, j))
+            keep, absorb = (i, j) if small[i].tokens >= small[j].tokens else (j, i)
+            groups.append([small[keep].id, small[absorb].id])
+        return groups
+
+    def summarise(self, sections: list[Section]) -> str:
+        items = [item for section in sections for item in section.items]
+        if not items:
+            return ", ".join(s.title for s in sections)[:200]
+        words = vocabulary([item.text for item in items])
+        weights = Weights(words)
+        vectors = [weights.vector(w) for w in words]
+        centroid: Vector = {}
+        for vec in vectors:
+            add_into(centroid, vec)
+        keywords = self._keywords(items, centroid, 5)
+        representative = items[max(range(len(items)), key=lambda i: cosine(vectors[i], centroid))].text
+        line = " ".join(representative.split())
+        if len(line) > 120:
+            line = line[:119].rstrip() + "…"
+        return f"{', '.join(keywords)}; {line}" if keywords else line
+
+    def title(self, items: list[Item]) -> str:
+        words = vocabulary([item.text for item in items])
+        weights = Weights(words)
+        total: Vector = {}
+        for w in words:
+            add_into(total, weights.vector(w))
+        keywords = self._keywords(items, total, 3)
+        return " ".join(k.capitalize() for k in keywords) if keywords else "Notes"
+
+    @staticmethod
+    def _keywords(items: list[Item], weight: Vector, count: int) -> list[str]:
+        """Top terms by weight x spread, shown as their most common surface
+        form. In a group of several entries a keyword must recur."""
+        spread: Counter[str] = Counter()
+        surface: dict[str, Counter[str]] = {}
+        ignore = speakers(item.text for item in items)
+        for item in items:
+            seen = set()
+            for raw in re.findall(r"[^\W_]+", _SPEAKER.sub("", item.text, count=1).lower()):
+                for stemmed in terms(raw, ignore):
+                    surface.setdefault(stemmed, Counter())[raw] += 1
+                    seen.add(stemmed)
+            spread.update(seen)
+        floor = 2 if len(items) >= 3 else 1
+        candidates = [t for t in weight if len(t) > 2 and not t.isdigit() and spread[t] >= floor]
+        if not candidates:
+            candidates = [t for t in weight if len(t) > 2 and not t.isdigit()]
+        ranked = sorted(candidates, key=lambda t: (-(weight[t] * spread[t]), t))
+        return [surface[t].most_common(1)[0][0] if t in surface else t for t in ranked[:count]]
+
+
+# --- rules shared by the rewrite and topic update steps -----------------------
+
+
+def vocabulary(texts: list[str]) -> list[list[str]]:
+    """Terms of each text, leaving out the names of the transcript's speakers."""
+    ignore = speakers(texts)
+    return [terms(text, ignore) for text in texts]
+
+
+def _coverage(words: set[str], other: set[str], weights: Weights) -> float:
+    total = sum(weights.idf(t) for t in words)
+    return sum(weights.idf(t) for t in words & other) / total if total else 0.0
+
+
+def is_filler(sentence: str) -> bool:
+    words = re.findall(r"[^\W_]+", sentence.lower())
+    return not words or all(word in _FILLER for word in words)
+
+
+def fold_duplicates(items: list[Item]) -> tuple[list[Item], list[Supersession]]:
+    """Exact and near duplicates collapse into the newest copy, which takes
+    all their seqs and provenance."""
+    kept: list[Item] = []
+    term_sets: list[frozenset[str]] = []
+    forms: list[str] = []
+    for item in items:
+        form, words = normal_form(item.text), frozenset(terms(item.text))
+        match = next(
+            (k for k in range(len(kept)) if forms[k] == form or _near(term_sets[k], words)),
+            None,
+        )
+        if match is None:
+            kept.append(item)
+            term_sets.append(words)
+            forms.append(form)
+            continue
+        kept[match] = combine(kept[match], item)
+    return kept, []
+
+
+def _near(a: frozenset[str], b: frozenset[str]) -> bool:
+    return len(a) >= 4 and len(b) >= 4 and len(a & b) / len(a | b) >= NEAR_DUPLICATE
+
+
+def combine(older: Item, newer: Item) -> Item:
+    """``newer`` wins the text and time; the seqs and sources of both stay."""
+    seqs = SeqSet.of([*older.seqs, *newer.seqs])
+    refs = [r for ref in (older.signature.src, newer.signature.src) if ref for r in ref.split(";")]
+    src = ";".join(dict.fromkeys(refs)) or None
+    return Item(newer.signature.replace(seq=str(seqs), src=src), newer.text)
+
+
+def statement(text: str) -> tuple[str, str] | None:
+    """``(subject, value)`` for a short "X is Y" statement with a concrete subject."""
+    match = _STATEMENT.match(" ".join(text.split()))
+    if not match:
+        return None
+    subject = normal_form(match.group("subject"))
+    words = subject.split()
+    if not 1 <= len(words) <= 6 or set(words) & _VAGUE_SUBJECT:
+        return None
+    return subject, normal_form(match.group("value"))
+
+
+def supersede(items: list[Item]) -> tuple[list[Item], list[Supersession]]:
+    """A later "X is Y" replaces an earlier "X is Z" about the same X."""
+    latest: dict[str, int] = {}
+    dropped: set[int] = set()
+    records = []
+    for i, item in enumerate(items):
+        found = statement(item.text)
+        if found is None:
+            continue
+        subject, value = found
+        if subject in latest:
+            j = latest[subject]
+            if statement(items[j].text) != found:
+                dropped.add(j)
+                records.append(Supersession(item.seqs, items[j].seqs, f"{subject}: now {value!r}"))
+        latest[subject] = i
+    return [item for i, item in enumerate(items) if i not in dropped], records
+
+
+def fold_into_existing(
+    existing: list[tuple[int, Item]], incoming: list[Item]
+) -> tuple[list[tuple[Item | None, Item]], list[Supersession]]:
+    """Pair each incoming item with the existing item it duplicates (if any)
+    and find existing statements it supersedes."""
+    forms = {normal_form(item.text): item for _, item in existing}
+    subjects = {}
+    for _, item in existing:
+        found = statement(item.text)
+        if found:
+            subjects[found[0]] = (item, found[1])
+    paired: list[tuple[Item | None, Item]] = []
+    superseded = []
+    for item in incoming:
+        old = forms.get(normal_form(item.text))
+        if old is not None and old.seqs.last < item.seqs.first:
+            paired.append((old, combine(old, item)))
+            continue
+        found = statement(item.text)
+        if found and found[0] in subjects and subjects[found[0]][1] != found[1]:
+            old_item = subjects.pop(found[0])[0]
+            superseded.append(Supersession(item.seqs, old_item.seqs, f"{found[0]}: now {found[1]!r}"))
+        paired.append((None, item))
+    return paired, superseded

@@ -1,0 +1,365 @@
+"""Consolidation: buffer -> topics, history, and the no-loss guarantees."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memd.consolidate import ConsolidationError, consolidate
+from memd.engine.base import Block, Section, TopicUpdate
+from memd.engine.offline import OfflineEngine
+from memd.journal import HandEditConflict
+from memd.vault import Vault
+
+from .conftest import Memd
+
+COFFEE = ["Takes coffee with oat milk", "Prefers a flat white coffee in the morning", "Drinks decaf coffee after 2pm"]
+RUNNING = [
+    "Runs the Lisbon half marathon in March",
+    "Long marathon training run on Sundays",
+    "Knee hurts after long runs",
+]
+
+
+def varied_notes(count: int, subjects: list[str] | None = None) -> list[str]:
+    """Distinct notes on a few subjects (distinct, so none fold as duplicates)."""
+    import random
+
+    rng = random.Random(7)
+    subjects = subjects or [
+        "garden tomatoes basil",
+        "chess openings tactics",
+        "sailing knots harbour",
+        "violin scales practice",
+        "tax receipts accountant",
+        "bicycle gears chain",
+    ]
+    vocabulary = (
+        "morning evening weekend neighbour sister market river window kitchen station letter "
+        "winter summer yellow quiet heavy careful early sudden patient"
+    ).split()
+    return [f"{subjects[i % len(subjects)]}: {' '.join(rng.sample(vocabulary, 6))} {i}" for i in range(count)]
+
+
+def git_log(vault: Vault, fmt: str = "%s") -> list[str]:
+    out = subprocess.run(["git", "-C", str(vault.root), "log", f"--format={fmt}"], capture_output=True, text=True)
+    return out.stdout.splitlines()
+
+
+def snapshot(vault: Vault) -> dict[str, bytes]:
+    return {
+        p.relative_to(vault.root).as_posix(): p.read_bytes()
+        for p in sorted(vault.root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts and p.parent.name not in {"index", "journal"} and p.name != "lock"
+    }
+
+
+def topic_entries(vault: Vault) -> dict[str, list[str]]:
+    return {vault.doc_id(p): [e.entry.text for e in vault.read(p).signed()] for p in vault.topic_files()}
+
+
+def test_consolidate_moves_the_buffer_into_topics_and_commits(memd: Memd) -> None:
+    memd("add", "\n".join(COFFEE + RUNNING))
+    result = memd("consolidate")
+    assert "consolidate: 6 entries -> 2 topics (2 new)" in result.output
+    topics = topic_entries(memd.vault)
+    assert sorted(map(sorted, topics.values())) == [sorted(COFFEE), sorted(RUNNING)]
+    current = memd.vault.read(memd.vault.current)
+    assert current.entries() == [] and current.title() == "CURRENT"  # header prose stays
+    assert git_log(memd.vault) == ["consolidate: 6 entries -> 2 topics (2 new)", "init: memd vault"]
+    body = git_log(memd.vault, "%an <%ae>%n%b")
+    assert body[0] == "memd <memd@localhost>"
+    assert {"Memd-Seq: 1-6", "Memd-Engine: offline", "Memd-Trigger: manual"} <= set(body)
+    history = json.loads(memd("log", "--json").output)
+    assert history[0]["kind"] == "consolidate" and history[0]["trailers"]["Memd-Seq"] == "1-6"
+    assert "ok: 6 live seqs" in memd("verify").output
+    memd("lint")
+
+
+def test_topics_get_frontmatter_with_summary_and_update_log(memd: Memd) -> None:
+    memd("add", "\n".join(COFFEE))
+    memd("consolidate")
+    [path] = memd.vault.topic_files()
+    data = memd.vault.read(path).frontmatter.data  # type: ignore[union-attr]
+    assert list(data)[:5] == ["id", "summary", "created", "updated", "tokens"]
+    assert data["id"] == path.stem and "coffee" in path.stem
+    assert "coffee" in data["summary"]
+    assert data["update_log"][0].endswith("consolidation 1: +3 entries")
+
+
+def test_new_entries_join_the_matching_topic_and_section_and_hand_notes_are_adopted(memd: Memd) -> None:
+    topic = memd.vault.topics_dir / "running.md"
+    topic.write_text(
+        '---\nid: "running"\nsummary: "half marathon training, knee"\nmine: keep me\n---\n'
+        "# Training\nPlan written by hand, keep this prose.\n\n"
+        "- <seq=1,source=user> Half marathon training plan: three runs a week\n"
+        "- Long run every Sunday morning, unsigned\n\n"
+        "# Cooking\n- <seq=2,source=user> Bakes sourdough bread\n"
+    )
+    subprocess.run(["git", "-C", str(memd.vault.root), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(memd.vault.root), "commit", "-qm", "start"], check=True)
+    memd("add", "Sunday long run for the half marathon went well, training on track")
+    memd("consolidate")
+    text = topic.read_text()
+    assert "Plan written by hand, keep this prose." in text
+    assert 'mine: "keep me"' in text or "mine: keep me" in text
+    training = text.split("# Cooking")[0]
+    assert "went well" in training
+    assert "<seq=4," in text and "source=hand> Long run every Sunday morning, unsigned" in text
+    assert "ok:" in memd("verify").output
+
+
+def test_duplicates_fold_into_the_newest_with_all_seqs_and_sources(memd: Memd) -> None:
+    memd("add", "--src", "chat-1#L3", "Takes coffee with oat milk")
+    memd("add", "Bakes sourdough on weekends")
+    memd("add", "--src", "chat-2#L9", "takes coffee with OAT milk!")
+    memd("consolidate")
+    signed = [e.entry.signature for p in memd.vault.topic_files() for e in memd.vault.read(p).signed()]
+    folded = [s for s in signed if s is not None and len(s.seq) == 2]
+    assert [str(s.seq) for s in folded] == ["1+3"]
+    assert folded[0].src == "chat-1#L3;chat-2#L9"
+    assert "ok: 3 live seqs" in memd("verify").output
+
+
+def test_a_newer_statement_supersedes_the_older_one_with_a_record(memd: Memd) -> None:
+    memd("add", "Dana's phone number is 555-0101")
+    memd("add", "Dana's phone number is 555-0199")
+    memd("consolidate")
+    texts = [t for texts in topic_entries(memd.vault).values() for t in texts]
+    assert texts == ["Dana's phone number is 555-0199"]
+    [path] = memd.vault.topic_files()
+    log = memd.vault.read(path).frontmatter.data["update_log"]  # type: ignore[union-attr]
+    assert any("seq 2 supersedes seq 1" in line for line in log)
+    report = json.loads(memd("verify", "--json").output)
+    assert report["ok"] and report["superseded"] == 1
+
+
+def test_dry_run_prints_the_plan_and_writes_nothing(memd: Memd) -> None:
+    memd("add", "\n".join(COFFEE + RUNNING))
+    before = snapshot(memd.vault)
+    result = memd("consolidate", "--dry-run")
+    assert result.output.startswith("plan: consolidate: 6 entries -> 2 topics (2 new)")
+    assert "(new): seq 1, 2, 3" in result.output
+    plan = json.loads(memd("consolidate", "--dry-run", "--json").output)
+    assert plan["dry_run"] is True and plan["commit"] is None and len(plan["moves"]) == 6
+    assert snapshot(memd.vault) == before
+    assert git_log(memd.vault) == ["init: memd vault"]
+
+
+def test_if_due_waits_for_a_threshold_and_names_the_trigger(memd: Memd) -> None:
+    memd.vault.config_path.write_text("[consolidate]\nbuffer_tokens = 12\n")
+    memd("add", "Takes coffee with oat milk")
+    assert "nothing to do: not due" in memd("consolidate", "--if-due").output
+    memd("add", "\n".join(COFFEE[1:] + RUNNING))
+    memd("consolidate", "--if-due")
+    assert "Memd-Trigger: tokens" in git_log(memd.vault, "%b")
+
+
+def test_hand_edits_are_committed_first_as_their_own_commit(memd: Memd) -> None:
+    memd("add", "\n".join(COFFEE))
+    memd("consolidate")
+    [path] = memd.vault.topic_files()
+    path.write_text(path.read_text().replace("oat milk", "soy milk"))
+    memd("add", "Drinks coffee black when travelling")
+    memd("consolidate")
+    log = git_log(memd.vault, "%an|%s")
+    assert log[1] == f"Test User|edit: topics/{path.name}"
+    assert log[0].startswith("memd|consolidate: 1 entries")
+    assert "soy milk" in path.read_text()
+
+
+def test_a_step_that_loses_an_entry_is_refused_and_nothing_changes(memd: Memd) -> None:
+    class Lossy(OfflineEngine):
+        def update_topic(self, sections: list[Section], block: Block) -> TopicUpdate:
+            update = super().update_topic(sections, block)
+            _dropped, *rest = update.sections[-1].items
+            return TopicUpdate((*update.sections[:-1], Section(update.sections[-1].title, tuple(rest))))
+
+    memd("add", "\n".join(COFFEE))
+    before = snapshot(memd.vault)
+    with pytest.raises(ConsolidationError, match="seqs missing from every topic: 1"):
+        consolidate(memd.vault, engine=Lossy())
+    assert snapshot(memd.vault) == before
+
+
+def test_a_hand_edit_during_consolidation_wins(memd: Memd) -> None:
+    topic = memd.vault.topics_dir / "coffee.md"
+    topic.write_text(
+        '---\nid: "coffee"\nsummary: "coffee, oat milk"\n---\n# Coffee\n- <seq=1> Takes coffee with oat milk\n'
+    )
+    memd("add", "Takes a flat white coffee with oat milk in the morning")
+
+    class EditsMeanwhile(OfflineEngine):
+        def summarise(self, sections: list[Section]) -> str:
+            topic.write_text(topic.read_text() + "- typed in an editor while memd ran\n")
+            return super().summarise(sections)
+
+    current_before = memd.vault.current.read_bytes()
+    with pytest.raises(HandEditConflict, match=r"topics/coffee\.md was edited while memd was consolidating"):
+        consolidate(memd.vault, engine=EditsMeanwhile())
+    assert topic.read_text().endswith("- typed in an editor while memd ran\n")
+    assert memd.vault.current.read_bytes() == current_before
+    assert not (memd.vault.meta_dir / "journal" / "pending.json").exists()
+
+
+def test_a_topic_with_invalid_yaml_is_skipped_reported_and_never_rewritten(memd: Memd) -> None:
+    broken = memd.vault.topics_dir / "coffee.md"
+    broken.write_text("---\nid: coffee\nsummary: [oops\n---\n# Coffee\n- <seq=1> Takes coffee with oat milk\n")
+    before = broken.read_bytes()
+    memd("add", "\n".join(COFFEE[1:]))
+    result = memd("consolidate")
+    assert "warning: skipped topics/coffee.md: invalid YAML frontmatter" in result.output
+    assert broken.read_bytes() == before
+    assert len(memd.vault.topic_files()) == 2
+
+
+def test_without_git_the_files_are_consolidated_and_committed_next_time(tmp_path: Path) -> None:
+    from memd.vault import init_vault
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)  # so init does not create one ...
+    vault = init_vault(tmp_path / "v").vault
+    subprocess.run(["rm", "-rf", str(tmp_path / ".git")], check=True)  # ... and then there is none
+    memd = Memd(vault)
+    memd("add", "\n".join(COFFEE))
+    result = memd("consolidate")
+    assert "warning: not committed: the vault is not in a git repository" in result.output
+    assert len(vault.topic_files()) == 1 and vault.read(vault.current).entries() == []
+    subprocess.run(["git", "init", "-q", str(vault.root)], check=True)
+    memd("add", "\n".join(RUNNING))
+    memd("consolidate")
+    assert git_log(vault)[0].startswith("consolidate: 3 entries")
+    tracked = subprocess.run(["git", "-C", str(vault.root), "ls-files"], capture_output=True, text=True).stdout
+    assert len([line for line in tracked.splitlines() if line.startswith("topics/") and line.endswith(".md")]) == 2
+
+
+def test_a_merge_in_progress_skips_the_commit_with_a_warning(memd: Memd) -> None:
+    (memd.vault.root / ".git" / "MERGE_HEAD").write_text("0" * 40 + "\n")
+    memd("add", "\n".join(COFFEE))
+    result = memd("consolidate")
+    assert "not committed: a merge is in progress" in result.output
+    assert git_log(memd.vault) == ["init: memd vault"]
+
+
+def test_entries_without_time_and_in_other_languages(memd: Memd) -> None:
+    current = memd.vault.current
+    current.write_text(
+        current.read_text() + "- <seq=1> 東京の寿司屋が好き\n- <seq=2> 東京で寿司を食べた\n"
+        "- <seq=3,source=user> Trinkt Kaffee mit Hafermilch\n"
+    )
+    memd("consolidate")
+    assert "ok: 3 live seqs" in memd("verify").output
+    for path in memd.vault.topic_files():
+        assert path.stem.replace("-", "").isalnum() and path.stem.isascii()
+
+
+def test_a_big_buffer_is_consolidated_in_bounded_batches(memd: Memd) -> None:
+    memd.vault.config_path.write_text("[consolidate]\nbuffer_tokens = 5000\nsplit_tokens = 5000\n")
+    memd("add", "\n".join(varied_notes(5200)))
+    outcome = consolidate(memd.vault)
+    assert outcome.entries == 5200
+    assert "ok: 5200 live seqs" in memd("verify").output
+    sizes = [memd.vault.read(p).frontmatter.data["tokens"] for p in memd.vault.topic_files()]  # type: ignore[union-attr]
+    assert sum(sizes) > 50_000 and max(sizes) <= 5000
+
+
+GARDEN = {
+    "Tomatoes": [
+        "Tomato seedlings sprouted on the windowsill",
+        "Tomatoes need staking once they pass knee height",
+        "Cherry tomatoes ripen faster than beefsteak tomatoes",
+        "Pinch tomato side shoots every week",
+    ],
+    "Basil": [
+        "Basil hates cold nights below ten degrees",
+        "Pinch basil flowers so the leaves stay sweet",
+        "Thai basil grows slower than Genovese basil",
+        "Basil cuttings root in a glass of water",
+    ],
+    "Watering": [
+        "Water the garden beds early in the morning",
+        "Drip irrigation saves water in July",
+        "Rain barrel collects water from the shed roof",
+        "Mulch keeps the soil from drying out",
+    ],
+}
+
+
+def garden_topic(vault: Vault, sections: dict[str, list[str]]) -> Path:
+    lines = ['---\nid: "garden"\nsummary: "garden tomatoes basil watering"\n---\n']
+    seq = 100
+    for title, notes in sections.items():
+        lines.append(f"# {title}\n")
+        for note in notes:
+            lines.append(f"- <seq={seq},source=user> {note}\n")
+            seq += 1
+        lines.append("\n")
+    path = vault.topics_dir / "garden.md"
+    path.write_text("".join(lines))
+    return path
+
+
+def test_a_topic_over_the_split_threshold_splits_along_its_headings(memd: Memd) -> None:
+    memd.vault.config_path.write_text("[consolidate]\nsplit_tokens = 80\nmerge_tokens = 10\n")
+    garden_topic(memd.vault, GARDEN)
+    memd("add", "Water the basil and tomato beds every evening in the heat")
+    outcome = consolidate(memd.vault)
+    [(source, parts)] = outcome.splits
+    assert source == "garden" and len(parts) >= 1
+    titles = {memd.vault.read(p).title() for p in memd.vault.topic_files()}
+    assert {"Tomatoes", "Basil", "Watering"} <= titles
+    assert all(memd.vault.read(p).frontmatter.data["tokens"] <= 80 for p in memd.vault.topic_files())  # type: ignore[union-attr]
+    assert "ok: 13 live seqs" in memd("verify").output
+
+
+def test_one_huge_section_is_split_by_meaning(memd: Memd) -> None:
+    memd.vault.config_path.write_text("[consolidate]\nsplit_tokens = 60\nmerge_tokens = 10\n")
+    garden_topic(memd.vault, {"Garden": [n for notes in GARDEN.values() for n in notes]})
+    memd("add", "Garden tomatoes and basil both need watering every evening")
+    outcome = consolidate(memd.vault)
+    assert outcome.splits
+    sizes = [memd.vault.read(p).frontmatter.data["tokens"] for p in memd.vault.topic_files()]  # type: ignore[union-attr]
+    assert len(sizes) >= 2 and max(sizes) <= 60
+    assert "ok: 13 live seqs" in memd("verify").output
+
+
+def test_small_similar_topics_merge_and_keep_their_history(memd: Memd) -> None:
+    topics = memd.vault.topics_dir
+    (topics / "tea.md").write_text(
+        '---\nid: "tea"\nsummary: "green tea"\nupdate_log:\n  - "2026-01-01T00:00:00Z consolidation 1: +1 entry, '
+        'seq 99 supersedes seq 98 (old)"\n---\n# Tea\n- <seq=100> Drinks green tea daily\n'
+    )
+    (topics / "tea-2.md").write_text(
+        '---\nid: "tea-2"\nsummary: "green tea jasmine"\n---\n# Jasmine tea\n- <seq=101> Green tea with jasmine\n'
+        "Some prose about tea.\n"
+    )
+    memd("add", "Bought a green tea set with jasmine flowers")
+    outcome = consolidate(memd.vault)
+    [(survivor, absorbed)] = outcome.merges
+    assert {survivor, absorbed} == {"tea", "tea-2"}
+    assert not (topics / f"{absorbed}.md").exists()
+    merged = (topics / f"{survivor}.md").read_text()
+    assert "Some prose about tea." in merged and "Drinks green tea daily" in merged
+    assert "seq 99 supersedes seq 98" in merged
+    assert f"merged topic {absorbed}" in merged
+    assert "ok:" in memd("verify").output
+
+
+def test_verify_tells_a_hand_deletion_from_a_loss(memd: Memd) -> None:
+    memd("add", "\n".join(COFFEE))
+    memd("consolidate")
+    [path] = memd.vault.topic_files()
+    lines = [line for line in path.read_text().splitlines(True) if "oat milk" not in line]
+    path.write_text("".join(lines))
+    subprocess.run(["git", "-C", str(memd.vault.root), "commit", "-qam", "edit: remove a note"], check=True)
+    report = json.loads(memd("verify", "--json").output)
+    assert report["ok"] and report["deleted_by_hand"] == 1
+    path.write_text("".join(line for line in lines if "flat white" not in line))
+    subprocess.run(
+        ["git", "-C", str(memd.vault.root), "commit", "-qam", "consolidate: oops", "--author", "memd <memd@localhost>"],
+        check=True,
+    )
+    result = memd("verify", ok=False)
+    assert result.exit_code == 1 and "seqs 2 vanished in memd commit" in result.output

@@ -1,0 +1,48 @@
+"""A real conversation (LoCoMo dev slice, conversation 1) consolidates into
+topics a person can read, with every turn accounted for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memd.buffer import NewEntry, append_entries
+from memd.consolidate import consolidate
+from memd.evaluate import load_locomo
+from memd.vault import Vault
+from memd.verify import verify_vault
+
+from .conftest import REPO
+
+DATA = REPO.parent / "shared" / "data" / "locomo-dev.json"
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="the LoCoMo development slice is not beside the repository")
+def test_a_locomo_conversation_becomes_recognisable_topics(vault: Vault, capsys: pytest.CaptureFixture[str]) -> None:
+    conversation = load_locomo(Path(DATA))[0]
+    turns = [t for t in conversation.turns if t.text]
+    append_entries(vault, [NewEntry(f"{t.speaker}: {t.text}", t.time, "import:locomo", t.dia_id) for t in turns])
+    outcome = consolidate(vault)
+    assert outcome.entries == len(turns)
+
+    with capsys.disabled():
+        print(f"\n{len(turns)} turns -> {len(vault.topic_files())} topics ({outcome.subject})")
+        for path in vault.topic_files():
+            document = vault.read(path)
+            data = document.frontmatter.data  # type: ignore[union-attr]
+            sections = [e.headings[-1] for e in document.entries() if e.headings]
+            print(f"  {data['tokens']:5d} tokens  {path.stem:34s} sections: {', '.join(dict.fromkeys(sections))[:70]}")
+
+    report = verify_vault(vault)
+    assert not report.problems
+    # Every turn is findable by its dia_id, in exactly one live entry.
+    sources = [
+        ref
+        for path in vault.topic_files()
+        for e in vault.read(path).signed()
+        for ref in (e.entry.signature.src or "").split(";")  # type: ignore[union-attr]
+    ]
+    assert sorted(sources) == sorted(t.dia_id for t in turns)
+    sizes = [vault.read(p).frontmatter.data["tokens"] for p in vault.topic_files()]  # type: ignore[union-attr]
+    assert 5 <= len(sizes) <= 80 and max(sizes) <= vault.config.split_tokens

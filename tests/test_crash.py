@@ -1,0 +1,90 @@
+"""kill -9 at every step of a consolidation leaves the vault fully before or
+fully after, once the next memd command has run recovery."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from memd.consolidate import recover
+from memd.vault import Vault
+from memd.verify import verify_vault
+
+from .conftest import Memd
+from .test_consolidate import snapshot
+
+# Twenty unrelated subjects, three notes each: twenty new topics, so the
+# consolidation has many steps (journal, each file, state, commit, cleanup).
+SUBJECTS = [
+    "violin",
+    "sourdough",
+    "kayak",
+    "chess",
+    "orchid",
+    "telescope",
+    "pottery",
+    "marathon",
+    "beekeeping",
+    "origami",
+    "espresso",
+    "climbing",
+    "knitting",
+    "aquarium",
+    "calligraphy",
+    "tango",
+    "bonsai",
+    "surfing",
+    "fencing",
+    "chemistry",
+]
+
+
+def run_consolidate(vault: Path, crash_at: int | None) -> int:
+    env = {**os.environ, "MEMD_VAULT": str(vault), "MEMD_NOW": "2026-11-21T12:00:00Z"}
+    env.pop("MEMD_CRASH_AT", None)
+    if crash_at is not None:
+        env["MEMD_CRASH_AT"] = str(crash_at)
+    return subprocess.run([sys.executable, "-m", "memd", "consolidate"], env=env, capture_output=True).returncode
+
+
+def test_a_kill_at_any_step_leaves_the_vault_before_or_after(memd: Memd, tmp_path: Path) -> None:
+    notes = [f"{s} lesson {k}: {s} practice notes about {s} gear and {s} teachers" for s in SUBJECTS for k in range(3)]
+    memd("add", "\n".join(notes))
+    start = tmp_path / "start"
+    shutil.copytree(memd.vault.root, start)
+    before = snapshot(Vault(start))
+
+    reference = tmp_path / "reference"
+    shutil.copytree(start, reference)
+    assert run_consolidate(reference, None) == 0
+    after = snapshot(Vault(reference))
+    assert len([p for p in after if p.startswith("topics/") and p.endswith(".md")]) >= 18
+
+    outcomes = {"before": 0, "after": 0}
+    point = 0
+    while True:
+        point += 1
+        trial = tmp_path / f"crash-{point}"
+        shutil.copytree(start, trial)
+        code = run_consolidate(trial, point)
+        if code == 0:
+            break  # past the last kill point: the run completed
+        assert code == -9, f"kill point {point}: exit {code}"
+        vault = Vault(trial)
+        recover(vault)  # what the next memd command does first
+        state = snapshot(vault)
+        if state == before:
+            outcomes["before"] += 1
+        else:
+            assert state == after, f"kill point {point} left a mixed vault"
+            outcomes["after"] += 1
+            head = subprocess.run(["git", "-C", str(trial), "log", "-1", "--format=%s"], capture_output=True, text=True)
+            assert head.stdout.startswith("consolidate: 60 entries")
+        assert not verify_vault(vault).problems
+        shutil.rmtree(trial)
+    assert point - 1 >= 20, f"only {point - 1} kill points"
+    print(f"{point - 1} kill points: {outcomes}")
+    assert outcomes["before"] >= 1 and outcomes["after"] >= 20
