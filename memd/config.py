@@ -26,7 +26,31 @@ author = "memd <memd@localhost>"   # author of memd's own commits
 
 [vault]
 lock_timeout = "10s"    # how long a writer waits for another one to finish
+
+# A language model makes consolidation and `memd ask` better; without one the
+# offline engine does everything. Any OpenAI-compatible endpoint works.
+[llm]
+# base_url = "http://127.0.0.1:11434/v1"   # Ollama; env OPENAI_BASE_URL
+# model = "qwen2.5:7b-instruct"            # env MEMD_MODEL; setting it turns the llm engine on
+# ask_model = ""                           # a different model for `memd ask` (default: model)
+api_key_env = "OPENAI_API_KEY"             # the variable holding the key (local servers need none)
+timeout = "60s"
+max_retries = 2
 """
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    base_url: str | None = None
+    model: str | None = None
+    ask_model: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout: float = 60.0
+    max_retries: int = 2
+
+    @property
+    def api_key(self) -> str | None:
+        return os.environ.get(self.api_key_env) or None
 
 
 @dataclass(frozen=True)
@@ -37,11 +61,14 @@ class Config:
     merge_tokens: int = 1000
     git_author: str = "memd <memd@localhost>"
     lock_timeout: float = 10.0
+    engine: str = "offline"  # "offline" or "llm"
+    llm: LLMSettings = field(default_factory=LLMSettings)
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 def load_config(path: Path) -> Config:
-    """Read ``path`` (missing file = defaults); ``MEMD_LOCK_TIMEOUT`` overrides."""
+    """Read ``path`` (missing file = defaults), then apply the environment:
+    ``MEMD_LOCK_TIMEOUT``, ``MEMD_ENGINE``, ``MEMD_MODEL``, ``OPENAI_BASE_URL``."""
     raw: dict[str, Any] = {}
     if path.exists():
         try:
@@ -54,6 +81,13 @@ def load_config(path: Path) -> Config:
     defaults = Config()
     lock_timeout = os.environ.get("MEMD_LOCK_TIMEOUT", vault.get("lock_timeout", defaults.lock_timeout))
     try:
+        llm = _llm(_table(raw, "llm", path))
+        engine = os.environ.get("MEMD_ENGINE") or _table(raw, "engine", path).get("name")
+        engine = engine or ("llm" if llm.model else "offline")
+        if engine not in ("offline", "llm"):
+            raise ConfigError(f"{path}: engine must be offline or llm, got {engine!r}")
+        if engine == "llm" and not llm.model:
+            raise ConfigError("the llm engine needs a model: set [llm] model in .memd/config.toml or MEMD_MODEL")
         return Config(
             buffer_tokens=_positive_int(consolidate, "buffer_tokens", defaults.buffer_tokens, path),
             buffer_age=parse_duration(consolidate.get("buffer_age", "1h")),
@@ -61,10 +95,24 @@ def load_config(path: Path) -> Config:
             merge_tokens=_positive_int(consolidate, "merge_tokens", defaults.merge_tokens, path),
             git_author=str(git.get("author", defaults.git_author)),
             lock_timeout=parse_duration(lock_timeout).total_seconds(),
+            engine=engine,
+            llm=llm,
             raw=raw,
         )
-    except FormatError as err:
+    except (FormatError, ValueError, TypeError) as err:
         raise ConfigError(f"{path}: {err}") from None
+
+
+def _llm(table: dict[str, Any]) -> LLMSettings:
+    model = os.environ.get("MEMD_MODEL") or table.get("model") or None
+    return LLMSettings(
+        base_url=os.environ.get("OPENAI_BASE_URL") or table.get("base_url") or None,
+        model=model,
+        ask_model=table.get("ask_model") or None,
+        api_key_env=str(table.get("api_key_env", "OPENAI_API_KEY")),
+        timeout=parse_duration(table.get("timeout", "60s")).total_seconds(),
+        max_retries=int(table.get("max_retries", 2)),
+    )
 
 
 def _table(raw: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
