@@ -9,6 +9,8 @@ code path minus the writes, and a failed check leaves the vault untouched.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from . import journal as journal_mod
@@ -20,7 +22,8 @@ from .engine.base import Engine, Item, Supersession
 from .errors import MemdError
 from .history import GitError, blocked, commit, commit_hand_edits, vault_specs
 from .maintain import merge_topics, split_topic
-from .state import State, highest_seq, read_state
+from .signature import SeqSet
+from .state import State, highest_seq, read_state, render_state
 from .timeutil import format_time, now
 from .tokens import count_tokens
 from .topics import adopt_unsigned, sections_of
@@ -118,9 +121,8 @@ def _consolidate(
     moment = now()
     stamp = format_time(moment)
     state, _ = read_state(vault)
-    next_seq = max(state.next_seq, highest_seq(vault) + 1)
-    counter = iter(range(next_seq, next_seq + 10**9))
-    current, _adopted = adopt_unsigned(current, lambda: next(counter), stamp)
+    counter = itertools.count(max(state.next_seq, highest_seq(vault) + 1))
+    current, _ = adopt_unsigned(current, lambda: next(counter), stamp)
     items = [Item(e.entry.signature, e.entry.full_text) for e in current.signed() if e.entry.signature]
     if not items:
         return Outcome(
@@ -148,7 +150,7 @@ def _consolidate(
         raise ConsolidationError("consolidation refused, nothing was changed: " + "; ".join(problems))
     outcome = Outcome(
         entries=len(consolidated),
-        seqs=_seq_span(consolidated),
+        seqs=str(SeqSet.of(consolidated)),
         trigger=trigger,
         engine=engine.name,
         moves=tuple(run.moves),
@@ -165,27 +167,23 @@ def _consolidate(
         return outcome
     leftover = bool(remaining.signed())
     new_state = State(
-        next_seq=max(next(counter), state.next_seq),
+        next_seq=next(counter),  # the first seq this run did not hand out
         epoch=epoch,
         last_consolidation=stamp,
         buffer_since=state.buffer_since if leftover else None,
     )
     changes = space.changes(final_docs)
     changes.append(journal_mod.FileChange("CURRENT.md", current_text, remaining.render()))
-    changes.append(_state_change(vault, new_state))
-    message = _message(outcome, vault)
-    sha: list[str | None] = [None]
-
-    def do_commit(journal: journal_mod.Journal) -> None:
-        sha[0], note = _commit_machine(vault, journal.message)
-        if note:
-            run.warnings.append(note)
-
-    journal_mod.apply(vault, journal_mod.Journal(tuple(changes), message), do_commit)
-    return replace(outcome, commit=sha[0], warnings=tuple(run.warnings))
+    state_before = vault.state_path.read_text(encoding="utf-8") if vault.state_path.exists() else None
+    changes.append(journal_mod.FileChange(".memd/state.json", state_before, render_state(new_state)))
+    journal = journal_mod.Journal(tuple(changes), _message(outcome))
+    sha, note = journal_mod.apply(vault, journal, lambda j: _commit_machine(vault, j.message))
+    return replace(outcome, commit=sha, warnings=(*run.warnings, *filter(None, [note])))
 
 
-def _route_batch(space: Workspace, engine: Engine, batch: list[Item], run: _Run, counter, stamp: str) -> None:  # type: ignore[no-untyped-def]
+def _route_batch(
+    space: Workspace, engine: Engine, batch: list[Item], run: _Run, counter: Iterator[int], stamp: str
+) -> None:
     rewrite = engine.rewrite(batch)
     blocks = list(rewrite.blocks)
     catalog = space.catalog()
@@ -214,15 +212,9 @@ def _route_batch(space: Workspace, engine: Engine, batch: list[Item], run: _Run,
         run.moves.extend(Move(str(item.seqs), topic_id, titles.get(str(item.seqs), "")) for item in block.items)
     for record in rewrite.superseded:
         run.superseded.append(record)
-        holder = next((m.topic for m in run.moves if set(record.new) <= set(_parse_seqs(m.seqs))), None)
+        holder = next((m.topic for m in run.moves if set(record.new) <= set(SeqSet.parse(m.seqs))), None)
         if holder is not None:
             run.logs.setdefault(holder, []).append(f"seq {record.new} supersedes seq {record.old} ({record.reason})")
-
-
-def _parse_seqs(text: str) -> list[int]:
-    from .signature import SeqSet
-
-    return list(SeqSet.parse(text))
 
 
 def _batches(items: list[Item], limit: int) -> list[list[Item]]:
@@ -248,23 +240,7 @@ def _without_entries(document: Document, seqs: set[int]) -> Document:
     return replace(document, blocks=blocks)
 
 
-def _seq_span(seqs: set[int]) -> str:
-    from .signature import SeqSet
-
-    return str(SeqSet.of(seqs)) if seqs else ""
-
-
-def _state_change(vault: Vault, state: State) -> journal_mod.FileChange:
-    import json
-    from dataclasses import asdict
-
-    before = vault.state_path.read_text(encoding="utf-8") if vault.state_path.exists() else None
-    return journal_mod.FileChange(
-        ".memd/state.json", before, json.dumps(asdict(state), indent=2, sort_keys=True) + "\n"
-    )
-
-
-def _message(outcome: Outcome, vault: Vault) -> str:
+def _message(outcome: Outcome) -> str:
     trailers = [
         f"Memd-Seq: {outcome.seqs}",
         f"Memd-Engine: {outcome.engine}",

@@ -17,6 +17,7 @@ import os
 import signal
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import TypeVar
 
 from .atomic import atomic_write
 from .errors import MemdError
@@ -44,6 +45,7 @@ class Journal:
         return [change.path for change in self.changes]
 
 
+T = TypeVar("T")
 _crash_count = 0
 
 
@@ -74,8 +76,9 @@ def _put(vault: Vault, rel: str, content: str | None) -> None:
         atomic_write(path, content.encode("utf-8", errors="surrogateescape"))
 
 
-def apply(vault: Vault, journal: Journal, commit: Callable[[Journal], None]) -> None:
-    """Write the journal, then each file (hash-checked), commit, clean up."""
+def apply(vault: Vault, journal: Journal, commit: Callable[[Journal], T]) -> T:
+    """Write the journal, then each file (hash-checked), commit, clean up.
+    Returns what ``commit`` returned."""
     path = vault.meta_dir / "journal" / "pending.json"
     crashpoint()  # planned in memory, nothing written yet
     atomic_write(path, json.dumps({"message": journal.message, "changes": [asdict(c) for c in journal.changes]}))
@@ -92,10 +95,11 @@ def apply(vault: Vault, journal: Journal, commit: Callable[[Journal], None]) -> 
         _put(vault, change.path, change.after)
         done.append(change)
         crashpoint()
-    commit(journal)
+    result = commit(journal)
     crashpoint()
     path.unlink(missing_ok=True)
     crashpoint()
+    return result
 
 
 def _undo(vault: Vault, done: list[FileChange]) -> None:
@@ -118,7 +122,7 @@ def load(vault: Vault) -> Journal | None:
     return Journal(tuple(FileChange(**c) for c in raw["changes"]), raw["message"])
 
 
-def recover(vault: Vault, commit: Callable[[Journal], None]) -> str | None:
+def recover(vault: Vault, commit: Callable[[Journal], object]) -> str | None:
     """Finish or undo an interrupted change. Returns what was done, if anything."""
     journal = load(vault)
     if journal is None:

@@ -43,8 +43,12 @@ def read_state(vault: Vault) -> tuple[State, str | None]:
     return State(**known), None
 
 
+def render_state(state: State) -> str:
+    return json.dumps(asdict(state), indent=2, sort_keys=True) + "\n"
+
+
 def write_state(vault: Vault, state: State) -> None:
-    atomic_write(vault.state_path, json.dumps(asdict(state), indent=2, sort_keys=True) + "\n")
+    atomic_write(vault.state_path, render_state(state))
 
 
 def highest_seq_in(paths: list[Path]) -> int:
