@@ -6,6 +6,8 @@ the query first); then signals the entries carry re-rank them:
 - neighbours: an entry gains part of the score of the entry written just
   before or after it (seq order is arrival order, so in a conversation that
   is the turn around it: a question's answer, an answer's question);
+- sessions: entries stamped with the same time were written together; a
+  session where several entries match lifts all of its entries;
 - time: a query naming a month or a year favours entries from that time;
 - blocks: a heading partition that holds entries is shown through those
   entries (shorter to read, exact to cite); prose partitions are results too.
@@ -40,6 +42,7 @@ class Options:
     date_boost: float = 0.5
     prose_partitions_only: bool = True
     neighbours_join: bool = True
+    session_weight: float = 0.3  # of the best-matching session's strength
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,8 @@ def retrieve(backend: Backend, query: str, limit: int = 10, filters: Filters | N
     scored = _rescore(hits, query, options)
     if options.neighbour_share:
         scored = _smooth(backend, scored, options, filters)
+    if options.session_weight:
+        scored = _sessions(scored, options.session_weight)
     if options.prose_partitions_only and not filters.kind:
         # A block holding entries is shown through its entries (cheaper to read,
         # exact to cite); only blocks of plain prose are results in their own right.
@@ -134,6 +139,25 @@ def _smooth(backend: Backend, scored: list[tuple[Hit, float]], options: Options,
         smoothed.append((hit, score + options.neighbour_share * best))
     smoothed.sort(key=lambda pair: (-pair[1], pair[0].record.rid))
     return smoothed
+
+
+def _sessions(scored: list[tuple[Hit, float]], weight: float) -> list[tuple[Hit, float]]:
+    """Entries stamped with the same time were written together (one import,
+    one ``memd add``): a session where several entries match is likely the one
+    the question is about, so each of its entries gains with the session's
+    strength (the sum of its three best scores, scaled to the best session)."""
+    groups: dict[str, list[float]] = {}
+    for hit, score in scored:
+        if hit.record.kind == "entry" and hit.record.time:
+            groups.setdefault(hit.record.time, []).append(score)
+    strength = {key: sum(sorted(values, reverse=True)[:3]) for key, values in groups.items()}
+    top = max(strength.values(), default=1.0) or 1.0
+    out = [
+        (hit, score + weight * strength.get(hit.record.time or "", 0.0) / top if hit.record.kind == "entry" else score)
+        for hit, score in scored
+    ]
+    out.sort(key=lambda pair: (-pair[1], pair[0].record.rid))
+    return out
 
 
 def _passes(record: Record, filters: Filters) -> bool:
