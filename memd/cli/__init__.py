@@ -35,6 +35,11 @@ COMMANDS: dict[str, str] = {
     "ask": "read:ask",
     "reindex": "read:reindex",
     "eval": "evaluate:eval_group",
+    # connecting to agents, git and settings (memd/cli/integrate.py)
+    "mcp": "integrate:mcp",
+    "hooks": "integrate:hooks",
+    "hook": "integrate:hook",
+    "config": "integrate:config",
 }
 
 

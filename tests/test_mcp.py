@@ -1,0 +1,202 @@
+"""The MCP server, driven the way an agent drives it: the SDK's client
+talking to `memd mcp` in a real subprocess over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from memd.vault import Vault, find_vault
+
+from .conftest import REPO
+
+TOOLS = {
+    "memory_add",
+    "memory_search",
+    "memory_grep",
+    "memory_read",
+    "memory_list",
+    "memory_ask",
+    "memory_status",
+}
+
+
+def server_params(vault: Vault) -> StdioServerParameters:
+    # The client passes only a safe subset of the environment; HOME and the
+    # git identity come from the test's hermetic settings.
+    env = {k: os.environ[k] for k in ("HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "MEMD_LOCK_TIMEOUT")}
+    args = ["-m", "memd", "--vault", str(vault.root), "mcp"]
+    return StdioServerParameters(command=sys.executable, args=args, env=env)
+
+
+def with_session(vault: Vault, body: Callable[[ClientSession], Awaitable[None]]) -> None:
+    async def main() -> None:
+        with open(vault.root.parent / "server-stderr.log", "w") as errlog:
+            async with stdio_client(server_params(vault), errlog=errlog) as (read, write), ClientSession(
+                read, write
+            ) as session:
+                await session.initialize()
+                await body(session)
+
+    anyio.run(main)
+
+
+async def call(session: ClientSession, name: str, **arguments: Any) -> dict[str, Any]:
+    result = await session.call_tool(name, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    # The text content carries the same JSON, for clients that ignore structured output.
+    assert json.loads(result.content[0].text) == result.structured_content
+    return result.structured_content
+
+
+def test_an_agent_lists_the_tools_adds_a_memory_then_searches_and_asks(vault: Vault) -> None:
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+        seen["tools"] = listed
+        seen["added"] = await call(session, "memory_add", text="Dana takes her coffee with oat milk.", source="user")
+        seen["search"] = await call(session, "memory_search", query="oat milk")
+        seen["ask"] = await call(session, "memory_ask", question="How does Dana take her coffee?")
+        seen["status"] = await call(session, "memory_status")
+
+    with_session(vault, body)
+
+    tools = seen["tools"]
+    assert set(tools) == TOOLS
+    for name, tool in tools.items():
+        assert len(tool.description or "") > 80, f"{name} needs a description an agent can act on"
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is (name != "memory_add"), name
+    assert tools["memory_add"].input_schema["required"] == ["text"]
+    assert "text" in tools["memory_add"].input_schema["required"]
+
+    added = seen["added"]["added"][0]
+    assert added["path"] == "CURRENT.md"
+    assert "source=user" in added["signature"]
+    assert vault.current.read_text().count("Dana takes her coffee with oat milk.") == 1
+
+    top = seen["search"]["results"][0]
+    assert top["path"] == "CURRENT.md" and top["line"] == added["line"]
+    assert top["seq"] == str(added["seq"])
+
+    answer = seen["ask"]
+    assert answer["found"] is True
+    assert "oat milk" in answer["answer"]
+    assert f"CURRENT.md:{added['line']}" in answer["answer"]
+
+    assert seen["status"]["buffer"]["entries"] == 1
+    assert seen["status"]["engine"] == "offline"
+
+
+@pytest.fixture
+def example(tmp_path) -> Vault:  # type: ignore[no-untyped-def]
+    """A copy of the repository's example vault."""
+    shutil.copytree(REPO / "vault", tmp_path / "example", ignore=shutil.ignore_patterns("index"))
+    return find_vault(tmp_path / "example")
+
+
+def test_the_reading_tools_browse_the_example_vault(example: Vault) -> None:
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        seen["list"] = await call(session, "memory_list")
+        seen["grep"] = await call(session, "memory_grep", pattern="ryokan", context=0)
+        match = seen["grep"]["matches"][0]
+        seen["read"] = await call(session, "memory_read", doc=match["path"], start=match["line"], end=match["line"] + 1)
+        seen["in_doc"] = await call(session, "memory_grep", pattern="kyoto", doc="travel")
+
+    with_session(example, body)
+
+    ids = [doc["id"] for doc in seen["list"]["docs"]]
+    assert ids == ["CURRENT", *sorted(p.stem for p in example.topic_files())]
+    travel = next(doc for doc in seen["list"]["docs"] if doc["id"] == "travel")
+    assert "Kyoto" in travel["summary"]
+
+    match = seen["grep"]["matches"][0]
+    assert match["path"] == "topics/travel.md"
+    line = example.root.joinpath(match["path"]).read_text().splitlines()[match["line"] - 1]
+    assert seen["read"]["lines"][0] == {"line": match["line"], "text": line}
+    assert len(seen["read"]["lines"]) == 2
+    assert {m["path"] for m in seen["in_doc"]["matches"]} == {"topics/travel.md"}
+
+
+def test_mistakes_come_back_as_tool_errors_the_agent_can_read(example: Vault) -> None:
+    errors: dict[str, str] = {}
+
+    async def body(session: ClientSession) -> None:
+        for name, arguments in {
+            "unknown doc": ("memory_read", {"doc": "no-such-topic"}),
+            "bad regex": ("memory_grep", {"pattern": "(unclosed"}),
+            "bad time": ("memory_add", {"text": "x", "time": "last tuesday"}),
+            "empty text": ("memory_add", {"text": "   "}),
+            "limit": ("memory_search", {"query": "kyoto", "limit": 0}),
+        }.items():
+            result = await session.call_tool(*arguments)
+            assert result.is_error, name
+            errors[name] = result.content[0].text
+        # The server is still serving after the errors.
+        await call(session, "memory_status")
+
+    with_session(example, body)
+    assert "no document 'no-such-topic'" in errors["unknown doc"]
+    assert "invalid regular expression" in errors["bad regex"]
+    assert "last tuesday" in errors["bad time"]
+    assert "nothing to add" in errors["empty text"]
+    assert "limit" in errors["limit"]
+    assert "x" not in example.current.read_text().split("source=")[-1].split(">")[-1]
+
+
+def test_stdout_carries_only_the_protocol(vault: Vault) -> None:
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "memory_add", "arguments": {"text": "Likes long walks."}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "memory_ask", "arguments": {"question": "what does she like?"}}},
+    ]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "memd", "--vault", str(vault.root), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    watchdog = threading.Timer(60, server.kill)  # a hung server fails the test instead of hanging it
+    watchdog.start()
+    server.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+    server.stdin.flush()
+    lines = []
+    # The server stops when stdin closes, so keep it open until every reply is in.
+    for _ in range(3):
+        lines.append(server.stdout.readline())
+    server.stdin.close()
+    lines += server.stdout.read().splitlines()
+    assert server.wait(timeout=30) == 0
+    watchdog.cancel()
+    lines = [line for line in lines if line.strip()]
+    replies = [json.loads(line) for line in lines]
+    assert all(reply["jsonrpc"] == "2.0" for reply in replies)
+    assert [reply.get("id") for reply in replies] == [1, 2, 3]
+    assert "Likes long walks." in replies[2]["result"]["structuredContent"]["answer"]
+
+
+def test_memd_help_does_not_load_the_mcp_sdk() -> None:
+    code = "import sys; from memd.cli import main; main(['--help'], standalone_mode=False); print('mcp' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "mcp " in done.stdout and done.stdout.strip().endswith("False")
