@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from . import timeutil
 from .atomic import atomic_write, read_text
 from .document import Document, LocatedEntry, make_entry, parse_document
 from .errors import FormatError
+from .redact import redact
 from .signature import Signature
 from .state import allocate, read_state
 from .tokens import count_tokens
@@ -40,7 +41,8 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
     Earlier lines are never rewritten: the new file is the old bytes plus new
     lines, written atomically, so a crash leaves the old or the new buffer.
     """
-    items = [item for item in items if item.text.strip()]
+    # Secrets are replaced before anything reaches the file (memd/redact.py).
+    items = [replace(item, text=redact(item.text).text) for item in items if item.text.strip()]
     if not items:
         raise FormatError("nothing to add: the text is empty")
     for item in items:

@@ -41,7 +41,7 @@ def lint_vault(vault: Vault, paths: list[Path] | None = None) -> list[Problem]:
         problems += _lint_document(vault, path, seen)
     for path in sources:
         try:
-            read_text(path, vault.rel(path))
+            problems += _lint_secrets(vault.rel(path), read_text(path, vault.rel(path)))
         except DocumentError as err:
             problems.append(Problem(err.path, err.line, err.message))
     if paths is None:
@@ -60,6 +60,7 @@ def _lint_document(vault: Vault, path: Path, seen: dict[int, str]) -> list[Probl
         return [Problem(name, 1, "empty file where a topic document is expected")]
     document = parse_document(text)
     problems = [Problem(name, line, message) for line, message in document.problems]
+    problems += _lint_secrets(name, text)
     problems += _lint_frontmatter(vault, path, name, document, is_topic)
     for located in document.signed():
         signature = located.entry.signature
@@ -76,6 +77,12 @@ def _lint_document(vault: Vault, path: Path, seen: dict[int, str]) -> list[Probl
             else:
                 seen[seq] = where
     return problems
+
+
+def _lint_secrets(name: str, text: str) -> list[Problem]:
+    from .redact import find_secrets
+
+    return [Problem(name, line, f"possible secret ({kind})") for line, kind in find_secrets(text)]
 
 
 def _lint_frontmatter(vault: Vault, path: Path, name: str, document: Document, is_topic: bool) -> list[Problem]:

@@ -40,6 +40,8 @@ COMMANDS: dict[str, str] = {
     "hooks": "integrate:hooks",
     "hook": "integrate:hook",
     "config": "integrate:config",
+    "daemon": "daemon:daemon",
+    "ingest": "ingest:ingest",
 }
 
 

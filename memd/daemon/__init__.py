@@ -1,0 +1,14 @@
+"""``memd daemon``: watch the vault and keep it alive.
+
+watch.py (what is watched, the debounce queue), handler.py (event -> action,
+testable without a file-system watcher), runner.py (watchdog + main loop +
+signals), status.py (pid lock, status file), service.py (background start,
+stop, systemd unit). Nothing here imports watchdog until a daemon runs.
+"""
+
+from __future__ import annotations
+
+from .handler import Handler
+from .status import StatusBook, read_status, running_pid
+
+__all__ = ["Handler", "StatusBook", "read_status", "running_pid"]

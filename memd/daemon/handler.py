@@ -1,0 +1,335 @@
+"""The daemon's logic: "this path may have changed" -> the right action.
+
+Plain synchronous code with an injected clock, so tests feed it synthetic
+events and step time without sleeping. ``Runner`` (runner.py) feeds it real
+watchdog events and calls ``run_due`` from the main thread.
+
+- A document (CURRENT, a topic, a source) whose content hash differs from the
+  one last seen is re-indexed at once and checked; invalid files are listed in
+  the status and never rewritten. After a quiet period with no further change
+  its edit is committed as the person's own commit, then unsigned list items
+  in it are adopted (seq, ``source=hand``) with one atomic write, under the
+  vault lock, only if the file is still exactly what was checked.
+- memd's own writes are known by hash: after each write the daemon records the
+  new content's hash, so the event that write causes finds nothing new.
+- An inbox file is ingested once its size and mtime stood still for a
+  debounce period; then the buffer is checked against its thresholds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ..vault import Vault
+from .status import StatusBook
+from .watch import DOCUMENT_KINDS, Debouncer, classify
+
+Clock = Callable[[], float]
+Log = Callable[[str], None]
+
+
+def file_hash(path: Path) -> str | None:
+    try:
+        return hashlib.sha1(path.read_bytes()).hexdigest()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+class Handler:
+    def __init__(
+        self,
+        vault: Vault,
+        *,
+        clock: Clock = time.monotonic,
+        debounce: float = 0.5,
+        quiet: float = 3.0,
+        check_every: float = 5.0,
+        rescan_every: float = 30.0,
+        retry_after: float = 60.0,
+        book: StatusBook | None = None,
+        log: Log | None = None,
+    ) -> None:
+        self.vault = vault
+        self.clock = clock
+        self.changes = Debouncer(debounce)  # paths to look at
+        self.settling = Debouncer(quiet)  # edited documents waiting for quiet
+        self.seen: dict[str, str | None] = {}  # rel -> content hash last seen
+        self.stats: dict[str, tuple[int, int] | None] = {}  # rel -> (mtime_ns, size) last seen
+        self.inbox_stat: dict[str, tuple[int, int]] = {}
+        self.check_every = check_every
+        self.rescan_every = rescan_every
+        self.retry_after = retry_after
+        self.next_check = clock()
+        self.next_rescan = clock() + rescan_every
+        self.consolidate_after = 0.0  # back-off after a failed consolidation
+        self.book = book or StatusBook(vault)
+        self.log = log or (lambda message: None)
+
+    # -- input ------------------------------------------------------------------
+    def notice(self, path: str | Path, is_dir: bool = False) -> None:
+        """A watcher saw something at ``path`` (absolute or vault-relative)."""
+        rel = self._rel(path)
+        if rel is None:
+            return
+        if is_dir:
+            if rel.split("/")[0] in ("topics", "sources", "inbox") or rel == ".":
+                self.next_rescan = min(self.next_rescan, self.clock() + self.changes.delay)
+            return
+        if classify(rel) is None:
+            return
+        self.changes.touch(rel, self.clock())
+        self.book.record("last_event", path=rel)
+
+    def _rel(self, path: str | Path) -> str | None:
+        candidate = Path(path)
+        if not candidate.is_absolute():
+            return candidate.as_posix()
+        try:
+            return candidate.relative_to(self.vault.root).as_posix()
+        except ValueError:
+            return None
+
+    def next_deadline(self) -> float:
+        deadlines = [self.next_check, self.next_rescan]
+        deadlines += [d for d in (self.changes.next_deadline(), self.settling.next_deadline()) if d is not None]
+        return min(deadlines)
+
+    # -- start ------------------------------------------------------------------
+    def start(self) -> None:
+        """Reconcile what changed while no daemon ran: finish an interrupted
+        consolidation, re-index, treat uncommitted edits as fresh hand edits,
+        and queue every waiting inbox file."""
+        from ..consolidate import recover
+        from ..history import blocked, changed_paths
+
+        note = self._guard("recover", lambda: recover(self.vault))
+        if note:
+            self.book.note(str(note))
+        self._guard("index", self._sync)
+        for rel in self._documents():
+            self._remember(rel)
+            if classify(rel) in ("current", "topic"):
+                self._check(rel)
+                if self._has_unsigned(rel):
+                    self.settling.touch(rel, self.clock())
+        if blocked(self.vault) is None:
+            for rel in changed_paths(self.vault):
+                if classify(rel) in DOCUMENT_KINDS:
+                    self.settling.touch(rel, self.clock())
+        for path in self._inbox_files():
+            self.changes.touch(self.vault.rel(path), self.clock(), 0.0)
+        self.next_check = self.clock()
+
+    # -- work -------------------------------------------------------------------
+    def run_due(self) -> int:
+        """Do everything that is due now; returns how many actions ran."""
+        done = 0
+        now = self.clock()
+        if now >= self.next_rescan:
+            self.rescan()
+            self.next_rescan = now + self.rescan_every
+        for rel in self.changes.due(now):
+            self._guard(f"looking at {rel}", lambda rel=rel: self._changed(rel))
+            done += 1
+        for rel in self.settling.due(self.clock()):
+            self._guard(f"committing {rel}", lambda rel=rel: self._settled(rel))
+            done += 1
+        if self.clock() >= self.next_check:
+            self.next_check = self.clock() + self.check_every
+            if self._guard("consolidating", self._maybe_consolidate):
+                done += 1
+        return done
+
+    def rescan(self) -> None:
+        """Find changes no event told us about (a lost watch, polling, a
+        folder moved in): compare every file's stat with the last one seen."""
+        present = set(self._documents())
+        for rel in sorted(present | set(self.seen)):
+            if self._stat(rel) != self.stats.get(rel):
+                self.changes.touch(rel, self.clock(), 0.0)
+        for path in self._inbox_files():
+            rel = self.vault.rel(path)
+            if rel not in self.changes:
+                self.changes.touch(rel, self.clock(), 0.0)
+
+    def _changed(self, rel: str) -> None:
+        kind = classify(rel)
+        if kind == "inbox":
+            self._inbox(rel)
+            return
+        digest = file_hash(self.vault.root / rel)
+        self.stats[rel] = self._stat(rel)
+        if rel in self.seen and self.seen[rel] == digest:
+            return  # memd's own write, or touched without a change
+        self.seen[rel] = digest
+        self._sync()
+        if digest is None:
+            self.book.invalid(rel, [])
+            self.seen.pop(rel, None)
+        elif kind in ("current", "topic"):
+            self._check(rel)
+        self.settling.touch(rel, self.clock())
+        if kind == "current":
+            self.next_check = self.clock()
+
+    def _settled(self, rel: str) -> None:
+        from ..history import blocked, commit_hand_edits
+
+        if file_hash(self.vault.root / rel) != self.seen.get(rel):
+            self.changes.touch(rel, self.clock())  # changed again: not quiet yet
+            return
+        if blocked(self.vault) is None:
+            with self.vault.locked():
+                sha = commit_hand_edits(self.vault)
+            if sha:
+                self.book.record("last_commit", commit=sha, kind="edit", path=rel)
+                self.log(f"committed hand edit {sha[:10]} ({rel})")
+        if classify(rel) in ("current", "topic") and self.seen.get(rel) is not None:
+            self._adopt(rel)
+
+    def _adopt(self, rel: str) -> None:
+        from ..atomic import atomic_write
+        from ..document import parse_document
+        from ..history import blocked, commit
+        from ..state import allocate
+        from ..timeutil import format_time, now
+        from ..topics import adopt_unsigned
+
+        if rel in self.book.data["invalid_files"]:
+            return  # never rewrite a file that does not parse
+        path = self.vault.root / rel
+        with self.vault.locked():
+            data = path.read_bytes() if path.exists() else None
+            if data is None or hashlib.sha1(data).hexdigest() != self.seen.get(rel):
+                return  # edited meanwhile: the next quiet period decides
+            document = parse_document(data.decode("utf-8"))
+            unsigned = [e for e in document.entries() if e.entry.signature is None]
+            if not unsigned:
+                return
+            stamp = format_time(now())
+            seqs = iter(allocate(self.vault, len(unsigned), buffer_was_empty=not document.signed(), at=stamp))
+            adopted, _ = adopt_unsigned(document, lambda: next(seqs), stamp)
+            text = adopted.render()
+            atomic_write(path, text)
+            self._remember(rel)
+            if blocked(self.vault) is None:
+                message = f"adopt: {len(unsigned)} hand-written entr{'y' if len(unsigned) == 1 else 'ies'} in {rel}"
+                commit(self.vault, message, [rel], self.vault.config.git_author)
+        self._sync()
+        self.log(f"adopted {len(unsigned)} hand-written entries in {rel}")
+
+    def _inbox(self, rel: str) -> None:
+        from ..ingest import process_inbox_file
+
+        path = self.vault.root / rel
+        stat = self._stat(rel)
+        if stat is None or not path.is_file():
+            self.inbox_stat.pop(rel, None)
+            return
+        if self.inbox_stat.get(rel) != stat:
+            # Still being written (or just arrived): look again after a pause.
+            self.inbox_stat[rel] = stat
+            self.changes.touch(rel, self.clock())
+            return
+        del self.inbox_stat[rel]
+        outcome = process_inbox_file(self.vault, path)
+        entries = outcome.result.entries if outcome.result else 0
+        self.book.record("last_ingest", name=outcome.name, status=outcome.status, entries=entries,
+                         moved_to=outcome.moved_to, reason=outcome.reason)
+        self.log(f"inbox/{outcome.name}: {outcome.status}" + (f" ({outcome.reason})" if outcome.reason else ""))
+        if outcome.status == "retry":
+            self.changes.touch(rel, self.clock(), self.retry_after)
+        if outcome.result is not None and not outcome.result.duplicate:
+            self._remember("CURRENT.md")
+            self._remember(outcome.result.source)
+            self._sync()
+            self.next_check = self.clock()
+
+    def _maybe_consolidate(self) -> bool:
+        from ..buffer import buffer_status
+        from ..consolidate import consolidate
+
+        if self.clock() < self.consolidate_after or buffer_status(self.vault).due_reason is None:
+            return False
+        self.consolidate_after = self.clock() + self.retry_after  # until it succeeds
+        outcome = consolidate(self.vault, trigger="daemon", if_due=True)
+        if outcome.skipped:
+            return False
+        for rel in [*self._documents()]:
+            self._remember(rel)
+        for rel in list(self.seen):
+            if not (self.vault.root / rel).exists():
+                self.seen.pop(rel)
+        self._sync()
+        self.consolidate_after = 0.0
+        self.book.record("last_consolidation", trigger=outcome.trigger, entries=outcome.entries,
+                         commit=outcome.commit, topics=list(outcome.touched_topics))
+        for warning in outcome.warnings:
+            self.book.note(warning)
+        self.log(f"consolidated {outcome.entries} entries ({outcome.trigger})")
+        return True
+
+    # -- helpers ----------------------------------------------------------------
+    def _guard(self, what: str, action: Callable[[], object]) -> object:
+        """Run one action; a failure is counted and reported, never fatal."""
+        try:
+            return action()
+        except Exception as err:
+            message = f"{what}: {err}"
+            self.book.error(message)
+            self.log(f"error: {message}")
+            return None
+
+    def _sync(self) -> None:
+        from ..index import IndexStore
+
+        store = IndexStore(self.vault)
+        try:
+            store.sync()
+        finally:
+            store.close()
+
+    def _check(self, rel: str) -> None:
+        from ..lint import lint_vault
+
+        path = self.vault.root / rel
+        if not path.exists():
+            self.book.invalid(rel, [])
+            return
+        problems = [p for p in lint_vault(self.vault, [path]) if p.severity == "error"]
+        self.book.invalid(rel, [f"{p.line}: {p.message}" for p in problems])
+
+    def _has_unsigned(self, rel: str) -> bool:
+        from ..document import parse_document
+
+        try:
+            text = (self.vault.root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return False
+        return any(e.entry.signature is None for e in parse_document(text).entries())
+
+    def _remember(self, rel: str) -> None:
+        self.seen[rel] = file_hash(self.vault.root / rel)
+        self.stats[rel] = self._stat(rel)
+
+    def _stat(self, rel: str) -> tuple[int, int] | None:
+        try:
+            stat = (self.vault.root / rel).stat()
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
+
+    def _documents(self) -> list[str]:
+        found = ["CURRENT.md"] if self.vault.current.exists() else []
+        for folder in (self.vault.topics_dir, self.vault.sources_dir):
+            if folder.is_dir():
+                found += [self.vault.rel(p) for p in folder.rglob("*.md") if p.is_file()]
+        return sorted(rel for rel in found if classify(rel) is not None)
+
+    def _inbox_files(self) -> list[Path]:
+        from ..ingest import inbox_files
+
+        return inbox_files(self.vault)

@@ -1,0 +1,93 @@
+"""The inbox: files dropped in ``inbox/`` are ingested, then moved.
+
+An ingested file (or one ingested before) goes to ``inbox/done/``; a file
+that cannot be ingested (binary, unknown format, too large, invalid UTF-8,
+malformed JSON) goes to ``inbox/rejected/`` with ``<name>.reason.txt`` beside
+it. A file that failed for a passing reason (the vault was busy) stays in
+the inbox for the next try. Nothing a file contains can make this raise.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import MemdError
+from ..timeutil import format_time, now
+from ..vault import Vault
+from .formats import Rejected
+from .pipeline import MAX_BYTES, IngestResult, ingest_file
+
+DONE = "done"
+REJECTED = "rejected"
+_SCRATCH_SUFFIXES = (".swp", ".swx", ".swo", "~", ".tmp", ".temp", ".part", ".crdownload", ".memd-tmp", ".reason.txt")
+_SCRATCH_PREFIXES = (".", "~$", "#", ".goutputstream-")
+
+
+def is_scratch(name: str) -> bool:
+    """Editor swap files, temp files, partial downloads and hidden files."""
+    return name.startswith(_SCRATCH_PREFIXES) or name.endswith(_SCRATCH_SUFFIXES) or name == "4913"
+
+
+@dataclass(frozen=True)
+class InboxOutcome:
+    name: str
+    status: str  # "ingested" | "duplicate" | "rejected" | "retry"
+    moved_to: str | None  # vault-relative, None when the file stayed in the inbox
+    result: IngestResult | None = None
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "moved_to": self.moved_to,
+            "reason": self.reason,
+            "result": self.result.to_json() if self.result else None,
+        }
+
+
+def inbox_files(vault: Vault) -> list[Path]:
+    """Files waiting in the inbox (not in done/ or rejected/, no scratch files)."""
+    if not vault.inbox_dir.is_dir():
+        return []
+    return sorted(p for p in vault.inbox_dir.iterdir() if p.is_file() and not is_scratch(p.name))
+
+
+def process_inbox(vault: Vault, max_bytes: int = MAX_BYTES) -> list[InboxOutcome]:
+    return [process_inbox_file(vault, path, max_bytes) for path in inbox_files(vault)]
+
+
+def process_inbox_file(vault: Vault, path: Path, max_bytes: int = MAX_BYTES) -> InboxOutcome:
+    try:
+        result = ingest_file(vault, path, max_bytes=max_bytes)
+    except Rejected as err:
+        return _reject(vault, path, str(err))
+    except MemdError as err:
+        return InboxOutcome(path.name, "retry", None, reason=str(err))
+    except Exception as err:  # a bug must not stop the inbox: the file is set aside with the trace
+        detail = "".join(traceback.format_exception_only(type(err), err)).strip()
+        return _reject(vault, path, f"could not be ingested ({detail}); please report this", traceback.format_exc())
+    moved = _move(path, vault.inbox_dir / DONE)
+    return InboxOutcome(path.name, "duplicate" if result.duplicate else "ingested", vault.rel(moved), result)
+
+
+def _reject(vault: Vault, path: Path, reason: str, detail: str = "") -> InboxOutcome:
+    try:
+        moved = _move(path, vault.inbox_dir / REJECTED)
+        note = f"{reason}\n\nrejected {format_time(now())} from inbox/{path.name}\n{detail}"
+        moved.with_name(moved.name + ".reason.txt").write_text(note, encoding="utf-8")
+    except OSError as err:
+        return InboxOutcome(path.name, "retry", None, reason=f"{reason}; and could not move it: {err.strerror}")
+    return InboxOutcome(path.name, "rejected", vault.rel(moved), reason=reason)
+
+
+def _move(path: Path, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    target, n = folder / path.name, 2
+    while target.exists():
+        target, n = folder / f"{path.stem}-{n}{path.suffix}", n + 1
+    os.replace(path, target)
+    return target
