@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from . import journal as journal_mod
+from . import ledger
 from .atomic import read_text
 from .buffer import buffer_status
 from .document import Document, Entry, parse_document
@@ -62,6 +63,7 @@ class Outcome:
     warnings: tuple[str, ...] = ()
     skipped: str | None = None
     consolidation: int = 0
+    fallbacks: int = 0  # steps the model failed, done by the offline engine instead
 
     @property
     def subject(self) -> str:
@@ -128,6 +130,8 @@ def _consolidate(
         return Outcome(
             0, "", trigger, engine.name, dry_run=dry_run, skipped="the buffer is empty", warnings=tuple(warnings)
         )
+    epoch = state.epoch + 1
+    engine.begin(f"consolidation {epoch}")
     space = Workspace.load(vault, warnings)
     before_seqs = space.live_seqs() + [s for item in items for s in item.seqs]
     run = _Run(warnings=warnings)
@@ -143,8 +147,9 @@ def _consolidate(
             run.logs.setdefault(part, []).append(f"split from {topic_id}")
     consolidated = {seq for item in items for seq in item.seqs}
     remaining = _without_entries(current, consolidated)
-    epoch = state.epoch + 1
     final_docs = space.finish(engine, moment, run.logs, epoch)
+    fallbacks = engine.drain_notes()
+    run.warnings.extend(fallbacks)
     problems = account(before_seqs, [*final_docs.values(), remaining], run.superseded)
     if problems:
         raise ConsolidationError("consolidation refused, nothing was changed: " + "; ".join(problems))
@@ -162,6 +167,7 @@ def _consolidate(
         dry_run=dry_run,
         warnings=tuple(run.warnings),
         consolidation=epoch,
+        fallbacks=len(fallbacks),
     )
     if dry_run:
         return outcome
@@ -178,6 +184,10 @@ def _consolidate(
     changes.append(journal_mod.FileChange(".memd/state.json", state_before, render_state(new_state)))
     journal = journal_mod.Journal(tuple(changes), _message(outcome))
     sha, note = journal_mod.apply(vault, journal, lambda j: _commit_machine(vault, j.message))
+    if engine.name != "offline":
+        tokens = sum(count_tokens(item.text) for item in items)
+        ledger.record(vault.meta_dir / "ledger.jsonl", {"event": "consolidation", "consolidation": epoch,
+                                                        "buffer_tokens": tokens})
     return replace(outcome, commit=sha, warnings=(*run.warnings, *filter(None, [note])))
 
 
@@ -247,6 +257,8 @@ def _message(outcome: Outcome) -> str:
         f"Memd-Trigger: {outcome.trigger}",
         f"Memd-Consolidation: {outcome.consolidation}",
     ]
+    if outcome.fallbacks:
+        trailers.append(f"Memd-Fallback: {outcome.fallbacks} step(s) done offline after bad model output")
     body = [f"{m.seqs} -> topics/{m.topic}.md" + (f" # {m.section}" if m.section else "") for m in outcome.moves[:200]]
     if len(outcome.moves) > 200:
         body.append(f"... and {len(outcome.moves) - 200} more")

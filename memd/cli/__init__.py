@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "consolidate": "history:consolidate",
     "log": "history:log",
     "verify": "history:verify",
+    "stats": "history:stats",
     # the read side (memd/cli/read.py, memd/cli/evaluate.py)
     "search": "read:search",
     "grep": "read:grep",

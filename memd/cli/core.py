@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..config import Config
 from . import emit_json, get_vault, json_option
 
 _RESERVED_KEYS = {"seq", "time", "source", "src"}
@@ -168,9 +169,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
     buffer = buffer_status(vault)
     state, state_problem = read_state(vault)
     topics = len(vault.topic_files())
+    engine = describe_engine(vault.config)
     data = {
         "vault": str(vault.root),
-        "engine": "offline",
+        "engine": engine,
         "buffer": {
             "entries": buffer.entries,
             "unsigned": buffer.unsigned,
@@ -195,7 +197,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     due = f"due ({buffer.due_reason})" if buffer.due_reason else "not due"
     last = state.last_consolidation or "never"
     click.echo(f"vault       {vault.root}")
-    click.echo("engine      offline")
+    click.echo(f"engine      {engine['summary']}")
     tokens = f"{buffer.tokens}/{buffer.token_threshold} tokens"
     click.echo(f"buffer      {buffer.entries} entries, {tokens}, age {age}/{limit}: {due}")
     click.echo(f"topics      {topics}")
@@ -203,6 +205,26 @@ def status(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"consolidated {state.epoch} times, last {last}")
     if state_problem:
         click.echo(f"warning: {state_problem}", err=True)
+
+
+def describe_engine(config: Config) -> dict[str, object]:
+    """Which engine runs, and whether memory content leaves this machine."""
+    if config.engine != "llm":
+        return {"name": "offline", "local": True, "summary": "offline (no model; nothing leaves this machine)"}
+    from urllib.parse import urlparse
+
+    from ..engine.client import is_local
+
+    host = urlparse(config.llm.base_url or "https://api.openai.com/v1").hostname or "?"
+    local = is_local(config.llm.base_url)
+    where = "local: nothing leaves this machine" if local else f"content is sent to {host}"
+    return {
+        "name": "llm",
+        "model": config.llm.model,
+        "base_url": config.llm.base_url,
+        "local": local,
+        "summary": f"llm ({config.llm.model} at {host}, {where})",
+    }
 
 
 @click.command()

@@ -108,3 +108,39 @@ def verify(ctx: click.Context, as_json: bool) -> None:
         )
     if report.problems:
         ctx.exit(1)
+
+
+@click.command()
+@click.option("--tokens", "tokens", is_flag=True, default=True, help="Report model token use (the default report).")
+@json_option
+@click.pass_context
+def stats(ctx: click.Context, tokens: bool, as_json: bool) -> None:
+    """Report what the model cost: tokens to build memory and to query it.
+
+    Construction is reported per consolidation and per 1,000 ingested
+    tokens; queries per `memd ask`. Read from the local ledger
+    (.memd/ledger.jsonl, not committed).
+
+    \b
+    Example:
+        memd stats --tokens
+    """
+    from ..ledger import summary
+
+    vault = get_vault(ctx)
+    report = summary(vault.meta_dir / "ledger.jsonl")
+    if as_json:
+        emit_json(report)
+        return
+    built, asked = report["construction"], report["query"]
+    if not report["calls"]:
+        click.echo("no model calls recorded (the offline engine costs no tokens)")
+        return
+    per_1000 = built["per_1000_ingested"]
+    click.echo(f"model calls      {report['calls']} ({report['failed_calls']} failed)")
+    click.echo(
+        f"construction     {built['tokens']} tokens over {built['consolidations']} consolidation(s): "
+        f"{built['per_consolidation']} per consolidation"
+        + (f", {per_1000} per 1,000 ingested tokens" if per_1000 is not None else "")
+    )
+    click.echo(f"queries          {asked['tokens']} tokens over {asked['asks']} ask(s): {asked['per_ask']} per ask")

@@ -7,6 +7,13 @@ from .base import Engine
 
 
 def get_engine(vault: Vault) -> Engine:
+    """The llm engine when a model is configured (or MEMD_ENGINE=llm), else offline."""
+    config = vault.config
+    if config.engine == "llm":
+        from .client import ModelClient
+        from .llm import LLMEngine
+
+        return LLMEngine(ModelClient(config.llm, vault.meta_dir / "ledger.jsonl"), vault.meta_dir)
     from .offline import OfflineEngine
 
     return OfflineEngine()

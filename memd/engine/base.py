@@ -91,6 +91,14 @@ class Extracted:
 class Engine(Protocol):
     name: str
 
+    def begin(self, run: str) -> None:
+        """A new run starts (``consolidation 7``, ``ask``): label its costs."""
+        ...
+
+    def drain_notes(self) -> list[str]:
+        """What went wrong since the last call (fallbacks), for the record."""
+        ...
+
     def extract(self, text: str) -> list[Extracted]:
         """Durable statements in raw input (a note, a transcript turn)."""
         ...

@@ -47,6 +47,12 @@ _VAGUE_SUBJECT = frozenset(("it this that there they he she i you we what which 
 class OfflineEngine:
     name = "offline"
 
+    def begin(self, run: str) -> None:
+        pass
+
+    def drain_notes(self) -> list[str]:
+        return []
+
     # --- extraction -----------------------------------------------------
 
     def extract(self, text: str) -> list[Extracted]:

@@ -1,0 +1,173 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1 for tests.
+
+The real ``openai`` client talks to it over HTTP. Replies come from a script
+(text, an HTTP error, a delay) per operation; when the script for an
+operation is empty, a well-behaved model answers: it reads the request and
+returns a valid reply, so tests can break exactly one step at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from memd.prompts import NAMES, load
+
+
+@dataclass(frozen=True)
+class Status:
+    code: int
+
+
+@dataclass(frozen=True)
+class Delay:
+    seconds: float
+
+
+Reply = str | Status | Delay
+
+
+def operation_of(request: dict[str, Any]) -> str:
+    system = request["messages"][0]["content"]
+    for name in NAMES:
+        if system == load(name):
+            return name
+    return "unknown"
+
+
+def good_reply(operation: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """What a careful model would answer (valid by construction)."""
+    if operation == "extract":
+        return {"entries": [{"text": payload["text"]}]}
+    if operation == "rewrite":
+        return {
+            "blocks": [
+                {
+                    "title": "Scripted block",
+                    "entries": [{"seqs": [e["seq"]], "text": e["text"]} for e in payload["entries"]],
+                }
+            ],
+            "superseded": [],
+        }
+    if operation == "plan":
+        return {"routes": [{"block": b["block"], "topic": None, "title": "Scripted topic"} for b in payload["blocks"]]}
+    if operation == "update_topic":
+        new = [{"seqs": e["seqs"], "text": e["text"]} for e in payload["new"]]
+        return {"sections": [*payload["sections"], {"title": "Scripted section", "entries": new}], "superseded": []}
+    if operation == "split":
+        entries = payload["entries"]
+        half = len(entries) // 2
+        return {
+            "sections": [
+                {"title": "First part", "seqs": [s for e in entries[:half] for s in e["seqs"]]},
+                {"title": "Second part", "seqs": [s for e in entries[half:] for s in e["seqs"]]},
+            ]
+        }
+    if operation == "merge_groups":
+        return {"groups": []}
+    if operation == "summarise":
+        return {"summary": "scripted summary; a topic the scripted model kept"}
+    if operation == "title":
+        return {"title": "Scripted title"}
+    if operation == "agent_step":
+        if payload.get("round", 1) == 1:
+            return {"calls": [{"tool": "search", "args": {"query": payload["question"]}}]}
+        hits = [r for result in payload.get("results", []) for r in result.get("result", {}).get("results", [])]
+        return {
+            "done": True,
+            "evidence": [{"doc": h["path"], "start": h["line"], "end": h["end_line"]} for h in hits[:3]],
+        }
+    if operation == "answer":
+        first = payload["evidence"][0]["ref"] if payload["evidence"] else None
+        return {"answer": f"From memory [{first}]." if first else "Not in memory.", "cited": [first] if first else []}
+    raise ValueError(operation)
+
+
+class ScriptedModel:
+    def __init__(self) -> None:
+        self.script: dict[str, deque[Reply]] = defaultdict(deque)
+        self.always: dict[str, Reply] = {}
+        self.requests: list[dict[str, Any]] = []
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def queue(self, operation: str, *replies: Reply) -> None:
+        self.script[operation].extend(replies)
+
+    def operations(self) -> list[str]:
+        return [operation_of(r) for r in self.requests]
+
+    def __enter__(self) -> ScriptedModel:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _reply_for(self, request: dict[str, Any]) -> Reply:
+        operation = operation_of(request)
+        if self.script[operation]:
+            return self.script[operation].popleft()
+        if operation in self.always:
+            return self.always[operation]
+        payload = json.loads(request["messages"][1]["content"])
+        return json.dumps(good_reply(operation, payload))
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        model = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                model.requests.append(body)
+                reply = model._reply_for(body)
+                if isinstance(reply, Delay):
+                    time.sleep(reply.seconds)
+                    reply = json.dumps({"late": True})
+                if isinstance(reply, Status):
+                    self._send(reply.code, {"error": {"message": "scripted failure", "type": "server_error"}})
+                    return
+                prompt = sum(len(m["content"].split()) for m in body["messages"])
+                self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-scripted",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": body["model"],
+                        "choices": [
+                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}
+                        ],
+                        "usage": {
+                            "prompt_tokens": prompt,
+                            "completion_tokens": len(reply.split()),
+                            "total_tokens": prompt + len(reply.split()),
+                        },
+                    },
+                )
+
+            def _send(self, code: int, data: dict[str, Any]) -> None:
+                raw = json.dumps(data).encode()
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(raw)))
+                    self.end_headers()
+                    self.wfile.write(raw)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+
+        return Handler
