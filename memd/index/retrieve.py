@@ -8,7 +8,8 @@ the query first); then signals the entries carry re-rank them:
   is the turn around it: a question's answer, an answer's question);
 - sessions: entries stamped with the same time were written together; a
   session where several entries match lifts all of its entries;
-- time: a query naming a month or a year favours entries from that time;
+- time: a query naming a month or a year favours entries from that time, and
+  a "when" question favours entries that mention a time ("last week");
 - blocks: a heading partition that holds entries is shown through those
   entries (shorter to read, exact to cite); prose partitions are results too.
 The heading an entry sits under is part of what BM25 matches (its own field).
@@ -43,6 +44,7 @@ class Options:
     prose_partitions_only: bool = True
     neighbours_join: bool = True
     session_weight: float = 0.3  # of the best-matching session's strength
+    when_boost: float = 0.15  # "when" questions favour entries that mention a time
 
 
 @dataclass(frozen=True)
@@ -210,6 +212,7 @@ def _dedupe(results: list[Result]) -> list[Result]:
 def _rescore(hits: list[Hit], query: str, options: Options) -> list[tuple[Hit, float]]:
     """Scores scaled to the best hit of each kind (1.0), plus the date boost."""
     wanted = _query_dates(query) if options.date_boost else set()
+    asks_when = bool(options.when_boost and _WHEN.search(query))
     tops: dict[str, float] = {}
     for hit in hits:
         tops[hit.record.kind] = max(tops.get(hit.record.kind, 0.0), hit.score)
@@ -218,11 +221,20 @@ def _rescore(hits: list[Hit], query: str, options: Options) -> list[tuple[Hit, f
         score = hit.score / (tops[hit.record.kind] or 1.0)
         if wanted and _in_dates(hit.record.time, wanted):
             score += options.date_boost
+        if asks_when and _TIME_WORDS.search(hit.record.text):
+            score += options.when_boost
         scored.append((hit, score))
     scored.sort(key=lambda pair: (-pair[1], pair[0].record.rid))
     return scored
 
 
+_WHEN = re.compile(r"\b(when|how long|what (year|month|day|date|time))\b", re.IGNORECASE)
+_TIME_WORDS = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|ago|last (week|weekend|month|year|night|\w+day)|"
+    r"next (week|weekend|month|year|\w+day)|this (week|weekend|month|year|morning)|recently|"
+    r"(19|20)\d\d|january|february|march|april|june|july|august|september|october|november|december)\b",
+    re.IGNORECASE,
+)
 _MONTH_NAMES = {calendar.month_name[i].lower(): i for i in range(1, 13)}
 _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
 
