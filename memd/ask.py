@@ -60,13 +60,14 @@ class Answer:
     answer: str
     support: tuple[Evidence, ...]
     evidence: tuple[Evidence, ...]
+    engine: str = "offline"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "question": self.question,
             "found": self.found,
             "answer": self.answer,
-            "engine": "offline",
+            "engine": self.engine,
             "support": [e.to_json() for e in self.support],
             "evidence": [e.to_json() for e in self.evidence],
         }

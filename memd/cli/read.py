@@ -183,21 +183,45 @@ def list_docs(ctx: click.Context, offset: int, limit: int, as_json: bool) -> Non
 @click.command()
 @click.argument("question")
 @click.option("--budget", default=1500, show_default=True, type=click.IntRange(min=50), help="Evidence tokens.")
+@click.option("--show-steps", is_flag=True, help="Print each round of the model's tool use (stderr).")
 @json_option
 @click.pass_context
-def ask(ctx: click.Context, question: str, budget: int, as_json: bool) -> None:
-    """Answer QUESTION from memory, citing the evidence (offline: extractive).
+def ask(ctx: click.Context, question: str, budget: int, show_steps: bool, as_json: bool) -> None:
+    """Answer QUESTION from memory, citing the evidence.
+
+    With a model configured, the model searches the vault with the memory
+    tools (at most 7 rounds) and answers with citations; offline, the best
+    matching entries are quoted.
 
     \b
     Examples:
         memd ask "how does Dana take her coffee?"
         memd ask "when is the Kyoto trip?" --json
+        memd ask "what did Priya ask for?" --show-steps
     """
     from ..ask import ask as run_ask
+    from ..engine import get_engine
 
-    answer = run_ask(get_vault(ctx), question, budget)
+    vault = get_vault(ctx)
+    engine = get_engine(vault)
+    steps: list = []
+    if engine.name == "llm":
+        from ..agent import agent_ask
+
+        def report(step: Any) -> None:
+            if show_steps and not as_json:
+                click.echo(_describe_step(step), err=True)
+
+        client = engine.client  # type: ignore[attr-defined]
+        model = vault.config.llm.ask_model or None
+        answer, steps = agent_ask(vault, question, client, model=model, report=report, budget=budget)
+    else:
+        answer = run_ask(vault, question, budget)
     if as_json:
-        emit_json(answer.to_json())
+        data = answer.to_json()
+        if show_steps:
+            data["steps"] = [{"round": s.round, "calls": list(s.calls), "done": s.done, "note": s.note} for s in steps]
+        emit_json(data)
         return
     click.echo(answer.answer)
     if not answer.found:
@@ -209,6 +233,16 @@ def ask(ctx: click.Context, question: str, budget: int, as_json: bool) -> None:
         click.echo(f"  {r.cite}{seq}")
         for line in r.text.splitlines()[:6]:
             click.echo(f"    {line[:200]}")
+
+
+def _describe_step(step: Any) -> str:
+    if step.done:
+        return f"round {step.round}: done" + (f" ({step.note})" if step.note else "")
+    calls = []
+    for call in step.calls:
+        args = ", ".join(f"{key}={value!r}" for key, value in call.get("args", {}).items())
+        calls.append(f"{call['tool']}({args})")
+    return f"round {step.round}: {'; '.join(calls)}"
 
 
 @click.command()
