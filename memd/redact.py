@@ -41,7 +41,9 @@ _ASSIGNMENT_KEYS = (
     r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
     r"|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token)"
 )
-_PLACEHOLDER = re.compile(r"^(?:\[REDACTED:[a-z-]+\]|\*+|x+|X+|\.{3,}|<[^>]*>|\$\{[^}]*\}|\$[A-Z_]+|%[a-z_]+%)$")
+_PLACEHOLDER = re.compile(
+    r"^(?:\[REDACTED:[a-z-]+\]|\*+|x+|X+|\.{3,}|<.*|\{\{.*|\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|%[A-Za-z_]+%)$"
+)
 
 
 @dataclass(frozen=True)

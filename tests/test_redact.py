@@ -1,0 +1,85 @@
+"""Secret redaction: the rule list, `memd add`, `memd lint`."""
+
+from __future__ import annotations
+
+import pytest
+
+from memd.redact import RULES, find_secrets, redact
+from memd.vault import Vault
+
+from .conftest import Memd
+
+# Assembled at run time so this file itself never holds a key-shaped string.
+KEY_BODY = "Zq81" + "x7KpLm2Vw9RtYb4Nc6Hd"
+SAMPLES = [
+    ("openai-key", f"use sk-proj-{KEY_BODY}Aa11 here"),
+    ("anthropic-key", f"ANTHROPIC sk-ant-api03-{KEY_BODY}"),
+    ("github-token", f"token ghp_{KEY_BODY}{KEY_BODY[:16]}"),
+    ("aws-access-key", "id AKIA" + "IOSFODNN7EXAMPL3 set"),
+    ("slack-token", f"xoxb-1234567890-{KEY_BODY}"),
+    ("google-api-key", f"AIza{KEY_BODY}{KEY_BODY[:15]}"),
+    ("stripe-key", f"sk_live_{KEY_BODY}"),
+    ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0." + KEY_BODY),
+    ("bearer-token", f"Authorization: Bearer {KEY_BODY}.{KEY_BODY}"),
+    ("url-password", "postgres://app:hunter2pass@db.internal:5432/app"),
+    ("credential", "db_password = 'correct horse'"),
+    ("credential", '{"client_secret": "s3cr3t-value"}'),
+    ("private-key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----"),
+]
+
+
+def test_every_rule_has_a_sample() -> None:
+    assert {rule.kind for rule in RULES} == {kind for kind, _ in SAMPLES}
+
+
+@pytest.mark.parametrize(("kind", "text"), SAMPLES, ids=[f"{k}-{i}" for i, (k, _) in enumerate(SAMPLES)])
+def test_each_rule_replaces_the_secret_with_its_kind(kind: str, text: str) -> None:
+    result = redact(text)
+    assert f"[REDACTED:{kind}]" in result.text
+    assert kind in result.kinds
+    assert find_secrets(result.text) == []  # nothing left to find
+    assert redact(result.text).text == result.text  # idempotent
+
+
+def test_assignments_keep_the_key_and_the_quotes() -> None:
+    assert redact("password=hunter22").text == "password=[REDACTED:credential]"
+    assert redact('"api_key": "abc123xyz"').text == '"api_key": "[REDACTED:credential]"'
+    assert redact("Bearer " + KEY_BODY).text == "Bearer [REDACTED:bearer-token]"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password: ${DB_PASSWORD}",
+        "token = <your token here>",
+        "max_tokens: 4096",
+        "secret: ***",
+        "The password policy changed last week.",
+        "We talked about skiing in sk-Alps",  # too short to be a key
+    ],
+)
+def test_placeholders_and_prose_are_left_alone(text: str) -> None:
+    assert redact(text).text == text
+    assert find_secrets(text) == []
+
+
+def test_find_secrets_reports_lines() -> None:
+    text = "first line\nkey: sk-" + KEY_BODY + "\nthird password=abcd1234"
+    assert find_secrets(text) == [(2, "openai-key"), (3, "credential")]
+
+
+def test_memd_add_never_writes_a_secret(memd: Memd, vault: Vault) -> None:
+    key = f"sk-proj-{KEY_BODY}"
+    memd("add", f"The deploy key is {key}")
+    text = vault.current.read_text()
+    assert key not in text
+    assert "The deploy key is [REDACTED:openai-key]" in text
+
+
+def test_lint_flags_a_secret_typed_by_hand(memd: Memd, vault: Vault) -> None:
+    (vault.topics_dir / "servers.md").write_text(
+        '---\nid: servers\nsummary: "x"\n---\n# Servers\n- <seq=1> login password=Tr0ub4dor&3\n'
+    )
+    result = memd("lint", ok=False)
+    assert result.exit_code == 1
+    assert "topics/servers.md:6: possible secret (credential)" in result.output
