@@ -57,7 +57,9 @@ def test_a_model_that_cannot_drive_the_tools_still_gets_bm25_evidence(memd: Memd
 
 
 def test_made_up_documents_and_citations_are_ignored(memd: Memd, model: ScriptedModel) -> None:
-    model.queue("agent_step", json.dumps({"done": True, "evidence": [{"doc": "../../etc/passwd", "start": 1, "end": 5}]}))
+    model.queue(
+        "agent_step", json.dumps({"done": True, "evidence": [{"doc": "../../etc/passwd", "start": 1, "end": 5}]})
+    )
     model.queue("answer", json.dumps({"answer": "Peanuts [topics/invented.md:1].", "cited": ["topics/invented.md:1"]}))
     data = json.loads(memd("ask", "Is Dana allergic to peanuts?", "--json").output)
     assert all(e["path"].startswith(("topics/", "CURRENT.md")) for e in data["evidence"])
