@@ -90,9 +90,10 @@ def retrieve(backend: Backend, query: str, limit: int = 10, filters: Filters | N
     names = tuple(term for term, _ in terms)
     wanted_kinds = (filters.kind,) if filters.kind else options.kinds
     size = max(limit, options.candidates)
-    hits: list[Hit] = []
-    for kind in wanted_kinds:
-        hits += backend.search(terms, size, replace(filters, kind=kind))
+    if len(wanted_kinds) == 1:
+        hits = backend.search(terms, size, replace(filters, kind=wanted_kinds[0]))
+    else:
+        hits = [hit for hit in backend.search(terms, 2 * size, filters) if hit.record.kind in wanted_kinds]
     scored = _rescore(hits, query, options)
     if options.neighbour_share:
         scored = _smooth(backend, scored, options, filters)

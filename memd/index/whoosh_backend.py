@@ -161,7 +161,13 @@ class WhooshBackend:
             for field, field_boost in FIELD_BOOSTS.items()
         ]
         searcher = self._search_handle()
-        results = searcher.search(wq.Or(clauses), limit=limit, filter=self._filter(filters))
+        query: Any = wq.Or(clauses)
+        restriction = self._filter(filters)
+        if restriction is not None:
+            # Require intersects lazily and scores by the first query only; a
+            # search(filter=...) would materialise the whole filter set per call.
+            query = wq.Require(query, restriction)
+        results = searcher.search(query, limit=limit)
         return [Hit(_record_from(hit["data"]), float(hit.score or 0.0)) for hit in results]
 
     @staticmethod
@@ -191,16 +197,16 @@ class WhooshBackend:
         return found
 
     def by_seq(self, seqs: Iterable[int]) -> list[Record]:
-        wanted = sorted(set(seqs))
-        if not wanted:
-            return []
         searcher = self._search_handle()
-        found: list[Record] = []
-        for start in range(0, len(wanted), 512):
-            clause = wq.Or([wq.Term("seqs", str(seq)) for seq in wanted[start : start + 512]])
-            results = searcher.search(clause, limit=None, filter=wq.Term("kind", "entry"), scored=False)
-            found.extend(_record_from(hit["data"]) for hit in results)
-        return found
+        reader = searcher.reader()
+        docnums: set[int] = set()
+        for seq in set(seqs):
+            # Direct posting lookups: far cheaper than one big Or query.
+            term = str(seq)
+            if ("seqs", term) in reader:
+                docnums.update(reader.postings("seqs", term).all_ids())
+        records = (_record_from(searcher.stored_fields(docnum)["data"]) for docnum in sorted(docnums))
+        return [record for record in records if record.kind == "entry"]
 
     def idf(self, term: str) -> float:
         return float(self._search_handle().idf("text", term))
