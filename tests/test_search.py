@@ -108,3 +108,9 @@ def test_deleted_topic_disappears_from_results(travel: Vault, memd) -> None:
 def test_no_matches_message(travel: Vault, memd) -> None:
     result = memd("search", "zeppelin")
     assert result.output.strip() == "no matches"
+
+
+def test_extra_signature_keys_are_searchable(vault: Vault, memd) -> None:
+    memd("add", "Renew the passport", "--meta", "project=kyoto-trip")
+    memd("add", "Buy running shoes")
+    assert [h["meta"] for h in hits(memd, "kyoto")][:1] == [{"project": "kyoto-trip"}]

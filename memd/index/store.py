@@ -29,7 +29,7 @@ from ..vault import Vault
 from .base import Backend
 from .records import Record, content_hash, records_for
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # A file modified this recently may change again within the same mtime tick;
 # its stat is not trusted next time, so its content is hashed again.
 RACY_SECONDS = 2.0

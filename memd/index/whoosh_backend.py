@@ -126,7 +126,9 @@ class WhooshBackend:
             "doc": record.doc,
             "text": record.text,
             "headings": " ".join(record.headings),
-            "context": " ".join(filter(None, [date_words(record.time), record.source or ""])),
+            "context": " ".join(
+                filter(None, [date_words(record.time), record.source or "", *(f"{k} {v}" for k, v in record.extra)])
+            ),
             "data": _record_data(record),
         }
         if record.source:
