@@ -1,0 +1,233 @@
+"""The vault is an Obsidian vault: what memd writes must look right there.
+
+Obsidian reads YAML frontmatter as *properties* (text, number, checkbox,
+date, list; no nested objects, no anchors), renders the body as CommonMark
+(a signature `<seq=...>` must stay visible text, not vanish as an HTML tag),
+reads `#word` at a line start as a tag rather than a heading, and keeps its
+own settings in `.obsidian/`, which memd must never touch.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import subprocess
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from markdown_it import MarkdownIt
+
+from memd.vault import Vault
+
+from .conftest import REPO, Memd
+
+SCALARS = (str, bool, int, float, date, datetime)
+LIST_PROPERTIES = ("tags", "aliases", "cssclasses")  # Obsidian's own properties are lists of text
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_SIGNATURE = re.compile(r"^\s*[-*+] (<seq=[^>\s]*>)")
+_WIKILINK = re.compile(r"\[\[([^\[\]]*)\]\]")
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate keys, as Obsidian's property editor does."""
+
+
+def _no_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    keys = [loader.construct_object(k) for k, _ in node.value]
+    duplicates = sorted({str(k) for k in keys if keys.count(k) > 1})
+    if duplicates:
+        raise yaml.constructor.ConstructorError(None, None, f"duplicate keys {duplicates}", node.start_mark)
+    return loader.construct_mapping(node)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str]:
+    lines = text.split("\n")
+    if lines[0] != "---":
+        return None, text
+    for number, line in enumerate(lines[1:], start=1):
+        if line in ("---", "..."):
+            return "\n".join(lines[1:number]), "\n".join(lines[number + 1 :])
+    return "", text  # opened, never closed: reported by the caller
+
+
+def frontmatter_problems(rel: str, text: str) -> list[str]:
+    if text.startswith("\ufeff"):
+        return [f"{rel}: starts with a byte-order mark; Obsidian would not see the properties"]
+    yaml_text, _ = split_frontmatter(text)
+    if yaml_text is None:
+        return []
+    if yaml_text == "" and text.split("\n")[0] == "---" and "\n---" not in text[3:]:
+        return [f"{rel}: frontmatter is never closed"]
+    for event in yaml.parse(yaml_text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            return [f"{rel}: frontmatter uses YAML anchors or aliases, which Obsidian does not support"]
+    try:
+        data = yaml.load(yaml_text, Loader=_StrictLoader)
+    except yaml.YAMLError as err:
+        return [f"{rel}: frontmatter is not valid YAML: {err}"]
+    if data is None:
+        return []
+    if not isinstance(data, dict):
+        return [f"{rel}: frontmatter is not a mapping of properties"]
+    problems = []
+    for key, value in data.items():
+        where = f"{rel}: property {key!r}"
+        if not isinstance(key, str):
+            problems.append(f"{where}: keys must be text")
+        elif key in LIST_PROPERTIES and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            problems.append(f"{where}: Obsidian expects a list of text")
+        elif isinstance(value, list):
+            if not all(isinstance(item, SCALARS) for item in value):
+                problems.append(f"{where}: a list may hold only text, numbers or dates")
+        elif not isinstance(value, SCALARS):
+            problems.append(f"{where}: {type(value).__name__} is not a property type Obsidian shows")
+    return problems
+
+
+def body_problems(rel: str, body: str) -> list[str]:
+    problems = []
+    rendered = MarkdownIt("commonmark").render(body)
+    headings = {t.map[0] for t in MarkdownIt("commonmark").parse(body) if t.type == "heading_open" and t.map}
+    fenced = False
+    for number, line in enumerate(body.split("\n")):
+        if _FENCE.match(line):
+            fenced = not fenced
+        if fenced:
+            continue
+        where = f"{rel} (body line {number + 1})"
+        if re.match(r"^#{1,6}[^#\s]", line):
+            problems.append(f"{where}: {line[:30]!r} has no space after #, so Obsidian reads a tag, not a heading")
+        elif re.match(r"^#{1,6}(\s|$)", line) and (not line.strip("# \t") or number not in headings):
+            problems.append(f"{where}: empty or malformed heading {line!r}")
+        signature = _SIGNATURE.match(line)
+        if signature and html.escape(signature.group(1), quote=False) not in rendered:
+            problems.append(f"{where}: signature {signature.group(1)} does not render as visible text")
+        for target in _WIKILINK.findall(line):
+            name = target.split("|", 1)[0].split("#", 1)[0].strip()
+            if not name and not target.startswith("#"):
+                problems.append(f"{where}: wikilink [[{target}]] has no target")
+        if line.count("[[") != line.count("]]"):
+            problems.append(f"{where}: unbalanced wikilink brackets")
+    if "<seq" in rendered:
+        problems.append(f"{rel}: a signature rendered as an HTML tag and would be hidden")
+    return problems
+
+
+def vault_markdown(root: Path) -> list[Path]:
+    files = [root / "CURRENT.md"] if (root / "CURRENT.md").exists() else []
+    for folder in ("topics", "sources"):
+        files += sorted(p for p in (root / folder).rglob("*.md") if not p.name.startswith("."))
+    return files
+
+
+def obsidian_problems(root: Path) -> tuple[list[str], int]:
+    """Every problem Obsidian would have with the vault, and how many signatures were checked."""
+    problems: list[str] = []
+    signatures = 0
+    for path in vault_markdown(root):
+        rel = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf-8")
+        problems += frontmatter_problems(rel, text)
+        _, body = split_frontmatter(text)
+        problems += body_problems(rel, body)
+        signatures += sum(1 for line in body.split("\n") if _SIGNATURE.match(line))
+    return problems, signatures
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_the_example_vault_is_what_obsidian_expects() -> None:
+    problems, signatures = obsidian_problems(REPO / "vault")
+    assert problems == []
+    assert signatures >= 10
+    assert not (REPO / "vault" / ".obsidian").exists()
+
+
+@pytest.fixture
+def consolidated(memd: Memd, vault: Vault) -> Vault:
+    """A vault filled with `memd add` and `memd consolidate`, opened in Obsidian beforehand."""
+    settings = vault.root / ".obsidian"
+    (settings / "snippets").mkdir(parents=True)
+    (settings / "app.json").write_text('{"alwaysUpdateLinks": true}\n')
+    (settings / "snippets" / "zebra-notes.md").write_text("- zebra crossing notes kept by a plugin\n")
+    memd("add", "Takes coffee with oat milk, never sugar; 50% strength")
+    memd("add", "Allergic to peanuts (confirmed by doctor) -> carries an EpiPen", "--meta", "confidence=high")
+    memd("add", "--time", "2026-11-01", "Runs 10 km every Sunday with the #running club, see [[running]]")
+    trip = "Kyoto trip 2027-04-03 to 2027-04-12 = cherry blossoms\nwith Sam, first four nights in a ryokan"
+    memd("add", "--one", trip)
+    memd("add", "--source", "ai", "Dana prefers aisle seats on long flights")
+    memd("consolidate")
+    memd("add", "Takes coffee with oat milk, and now a little honey")
+    memd("consolidate")
+    return vault
+
+
+def test_memd_never_writes_reads_or_commits_obsidian_settings(consolidated: Vault, memd: Memd) -> None:
+    settings = consolidated.root / ".obsidian"
+    before = snapshot(settings)
+    memd("reindex")
+    assert memd("search", "zebra", "--json").output.strip() == "[]"
+    assert memd("grep", "zebra", "--json").output.count('"path"') == 0
+    memd("lint")
+    assert snapshot(settings) == before == {
+        "app.json": b'{"alwaysUpdateLinks": true}\n',
+        "snippets/zebra-notes.md": b"- zebra crossing notes kept by a plugin\n",
+    }
+    committed = subprocess.run(
+        ["git", "-C", str(consolidated.root), "log", "--name-only", "--format="], capture_output=True, text=True
+    ).stdout
+    assert "topics/" in committed and ".obsidian" not in committed
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="memd/yamlio.py dumps `created` and `updated` holding the same datetime as a YAML anchor on the key "
+    "(`&id001 updated: *id001`), which reads back as updated='updated'; fix: _Dumper.ignore_aliases -> True",
+)
+def test_a_consolidated_vault_is_what_obsidian_expects(consolidated: Vault) -> None:
+    assert consolidated.topic_files()
+    problems, signatures = obsidian_problems(consolidated.root)
+    assert problems == []
+    assert signatures >= 6
+
+
+def test_consolidated_signatures_and_headings_render_visibly(consolidated: Vault) -> None:
+    # The part of the check above that does not depend on the frontmatter bug.
+    checked = 0
+    for path in vault_markdown(consolidated.root):
+        rel = path.relative_to(consolidated.root).as_posix()
+        _, body = split_frontmatter(path.read_text(encoding="utf-8"))
+        assert body_problems(rel, body) == []
+        checked += sum(1 for line in body.split("\n") if _SIGNATURE.match(line))
+    assert checked >= 6
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("---\nid: a\nid: b\n---\n# A\n", "not valid YAML"),
+        ("---\nid: a\nmeta:\n  nested: 1\n---\n", "dict is not a property type"),
+        ("---\na: 2026-01-01\n&x b: *x\n---\n", "anchors or aliases"),
+        ("---\ntags: running\n---\n", "Obsidian expects a list of text"),
+        ("---\nlog:\n  - {a: 1}\n---\n", "a list may hold only"),
+        ("\ufeff---\nid: a\n---\n", "byte-order mark"),
+        ("---\nid: a\n", "never closed"),
+        ("#Coffee\n- <seq=1> x\n", "Obsidian reads a tag"),
+        ("- <span>not a signature</span>\n- <seq=1,source=user> fine [[]]\n", "has no target"),
+        ("- <seq=1> see [[coffee\n", "unbalanced wikilink"),
+    ],
+)
+def test_the_checks_catch_what_obsidian_would_trip_on(tmp_path: Path, text: str, problem: str) -> None:
+    shutil.copytree(REPO / "vault", tmp_path / "v", ignore=shutil.ignore_patterns("index"))
+    (tmp_path / "v" / "topics" / "broken.md").write_text(text, encoding="utf-8")
+    problems, _ = obsidian_problems(tmp_path / "v")
+    assert len(problems) == 1 and problem in problems[0], problems
