@@ -7,10 +7,8 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from memd.daemon.status import read_status, running_pid
 from memd.vault import Vault
@@ -41,17 +39,19 @@ def log(vault: Vault) -> str:
     return subprocess.run(["git", "-C", str(vault.root), "log", "--format=%s"], capture_output=True, text=True).stdout
 
 
-def test_the_daemon_keeps_a_vault_alive_and_stops_cleanly(vault: Vault, memd: Memd, tmp_path: Path) -> None:
+def hand_edit_committed(vault: Vault, rel: str) -> bool:
+    return any(s.startswith("edit:") and rel in s for s in log(vault).splitlines())
+
+
+def test_the_daemon_keeps_a_vault_alive_and_stops_cleanly(vault: Vault, memd: Memd) -> None:
     vault.config_path.write_text('[consolidate]\nbuffer_tokens = 40\nbuffer_age = "1h"\n')
-    stderr = (tmp_path / "daemon.log").open("wb")
-    daemon = subprocess.Popen(
-        [sys.executable, "-m", "memd", "--vault", str(vault.root), "daemon", "run", "--quiet", "0.5"],
-        stdout=subprocess.DEVNULL,
-        stderr=stderr,
-        env=os.environ.copy(),
-    )
+    started = memd("daemon", "start", "--quiet", "0.5").output  # `memd daemon run` in the background
+    pid = running_pid(vault)
     try:
-        wait_for(lambda: (read_status(vault) or {}).get("ready"), 20, "the daemon to start")
+        assert pid is not None and f"daemon started (pid {pid})" in started
+        status = json.loads(memd("daemon", "status", "--json").output)
+        assert status["running"] and status["ready"] and status["watching"] == "inotify"
+        assert "already running" in memd("daemon", "start", ok=False).output  # one daemon per vault
 
         # A hand edit is searchable within a second.
         text = '---\nid: coffee\nsummary: "coffee"\n---\n# Coffee\n- Takes zanzibar oat milk\n'
@@ -73,20 +73,14 @@ def test_the_daemon_keeps_a_vault_alive_and_stops_cleanly(vault: Vault, memd: Me
         memd("add", "Winter tyres go on the car in November; the garage on Elm Street keeps the summer set.")
         memd("add", "The garage on Elm Street charges forty euros to swap and store the tyres each season.")
         wait_for(lambda: "consolidate:" in log(vault), 15, "a consolidation commit")
-        edits = lambda: [s for s in log(vault).splitlines() if s.startswith("edit:") and "topics/coffee.md" in s]  # noqa: E731
-        wait_for(edits, 10, "the hand edit's own commit")
+        wait_for(lambda: hand_edit_committed(vault, "topics/coffee.md"), 10, "the hand edit's own commit")
+        stopped = memd("daemon", "stop").output  # SIGTERM, then waits for the lock to go
     finally:
-        daemon.send_signal(signal.SIGTERM)
-        try:
-            code = daemon.wait(timeout=20)
-        finally:
-            if daemon.poll() is None:
-                daemon.kill()
-                daemon.wait()
-            stderr.close()
-    output = (tmp_path / "daemon.log").read_text()
-    assert code == 0, output
-    assert "stopped" in output
+        if pid is not None and running_pid(vault) is not None:
+            os.kill(pid, signal.SIGKILL)
+    output = (vault.meta_dir / "logs" / "daemon.log").read_text()
+    assert stopped.strip() == f"daemon stopped (pid {pid})", output
+    assert output.rstrip().endswith("memd daemon: stopped")
 
     # SIGTERM left a clean vault: no daemon, no half-done step, nothing uncommitted.
     assert running_pid(vault) is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 
 from . import emit_json, get_vault, json_option
@@ -19,12 +21,16 @@ def daemon() -> None:
     """
 
 
+def _run_options(command: Callable[..., None]) -> Callable[..., None]:
+    command = click.option("--poll", is_flag=True, help="Poll the folders instead of using inotify.")(command)
+    command = click.option("--debounce", default=0.5, show_default=True, type=click.FloatRange(min=0),
+                           help="Seconds to wait after the last event on a path before looking at it.")(command)
+    return click.option("--quiet", "quiet", default=3.0, show_default=True, type=click.FloatRange(min=0),
+                        help="Seconds without changes before a hand edit is committed and adopted.")(command)
+
+
 @daemon.command()
-@click.option("--quiet", "quiet", default=3.0, show_default=True, type=click.FloatRange(min=0),
-              help="Seconds without changes before a hand edit is committed and its list items adopted.")
-@click.option("--debounce", default=0.5, show_default=True, type=click.FloatRange(min=0),
-              help="Seconds to wait after the last event on a path before looking at it.")
-@click.option("--poll", is_flag=True, help="Poll the folders instead of using inotify.")
+@_run_options
 @click.pass_context
 def run(ctx: click.Context, quiet: float, debounce: float, poll: bool) -> None:
     """Run the daemon in the foreground until SIGTERM or Ctrl-C.
@@ -41,17 +47,21 @@ def run(ctx: click.Context, quiet: float, debounce: float, poll: bool) -> None:
 
 
 @daemon.command()
+@_run_options
 @click.pass_context
-def start(ctx: click.Context) -> None:
+def start(ctx: click.Context, quiet: float, debounce: float, poll: bool) -> None:
     """Start the daemon in the background (log: .memd/logs/daemon.log).
+
+    Takes the same options as `memd daemon run`.
 
     \b
     Example:
-        memd daemon start
+        memd daemon start --quiet 10
     """
     from ..daemon.service import start as start_daemon
 
-    pid = start_daemon(get_vault(ctx))
+    options = ("--quiet", f"{quiet:g}", "--debounce", f"{debounce:g}", *(("--poll",) if poll else ()))
+    pid = start_daemon(get_vault(ctx), options)
     click.echo(f"daemon started (pid {pid})")
 
 

@@ -25,11 +25,11 @@ START_TIMEOUT = 15.0
 STOP_TIMEOUT = 60.0  # a consolidation in progress is allowed to finish
 
 
-def daemon_command(vault: Vault) -> list[str]:
-    return [sys.executable, "-m", "memd", "--vault", str(vault.root), "daemon", "run"]
+def daemon_command(vault: Vault, options: tuple[str, ...] = ()) -> list[str]:
+    return [sys.executable, "-m", "memd", "--vault", str(vault.root), "daemon", "run", *options]
 
 
-def start(vault: Vault, timeout: float = START_TIMEOUT) -> int:
+def start(vault: Vault, options: tuple[str, ...] = (), timeout: float = START_TIMEOUT) -> int:
     """Start a background daemon; returns its pid once it is watching."""
     pid = running_pid(vault)
     if pid is not None:
@@ -38,7 +38,7 @@ def start(vault: Vault, timeout: float = START_TIMEOUT) -> int:
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         process = subprocess.Popen(
-            daemon_command(vault),
+            daemon_command(vault, options),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,
