@@ -132,6 +132,7 @@ def topic_text(document: Document) -> str:
 
 def with_frontmatter(document: Document, topic_id: str, summary: str, moment: datetime, log: list[str]) -> Document:
     """Refresh memd's keys in place; any key a person added stays where it is."""
+    moment = moment.replace(microsecond=0)
     data: dict[str, Any] = dict(document.frontmatter.data) if document.frontmatter is not None else {}
     fresh = {"id": topic_id, "summary": summary, "created": moment, "updated": moment, "tokens": topic_tokens(document)}
     for key, value in fresh.items():

@@ -33,6 +33,8 @@ GITIGNORE_TEMPLATE = """\
 .memd/ledger.jsonl
 .memd/daemon.*
 *.memd-tmp
+# raw drops (transcripts may hold secrets); their redacted copies live in sources/
+inbox/
 """
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*(?:/[a-z0-9][a-z0-9-]*)*$")
 

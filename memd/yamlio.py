@@ -58,7 +58,10 @@ def load_frontmatter(raw: str) -> dict[str, Any]:
 
 
 class _Dumper(yaml.SafeDumper):
-    pass
+    def ignore_aliases(self, data: Any) -> bool:
+        # Obsidian cannot read anchors, and a shared datetime object (created
+        # == updated) would otherwise become "&id001 ... *id001".
+        return True
 
 
 def _quoted_str(dumper: _Dumper, value: str) -> yaml.ScalarNode:

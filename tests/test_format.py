@@ -135,6 +135,15 @@ def test_frontmatter_written_by_memd_quotes_strings_and_keeps_order() -> None:
     assert Frontmatter(frontmatter.lines).data == {"id": "x", "summary": "yes: no, #1", "tokens": 3, "tags": ["a"]}
 
 
+def test_one_datetime_in_two_keys_is_written_twice_not_as_an_alias() -> None:
+    from datetime import UTC, datetime
+
+    moment = datetime(2026, 11, 21, 10, 30, tzinfo=UTC)
+    frontmatter = Frontmatter.from_data({"created": moment, "updated": moment})
+    assert frontmatter.lines == ("created: 2026-11-21T10:30:00Z", "updated: 2026-11-21T10:30:00Z")
+    assert Frontmatter(frontmatter.lines).data == {"created": moment, "updated": moment}
+
+
 # Hand-edit noise: prose, blank lines, unsigned lists, malformed signatures,
 # odd spacing, code, HTML and tables. None of them may be altered or lost.
 NOISE_LINES = st.sampled_from(

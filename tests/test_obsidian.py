@@ -188,11 +188,6 @@ def test_memd_never_writes_reads_or_commits_obsidian_settings(consolidated: Vaul
     assert "topics/" in committed and ".obsidian" not in committed
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memd/yamlio.py dumps `created` and `updated` holding the same datetime as a YAML anchor on the key "
-    "(`&id001 updated: *id001`), which reads back as updated='updated'; fix: _Dumper.ignore_aliases -> True",
-)
 def test_a_consolidated_vault_is_what_obsidian_expects(consolidated: Vault) -> None:
     assert consolidated.topic_files()
     problems, signatures = obsidian_problems(consolidated.root)
