@@ -129,8 +129,8 @@ class Handler:
         done = 0
         now = self.clock()
         if now >= self.next_rescan:
-            self.rescan()
             self.next_rescan = now + self.rescan_every
+            self._guard("rescanning", self.rescan)
         for rel in self.changes.due(now):
             self._guard(f"looking at {rel}", lambda rel=rel: self._changed(rel))
             done += 1

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
+from ..errors import MemdError
 from ..vault import Vault
 from .handler import Handler
 from .status import DaemonLock, StatusBook
@@ -155,4 +156,7 @@ class Runner:
             if self.stopping.is_set():
                 break
             self.handler.run_due()
-            self.book.flush()
+            try:
+                self.book.flush()
+            except MemdError as err:  # a full disk must not stop the watching
+                self.book.error(f"status not written: {err}")
