@@ -121,3 +121,25 @@ def test_add_and_help_do_not_import_whoosh(vault: Vault) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["0", "0", "False"]
+
+
+def test_filtered_searches_survive_whoosh_quality_skipping(vault: Vault) -> None:
+    # Regression: Whoosh's block-quality skipping asserted inside a filtered
+    # (Require) query once a vault held a few hundred entries.
+    import random
+
+    from memd.buffer import NewEntry, append_entries
+    from memd.index import Filters
+    from memd.tools import search
+
+    rng = random.Random(3)
+    words = ["coffee", "milk", "trip", "kyoto", "dog", *(f"w{i}" for i in range(200))]
+    items = [NewEntry(" ".join(rng.choices(words, k=rng.randint(3, 25))), None, rng.choice(["user", "ai"]))
+             for _ in range(600)]
+    append_entries(vault, items)
+    store = IndexStore(vault)
+    for word in words[:20]:
+        for source in ("user", "ai"):
+            found = search(vault, f"{word} coffee milk", 20, Filters(source=source), store=store)
+            assert found and {hit["source"] for hit in found} == {source}
+    store.close()

@@ -169,7 +169,9 @@ class WhooshBackend:
             # Require intersects lazily and scores by the first query only; a
             # search(filter=...) would materialise the whole filter set per call.
             query = wq.Require(query, restriction)
-        results = searcher.search(query, limit=limit)
+        # Whoosh's block-quality skipping trips an assertion inside Require
+        # (binary.py: a_id != b_id) on some postings; exact collection is safe.
+        results = searcher.search(query, limit=limit, optimize=restriction is None)
         return [Hit(_record_from(hit["data"]), float(hit.score or 0.0)) for hit in results]
 
     @staticmethod
