@@ -25,6 +25,7 @@ EVIDENCE_TOKENS = 1500
 ANSWER_ENTRIES = 3
 RECENT_ENTRIES = 5
 CANDIDATES = 20
+SUPPORT_SHARE = 0.5  # an entry scoring under half the best one does not support the answer
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,10 @@ def _widen(backend: Any, record: Record) -> Record:
 
 
 def _support(entries: list[Evidence]) -> list[Evidence]:
-    best = sorted(entries, key=lambda e: -e.score)[:ANSWER_ENTRIES]
+    """The few best entries, weak ones left out, newest first."""
+    ranked = sorted(entries, key=lambda e: -e.score)
+    floor = SUPPORT_SHARE * ranked[0].score if ranked else 0.0
+    best = [e for e in ranked if e.score >= floor][:ANSWER_ENTRIES]
     return sorted(best, key=lambda e: e.record.time or "", reverse=True)
 
 
