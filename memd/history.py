@@ -13,6 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import FormatError
 from .vault import Vault
 
 # What memd versions: the memory itself and the settings that shape it.
@@ -204,7 +205,7 @@ def seqs_by_commit(vault: Vault) -> list[tuple[str, set[int], bool]]:
         for value in _SEQ_VALUE.findall(found):
             try:
                 seqs.update(SeqSet.parse(value))
-            except ValueError:
+            except FormatError:
                 continue
         history.append((sha, seqs, email != machine))
     return history

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from .document import Document, parse_document
 from .engine.base import Supersession
+from .errors import FormatError
 from .signature import SeqSet
 from .vault import Vault
 
@@ -51,13 +52,13 @@ def superseded_in(documents: Iterable[Document]) -> set[int]:
             continue
         try:
             log = document.frontmatter.data.get("update_log")
-        except ValueError:
-            continue
+        except FormatError:
+            continue  # unreadable YAML: its records cannot vouch for anything
         for line in log if isinstance(log, list) else []:
             for match in _SUPERSEDES.finditer(str(line)):
                 try:
                     found.update(SeqSet.parse(match.group(2)))
-                except ValueError:
+                except FormatError:
                     continue
     return found
 

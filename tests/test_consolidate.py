@@ -363,3 +363,12 @@ def test_verify_tells_a_hand_deletion_from_a_loss(memd: Memd) -> None:
     )
     result = memd("verify", ok=False)
     assert result.exit_code == 1 and "seqs 2 vanished in memd commit" in result.output
+
+
+def test_verify_still_accounts_when_a_topic_has_invalid_frontmatter(memd: Memd) -> None:
+    memd("add", "\n".join(COFFEE))
+    memd("consolidate")
+    [path] = memd.vault.topic_files()
+    path.write_text(path.read_text().replace("summary:", "summary: [unclosed", 1))
+    report = json.loads(memd("verify", "--json").output)
+    assert report["ok"] and report["live"] == 3
