@@ -170,12 +170,6 @@ class Document:
                 return block.title
         return None
 
-    def with_blocks(self, blocks: tuple[Block, ...]) -> Document:
-        return replace(self, blocks=blocks)
-
-    def appended(self, entries: list[Entry]) -> Document:
-        """CURRENT's append: earlier lines untouched, entries added at the end."""
-        return replace(self, blocks=(*self.blocks, *entries), final_newline=True)
 
 
 def parse_document(text: str) -> Document:

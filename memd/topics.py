@@ -50,9 +50,6 @@ def sections_of(document: Document) -> list[Section]:
     return result
 
 
-def items_of(document: Document) -> list[Item]:
-    return [item for section in sections_of(document) for item in section.items]
-
 
 def apply_sections(document: Document, sections: list[Section]) -> Document:
     """Rewrite the document so its sections hold exactly these items.

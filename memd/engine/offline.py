@@ -68,9 +68,8 @@ class OfflineEngine:
     # --- buffer rewrite -------------------------------------------------
 
     def rewrite(self, items: list[Item]) -> Rewrite:
-        kept, superseded = fold_duplicates(items)
-        kept, more = supersede(kept)
-        return Rewrite(tuple(self._group(kept)), tuple(superseded + more))
+        kept, superseded = supersede(fold_duplicates(items))
+        return Rewrite(tuple(self._group(kept)), tuple(superseded))
 
     def _group(self, items: list[Item]) -> list[Block]:
         if not items:
@@ -297,7 +296,7 @@ def is_filler(sentence: str) -> bool:
     return not words or all(word in _FILLER for word in words)
 
 
-def fold_duplicates(items: list[Item]) -> tuple[list[Item], list[Supersession]]:
+def fold_duplicates(items: list[Item]) -> list[Item]:
     """Exact and near duplicates collapse into the newest copy, which takes
     all their seqs and provenance."""
     kept: list[Item] = []
@@ -315,7 +314,7 @@ def fold_duplicates(items: list[Item]) -> tuple[list[Item], list[Supersession]]:
             forms.append(form)
             continue
         kept[match] = combine(kept[match], item)
-    return kept, []
+    return kept
 
 
 def _near(a: frozenset[str], b: frozenset[str]) -> bool:
