@@ -124,7 +124,10 @@ def load(vault: Vault) -> Journal | None:
 
 def recover(vault: Vault, commit: Callable[[Journal], object]) -> str | None:
     """Finish or undo an interrupted change. Returns what was done, if anything."""
-    journal = load(vault)
+    try:
+        journal = load(vault)
+    except MemdError as err:
+        return str(err)  # set aside; nothing had been applied from it
     if journal is None:
         return None
     path = vault.meta_dir / "journal" / "pending.json"

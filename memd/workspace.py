@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from .atomic import read_text
-from .document import Document, parse_document
+from .document import Document, Frontmatter, parse_document
 from .engine.base import Engine, Section, TopicInfo
 from .engine.text import slugify
 from .errors import DocumentError, FormatError
@@ -129,8 +129,6 @@ class Workspace:
         if not lines:
             return
         document = self.docs[survivor]
-        from .document import Frontmatter
-
         data = dict(document.frontmatter.data) if document.frontmatter is not None else {"id": survivor}
         previous = data.get("update_log")
         data["update_log"] = [*(previous if isinstance(previous, list) else []), *lines]

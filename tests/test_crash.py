@@ -88,3 +88,13 @@ def test_a_kill_at_any_step_leaves_the_vault_before_or_after(memd: Memd, tmp_pat
     assert point - 1 >= 20, f"only {point - 1} kill points"
     print(f"{point - 1} kill points: {outcomes}")
     assert outcomes["before"] >= 1 and outcomes["after"] >= 20
+
+
+def test_a_damaged_journal_is_set_aside_with_a_warning(memd: Memd) -> None:
+    journal = memd.vault.meta_dir / "journal" / "pending.json"
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    journal.write_text('{"changes": [')
+    result = memd("status")
+    assert "ignored an unreadable consolidation journal" in result.output
+    assert not journal.exists() and journal.with_suffix(".broken").exists()
+    memd("add", "life goes on")
