@@ -179,12 +179,15 @@ def test_stdout_carries_only_the_protocol(vault: Vault) -> None:
     assert server.stdin is not None and server.stdout is not None
     watchdog = threading.Timer(60, server.kill)  # a hung server fails the test instead of hanging it
     watchdog.start()
-    server.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
-    server.stdin.flush()
     lines = []
-    # The server stops when stdin closes, so keep it open until every reply is in.
-    for _ in range(3):
-        lines.append(server.stdout.readline())
+    # Like an agent, wait for each request's reply before the next one: the
+    # SDK may serve requests sent together concurrently, in any order. The
+    # server stops when stdin closes, so keep it open until every reply is in.
+    for message in messages:
+        server.stdin.write(json.dumps(message) + "\n")
+        server.stdin.flush()
+        if "id" in message:
+            lines.append(server.stdout.readline())
     server.stdin.close()
     lines += server.stdout.read().splitlines()
     assert server.wait(timeout=30) == 0
