@@ -91,6 +91,15 @@ def test_the_entry_next_to_a_hit_comes_along(vault: Vault, memd) -> None:
     assert ("Ana: bright orange, with a wicker basket.", "neighbour") in found
 
 
+def test_a_repeat_of_a_better_hit_gives_way_to_something_new(vault: Vault, memd) -> None:
+    memd("add", "--time", "2026-01-05", "Kyoto trip: booked the ryokan in Higashiyama for the Kyoto trip")
+    memd("add", "--time", "2026-02-11", "Kyoto trip: booked the ryokan in Higashiyama, Kyoto trip confirmed")
+    memd("add", "--time", "2026-03-20", "Kyoto trip: Sam wants to see the moss garden")
+    texts = [h["text"] for h in hits(memd, "kyoto trip")]
+    # By score alone the near-duplicate booking notes take ranks 1 and 2.
+    assert texts[1] == "Kyoto trip: Sam wants to see the moss garden"
+
+
 def test_edited_topic_is_found_without_reindex(travel: Vault, memd) -> None:
     assert hits(memd, "shinkansen") == []
     path = travel.topics_dir / "travel.md"

@@ -45,6 +45,7 @@ class Options:
     neighbours_join: bool = True
     session_weight: float = 0.3  # of the best-matching session's strength
     when_boost: float = 0.15  # "when" questions favour entries that mention a time
+    diversity: float = 0.5  # MMR: penalty per unit of word overlap with a better result
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,32 @@ def retrieve(backend: Backend, query: str, limit: int = 10, filters: Filters | N
         # exact to cite); only blocks of plain prose are results in their own right.
         scored = [pair for pair in scored if pair[0].record.kind == "entry" or not pair[0].record.seqs]
     results = _dedupe([Result(hit.record, score, _via(hit), names) for hit, score in scored])
+    if options.diversity:
+        results = _diversify(backend, results, limit, options.diversity)
     return results[:limit]
+
+
+def _diversify(backend: Backend, results: list[Result], limit: int, weight: float) -> list[Result]:
+    """Maximal marginal relevance: a result that mostly repeats the words of a
+    better one moves down, so a reader's limited attention (and a word budget)
+    covers more of what is relevant rather than the same thing twice."""
+    pool = results[: min(len(results), max(2 * limit, 40), 120)]
+    if len(pool) < 3:
+        return results
+    top = max(r.score for r in pool) or 1.0
+    words = [set(backend.analyse(r.record.text)) for r in pool]
+    overlap = [0.0] * len(pool)  # each candidate's highest overlap with a chosen result
+    remaining = list(range(len(pool)))
+    order: list[int] = []
+    while remaining:
+        best = max(remaining, key=lambda i: pool[i].score / top - weight * overlap[i])
+        remaining.remove(best)
+        order.append(best)
+        for i in remaining:
+            union = len(words[i] | words[best])
+            if union:
+                overlap[i] = max(overlap[i], len(words[i] & words[best]) / union)
+    return [pool[i] for i in order] + results[len(pool) :]
 
 
 def _smooth(backend: Backend, scored: list[tuple[Hit, float]], options: Options,
