@@ -372,3 +372,20 @@ def test_verify_still_accounts_when_a_topic_has_invalid_frontmatter(memd: Memd) 
     path.write_text(path.read_text().replace("summary:", "summary: [unclosed", 1))
     report = json.loads(memd("verify", "--json").output)
     assert report["ok"] and report["live"] == 3
+
+
+def test_the_example_vaults_buffer_goes_where_a_person_would_file_it(tmp_path: Path) -> None:
+    import shutil
+
+    from .conftest import REPO
+
+    root = tmp_path / "example"
+    shutil.copytree(REPO / "vault", root, ignore=shutil.ignore_patterns("index", "lock"))
+    outcome = consolidate(Vault(root), dry_run=True)
+    # 35 (an Atlas demo) and 36 (vegan dinners in Kyoto) both name Dana and
+    # follow each other, but were written a day apart: no shared sitting.
+    assert {(m.seqs, m.topic) for m in outcome.moves} == {
+        ("34", "running"),
+        ("35", "work-atlas-project"),
+        ("36", "travel"),
+    }

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from datetime import datetime, timedelta
 
+from ..errors import FormatError
 from ..signature import SeqSet
+from ..timeutil import parse_time
 from .base import Block, Extracted, Item, Rewrite, Route, Section, Supersession, TopicInfo, TopicUpdate
 from .text import _SPEAKER, Vector, Weights, add_into, cosine, normal_form, normalised, speakers, terms
 
@@ -20,7 +23,7 @@ from .text import _SPEAKER, Vector, Weights, add_into, cosine, normal_form, norm
 # share (see plan), the others cosines.
 GROUP_THRESHOLD = 0.16
 CONTINUITY_BONUS = 0.12  # consecutive entries usually continue one subject
-ROUTE_THRESHOLD = 0.15
+ROUTE_THRESHOLD = 0.08
 PLACE_THRESHOLD = 0.12
 MERGE_THRESHOLD = 0.30
 NEAR_DUPLICATE = 0.85  # Jaccard of term sets
@@ -80,10 +83,15 @@ class OfflineEngine:
         groups: list[list[int]] = []
         centroids: list[Vector] = []
         owner: list[int] = []
+        times = [_moment(item) for item in items]
         for i, vec in enumerate(vectors):
             best, best_score = -1, GROUP_THRESHOLD
+            # The previous entry's group gets a bonus only within one sitting:
+            # after a break, the next entry joins a group on its own merits.
+            follows = i > 0 and _same_sitting(times[i - 1], times[i])
             for g, centroid in enumerate(centroids):
-                score = cosine(vec, normalised(centroid)) + (CONTINUITY_BONUS if owner and owner[-1] == g else 0.0)
+                bonus = CONTINUITY_BONUS if follows and owner[-1] == g else 0.0
+                score = cosine(vec, normalised(centroid)) + bonus
                 if score >= best_score:
                     best, best_score = g, score
             if best < 0:
@@ -119,28 +127,33 @@ class OfflineEngine:
     # --- planning -------------------------------------------------------
 
     def plan(self, blocks: list[Block], topics: list[TopicInfo]) -> list[Route]:
-        """Route by coverage: the idf-weighted share of a block's distinct terms
-        that a topic also uses. Unlike cosine, it does not punish a short
-        block for meeting a long topic."""
+        """Route by how well a topic covers the block's words, BM25-style: each
+        shared word counts by its rarity, saturating with its frequency in the
+        topic, discounted for topics longer than average (a big topic knows
+        many words without being about all of them)."""
         texts = ["\n".join(item.text for item in block.items) for block in blocks]
         texts += [f"{topic.summary}\n{topic.text}" for topic in topics]
-        everything = [set(w) for w in vocabulary(texts)]
-        block_words, topic_words = everything[: len(blocks)], everything[len(blocks) :]
-        weights = Weights([list(w) for w in block_words + topic_words])
-        planned: list[tuple[str, set[str]]] = []  # new topics opened by this plan
+        everything = vocabulary(texts)
+        weights = Weights(everything)
+        block_words = [set(w) for w in everything[: len(blocks)]]
+        topic_counts = [Counter(w) for w in everything[len(blocks) :]]
+        average = sum(sum(c.values()) for c in topic_counts) / len(topic_counts) if topic_counts else 1.0
+        planned: list[tuple[str, Counter[str]]] = []  # new topics opened by this plan
         routes = []
         for i, words in enumerate(block_words):
             best = max(
-                ((_coverage(words, tw, weights), t.id) for tw, t in zip(topic_words, topics, strict=True)),
+                ((_fit(words, counts, weights, average), t.id) for counts, t in zip(topic_counts, topics, strict=True)),
                 default=(0.0, ""),
             )
-            fresh = max(((_coverage(words, pw, weights), title) for title, pw in planned), default=(0.0, ""))
+            fresh = max(
+                ((_fit(words, counts, weights, average), title) for title, counts in planned), default=(0.0, "")
+            )
             if best[0] >= ROUTE_THRESHOLD and best[0] >= fresh[0]:
                 routes.append(Route(i, best[1]))
             elif fresh[0] >= ROUTE_THRESHOLD:
                 routes.append(Route(i, None, fresh[1]))
             else:
-                planned.append((blocks[i].title, words))
+                planned.append((blocks[i].title, Counter(everything[i])))
                 routes.append(Route(i, None, blocks[i].title))
         return routes
 
@@ -280,15 +293,36 @@ class OfflineEngine:
 # --- rules shared by the rewrite and topic update steps -----------------------
 
 
+SITTING = timedelta(hours=2)
+
+
+def _moment(item: Item) -> datetime | None:
+    try:
+        return parse_time(item.signature.time) if item.signature.time else None
+    except FormatError:
+        return None
+
+
+def _same_sitting(a: datetime | None, b: datetime | None) -> bool:
+    """Unknown times count as one sitting (no evidence of a break)."""
+    return a is None or b is None or abs(b - a) <= SITTING
+
+
 def vocabulary(texts: list[str]) -> list[list[str]]:
     """Terms of each text, leaving out the names of the transcript's speakers."""
     ignore = speakers(texts)
     return [terms(text, ignore) for text in texts]
 
 
-def _coverage(words: set[str], other: set[str], weights: Weights) -> float:
+def _fit(words: set[str], counts: Counter[str], weights: Weights, average: float) -> float:
+    """Share of the block's idf mass a topic covers, each word saturating with
+    its count in the topic (k1 = 1.2) and discounted by topic length (b = 0.75)."""
     total = sum(weights.idf(t) for t in words)
-    return sum(weights.idf(t) for t in words & other) / total if total else 0.0
+    if not total:
+        return 0.0
+    length = sum(counts.values()) / (average or 1.0)
+    norm = 1.2 * (0.25 + 0.75 * length)
+    return sum(weights.idf(t) * counts[t] * 2.2 / (counts[t] + norm) for t in words if counts[t]) / (2.2 * total)
 
 
 def is_filler(sentence: str) -> bool:
