@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 from ..prompts import load
 from .base import Block, Extracted, Item, Rewrite, Route, Section, Supersession, TopicInfo, TopicUpdate
 from .client import BadOutput, ModelClient, ModelError
-from .offline import OfflineEngine, combine
+from .offline import OfflineEngine
+from .rules import combine
 
 T = TypeVar("T")
 _UNSAFE_TITLE = re.compile(r"[/\\\x00-\x1f]|\.\.")

@@ -1,8 +1,8 @@
 """The offline engine: deterministic rules and lexical statistics, no model.
 
 Every decision here is explainable from the words of the entries: tf-idf
-vectors, cosine similarity with fixed thresholds, and a narrow pattern for
-"X is Y" statements whose value changed.
+vectors, cosine similarity and BM25-style fit with fixed thresholds. The
+duplicate and supersession rules it applies live in ``rules.py``.
 """
 
 from __future__ import annotations
@@ -12,39 +12,25 @@ from collections import Counter
 from datetime import datetime, timedelta
 
 from ..errors import FormatError
-from ..signature import SeqSet
 from ..timeutil import parse_time
-from .base import Block, Extracted, Item, Rewrite, Route, Section, Supersession, TopicInfo, TopicUpdate
-from .text import _SPEAKER, Vector, Weights, add_into, cosine, normal_form, normalised, speakers, terms
+from .base import Block, Extracted, Item, Rewrite, Route, Section, TopicInfo, TopicUpdate
+from .rules import fold_duplicates, fold_into_existing, is_filler, supersede
+from .text import _SPEAKER, Vector, Weights, add_into, cosine, normalised, speakers, terms
 
 # Similarity thresholds (cosine of tf-idf vectors). Group: an entry joins a
 # running group; route: a block joins an existing topic; place: an entry
 # joins a section; merge: two small topics become one. Route is a coverage
-# share (see plan), the others cosines.
+# fit (see plan), the others cosines.
 GROUP_THRESHOLD = 0.16
 CONTINUITY_BONUS = 0.12  # consecutive entries usually continue one subject
 ROUTE_THRESHOLD = 0.08
 PLACE_THRESHOLD = 0.12
 MERGE_THRESHOLD = 0.30
-NEAR_DUPLICATE = 0.85  # Jaccard of term sets
 MIN_GROUP = 3
 FRAGMENT_MIN = 0.05  # a fragment joins a group only if they share something
 LOW_CONTENT = 3  # fewer distinct content terms than this: a remark, not a memory
 
-_FILLER = frozenset(
-    (
-        "hi hello hey hiya thanks thank thx ty bye goodbye cheers lol haha hahaha wow cool nice great awesome "
-        "ok okay sure yep yeah yes no np welcome see soon later talk catch care good morning night evening "
-        "afternoon glad happy sounds amazing definitely totally absolutely right agreed true same too you "
-    ).split()
-)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
-_STATEMENT = re.compile(
-    r"^(?P<subject>[^.!?]{3,60}?)\s+(?:is|are|is now|are now|has changed to|changed to|moved to)\s+"
-    r"(?P<value>[^.!?]+)[.!]?$",
-    re.IGNORECASE,
-)
-_VAGUE_SUBJECT = frozenset(("it this that there they he she i you we what which who everything something ").split())
 
 
 class OfflineEngine:
@@ -323,98 +309,3 @@ def _fit(words: set[str], counts: Counter[str], weights: Weights, average: float
     length = sum(counts.values()) / (average or 1.0)
     norm = 1.2 * (0.25 + 0.75 * length)
     return sum(weights.idf(t) * counts[t] * 2.2 / (counts[t] + norm) for t in words if counts[t]) / (2.2 * total)
-
-
-def is_filler(sentence: str) -> bool:
-    words = re.findall(r"[^\W_]+", sentence.lower())
-    return not words or all(word in _FILLER for word in words)
-
-
-def fold_duplicates(items: list[Item]) -> list[Item]:
-    """Exact and near duplicates collapse into the newest copy, which takes
-    all their seqs and provenance."""
-    kept: list[Item] = []
-    term_sets: list[frozenset[str]] = []
-    forms: list[str] = []
-    for item in items:
-        form, words = normal_form(item.text), frozenset(terms(item.text))
-        match = next(
-            (k for k in range(len(kept)) if forms[k] == form or _near(term_sets[k], words)),
-            None,
-        )
-        if match is None:
-            kept.append(item)
-            term_sets.append(words)
-            forms.append(form)
-            continue
-        kept[match] = combine(kept[match], item)
-    return kept
-
-
-def _near(a: frozenset[str], b: frozenset[str]) -> bool:
-    return len(a) >= 4 and len(b) >= 4 and len(a & b) / len(a | b) >= NEAR_DUPLICATE
-
-
-def combine(older: Item, newer: Item) -> Item:
-    """``newer`` wins the text and time; the seqs and sources of both stay."""
-    seqs = SeqSet.of([*older.seqs, *newer.seqs])
-    refs = [r for ref in (older.signature.src, newer.signature.src) if ref for r in ref.split(";")]
-    src = ";".join(dict.fromkeys(refs)) or None
-    return Item(newer.signature.replace(seq=str(seqs), src=src), newer.text)
-
-
-def statement(text: str) -> tuple[str, str] | None:
-    """``(subject, value)`` for a short "X is Y" statement with a concrete subject."""
-    match = _STATEMENT.match(" ".join(text.split()))
-    if not match:
-        return None
-    subject = normal_form(match.group("subject"))
-    words = subject.split()
-    if not 1 <= len(words) <= 6 or set(words) & _VAGUE_SUBJECT:
-        return None
-    return subject, normal_form(match.group("value"))
-
-
-def supersede(items: list[Item]) -> tuple[list[Item], list[Supersession]]:
-    """A later "X is Y" replaces an earlier "X is Z" about the same X."""
-    latest: dict[str, int] = {}
-    dropped: set[int] = set()
-    records = []
-    for i, item in enumerate(items):
-        found = statement(item.text)
-        if found is None:
-            continue
-        subject, value = found
-        if subject in latest:
-            j = latest[subject]
-            if statement(items[j].text) != found:
-                dropped.add(j)
-                records.append(Supersession(item.seqs, items[j].seqs, f"{subject}: now {value!r}"))
-        latest[subject] = i
-    return [item for i, item in enumerate(items) if i not in dropped], records
-
-
-def fold_into_existing(
-    existing: list[tuple[int, Item]], incoming: list[Item]
-) -> tuple[list[tuple[Item | None, Item]], list[Supersession]]:
-    """Pair each incoming item with the existing item it duplicates (if any)
-    and find existing statements it supersedes."""
-    forms = {normal_form(item.text): item for _, item in existing}
-    subjects = {}
-    for _, item in existing:
-        found = statement(item.text)
-        if found:
-            subjects[found[0]] = (item, found[1])
-    paired: list[tuple[Item | None, Item]] = []
-    superseded = []
-    for item in incoming:
-        old = forms.get(normal_form(item.text))
-        if old is not None and old.seqs.last < item.seqs.first:
-            paired.append((old, combine(old, item)))
-            continue
-        found = statement(item.text)
-        if found and found[0] in subjects and subjects[found[0]][1] != found[1]:
-            old_item = subjects.pop(found[0])[0]
-            superseded.append(Supersession(item.seqs, old_item.seqs, f"{found[0]}: now {found[1]!r}"))
-        paired.append((None, item))
-    return paired, superseded
