@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from memd.buffer import NewEntry, append_entries, buffer_status
-from memd.consolidate import consolidate
+from memd.consolidation.run import consolidate
 from memd.vault import init_vault
 
 SUBJECTS = {

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from memd.consolidate import consolidate
+from memd.consolidation.run import consolidate
 from memd.ingest import ingest_file
 from memd.vault import Vault, init_vault
 

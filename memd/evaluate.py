@@ -140,7 +140,7 @@ def _ingest(root: Path, conversation: Conversation) -> Any:
 
 def _consolidate(vault: Any) -> bool:
     try:
-        from . import consolidate as module
+        from .consolidation import run as module
     except ImportError:
         return False
     run = getattr(module, "consolidate", None)

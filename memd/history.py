@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import FormatError
+from .layout import VERSIONED
 from .vault import Vault
 
-# What memd versions: the memory itself and the settings that shape it.
-VAULT_PATHS = ("CURRENT.md", "topics", "sources", ".memd/config.toml", ".memd/state.json", ".gitignore")
 _AUTHOR = re.compile(r"^\s*(?P<name>[^<]+?)\s*<(?P<email>[^>]+)>\s*$")
 _TRAILER = re.compile(r"^(Memd-[A-Za-z-]+):\s*(.*)$", re.MULTILINE)
 
@@ -30,6 +30,9 @@ class Commit:
     time: str
     subject: str
     trailers: dict[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "kind": self.kind}
 
     @property
     def kind(self) -> str:
@@ -72,7 +75,7 @@ def blocked(vault: Vault) -> str | None:
 
 
 def _specs(vault: Vault) -> list[str]:
-    return [p for p in VAULT_PATHS if (vault.root / p).exists() or _tracked(vault, p)]
+    return [p for p in VERSIONED if (vault.root / p).exists() or _tracked(vault, p)]
 
 
 def _tracked(vault: Vault, path: str) -> bool:
@@ -136,6 +139,26 @@ def commit(vault: Vault, message: str, paths: list[str], author: str | None) -> 
 
 class GitError(Exception):
     """Git refused; callers turn this into a warning, never a lost change."""
+
+
+def commit_as_memd(
+    vault: Vault, message: str, paths: list[str], trailers: dict[str, str] | None = None
+) -> tuple[str | None, str | None]:
+    """memd's own commit of ``paths`` (author from settings, trailers appended).
+
+    Returns (sha or None, why it was not committed or None). Never raises:
+    the files are already safe on disk, so a refusing git is a warning and the
+    change is committed next time.
+    """
+    reason = blocked(vault)
+    if reason:
+        return None, f"not committed: {reason}; the files are safe and will be committed next time"
+    if trailers:
+        message = message.rstrip("\n") + "\n\n" + "\n".join(f"{k}: {v}" for k, v in trailers.items())
+    try:
+        return commit(vault, message, paths, vault.config.git_author), None
+    except GitError as err:
+        return None, f"not committed: {err}"
 
 
 def commit_hand_edits(vault: Vault) -> str | None:

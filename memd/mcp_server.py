@@ -16,7 +16,6 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from datetime import timedelta
 from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -25,8 +24,8 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from . import __version__
+from .app import Memory
 from .errors import MemdError
-from .vault import Vault
 
 log = logging.getLogger("memd.mcp")
 
@@ -47,8 +46,8 @@ APPEND_ONLY = ToolAnnotations(read_only_hint=False, destructive_hint=False, open
 F = TypeVar("F", bound=Callable[..., dict[str, Any]])
 
 
-def build_server(vault: Vault) -> MCPServer[Any]:
-    """An MCP server exposing the memory tools of ``vault``."""
+def build_server(memory: Memory) -> MCPServer[Any]:
+    """An MCP server exposing the memory tools of ``memory``'s vault."""
     turn = threading.Lock()
 
     def tool(fn: F) -> F:
@@ -56,7 +55,6 @@ def build_server(vault: Vault) -> MCPServer[Any]:
         def call(*args: Any, **kwargs: Any) -> dict[str, Any]:
             with turn:
                 try:
-                    _recover(vault)
                     return fn(*args, **kwargs)
                 except MemdError as err:
                     # The message is written for a person or a model to act on.
@@ -88,15 +86,8 @@ def build_server(vault: Vault) -> MCPServer[Any]:
         Use it for durable facts worth recalling in a later session: preferences, facts about people,
         decisions, plans and dates. Do not store secrets or passing chit-chat. The entry is searchable at
         once; memd later files it into a topic. Returns the new entry's seq and where it was written."""
-        from .buffer import NewEntry, append_entries
-
-        added = append_entries(vault, [NewEntry(text, time, source, src)])
-        return {
-            "added": [
-                {"seq": a.seq, "path": "CURRENT.md", "line": a.line, "signature": a.signature, "text": a.text}
-                for a in added
-            ]
-        }
+        added = memory.add(text, time=time, source=source, src=src)
+        return {"added": [a.to_json() for a in added]}
 
     @tool
     def memory_search(
@@ -110,11 +101,7 @@ def build_server(vault: Vault) -> MCPServer[Any]:
 
         Each result has `path`, `line`, `seq`, `time`, `source` and a `snippet`; cite results as path:line.
         Use memory_read to see more lines around a result. Returns {"results": [...]}, best first."""
-        from .index import Filters
-        from .tools import search
-
-        filters = Filters(since=_bound(since, end_of_day=False), until=_bound(until, end_of_day=True), source=source)
-        return {"query": query, "results": search(vault, query, limit, filters)}
+        return memory.search(query, limit=limit, since=since, until=until, source=source).to_json()
 
     @tool
     def memory_grep(
@@ -129,11 +116,7 @@ def build_server(vault: Vault) -> MCPServer[Any]:
 
         Better than memory_search for names, numbers and exact phrases. Each match has `path`, `line`, `text`
         and the lines `before` and `after`; `truncated` is true when more matches exist than `limit`."""
-        from .tools import grep, grep_doc
-
-        if doc is not None:
-            return grep_doc(vault, doc, pattern, limit, context, ignore_case=not case_sensitive)
-        return grep(vault, pattern, limit, context, ignore_case=not case_sensitive)
+        return memory.grep(pattern, doc=doc, limit=limit, context=context, ignore_case=not case_sensitive).to_json()
 
     @tool
     def memory_read(
@@ -147,9 +130,7 @@ def build_server(vault: Vault) -> MCPServer[Any]:
 
         Use it to see a citation in context (for a result at topics/travel.md:12, read doc 'topics/travel.md'
         with start 5 and end 20). `next` gives the line to continue from when the document is longer."""
-        from .tools import read_lines
-
-        return read_lines(vault, doc, start, end)
+        return memory.read(doc, start, end).to_json()
 
     @tool
     def memory_list(
@@ -160,9 +141,7 @@ def build_server(vault: Vault) -> MCPServer[Any]:
 
         Use it to see what the memory covers, then memory_read a topic by its id. `total` counts all
         documents; page with offset."""
-        from .tools import list_docs
-
-        return list_docs(vault, offset, limit)
+        return memory.list(offset=offset, limit=limit).to_json()
 
     @tool
     def memory_ask(
@@ -172,18 +151,18 @@ def build_server(vault: Vault) -> MCPServer[Any]:
     ) -> dict[str, Any]:
         """Answer a question from the user's long-term memory, with the evidence and citations.
 
-        Gathers the best-matching entries (including recent ones not yet filed into topics) and returns
-        `answer` (quoting the supporting entries, newest first, each with path:line), `found`, and
-        `evidence` blocks. Check the evidence before relying on the answer; newer entries supersede older."""
-        from .ask import ask
-
-        return ask(vault, question, budget).to_json()
+        Works like `memd ask`: with a language model configured for the vault, the model searches the memory
+        with these tools and answers citing path:line; without one, the best-matching entries (including
+        recent ones not yet filed into topics) are quoted, newest first. Returns `answer`, `found`, `engine`
+        and the `evidence` blocks. Check the evidence before relying on the answer; newer entries supersede
+        older."""
+        return memory.ask(question, budget=budget).to_json()
 
     @tool
     def memory_status() -> dict[str, Any]:
         """Show the state of the memory: entries and tokens waiting in the CURRENT buffer against the
         consolidation thresholds, the number of topics, the next seq and the last consolidation."""
-        return status(vault)
+        return memory.status().to_json()
 
     server.add_tool(memory_add, annotations=APPEND_ONLY, title="Add a memory")
     server.add_tool(memory_search, annotations=READ_ONLY, title="Search memory")
@@ -195,40 +174,10 @@ def build_server(vault: Vault) -> MCPServer[Any]:
     return server
 
 
-def status(vault: Vault) -> dict[str, Any]:
-    """The same facts `memd status --json` prints."""
-    from .buffer import buffer_status
-    from .state import read_state
-    from .timeutil import format_duration, format_time
-
-    buffer = buffer_status(vault)
-    state, problem = read_state(vault)
-    age = buffer.age_seconds
-    return {
-        "vault": str(vault.root),
-        "engine": vault.config.engine,
-        "buffer": {
-            "entries": buffer.entries,
-            "tokens": buffer.tokens,
-            "token_threshold": buffer.token_threshold,
-            "age": format_duration(timedelta(seconds=age)) if age is not None else None,
-            "age_threshold": format_duration(timedelta(seconds=buffer.age_threshold_seconds)),
-            "since": format_time(buffer.since) if buffer.since else None,
-            "due": buffer.due_reason,
-        },
-        "topics": len(vault.topic_files()),
-        "next_seq": state.next_seq,
-        "consolidations": state.epoch,
-        "last_consolidation": state.last_consolidation,
-        "state_problem": problem,
-    }
-
-
-def serve(vault: Vault) -> None:
-    """Serve ``vault`` over stdin/stdout until the client disconnects."""
-    _recover(vault)
+def serve(memory: Memory) -> None:
+    """Serve ``memory`` over stdin/stdout until the client disconnects."""
     sys.stdout.flush()
-    build_server(vault).run("stdio")
+    build_server(memory).run("stdio")
 
 
 @asynccontextmanager
@@ -241,24 +190,3 @@ async def _stdout_to_stderr(_: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
         yield {}
     finally:
         sys.stdout = previous
-
-
-def _recover(vault: Vault) -> None:
-    """Finish or undo an interrupted consolidation before reading, as the CLI does."""
-    if (vault.meta_dir / "journal" / "pending.json").exists():
-        from .consolidate import recover
-
-        note = recover(vault)
-        if note:
-            log.warning("memd: %s", note)
-
-
-def _bound(value: str | None, *, end_of_day: bool) -> Any:
-    from .timeutil import parse_time
-
-    if value is None:
-        return None
-    moment = parse_time(value)
-    if end_of_day and "T" not in value and " " not in value.strip():
-        moment += timedelta(days=1, microseconds=-1)  # a bare date as `until` means through that day
-    return moment

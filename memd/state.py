@@ -67,7 +67,7 @@ def highest_seq_in(paths: list[Path]) -> int:
 
 
 def highest_seq(vault: Vault) -> int:
-    return highest_seq_in([vault.current, *vault.topic_files()])
+    return highest_seq_in(vault.entry_files())
 
 
 def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: str | None = None) -> range:

@@ -6,7 +6,7 @@ import os
 import re
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,8 +14,9 @@ from .atomic import atomic_write, read_text
 from .config import CONFIG_TEMPLATE, Config, load_config
 from .document import Document, parse_document
 from .errors import NotFound, VaultError, VaultNotFound
+from .layout import CURRENT_NAME, classify, holds_entries
+from .layout import doc_id as _doc_id
 
-CURRENT_NAME = "CURRENT.md"
 CURRENT_TEMPLATE = """\
 # CURRENT
 
@@ -90,19 +91,28 @@ class Vault:
     def rel(self, path: Path) -> str:
         return path.resolve().relative_to(self.root.resolve()).as_posix()
 
+    def documents(self) -> list[Path]:
+        """Every file that is memory (CURRENT, topics, sources), sorted by path."""
+        found = [self.current] if self.current.is_file() else []
+        for folder in (self.topics_dir, self.sources_dir):
+            if folder.is_dir():
+                found += [p for p in folder.rglob("*.md") if classify(self.rel_of(p)) and p.is_file()]
+        return sorted(found, key=self.rel_of)
+
+    def entry_files(self) -> list[Path]:
+        """The documents whose signed entries are memory: CURRENT and topics."""
+        return [p for p in self.documents() if holds_entries(self.rel_of(p))]
+
     def topic_files(self) -> list[Path]:
-        if not self.topics_dir.is_dir():
-            return []
-        return sorted(p for p in self.topics_dir.rglob("*.md") if p.is_file() and not p.name.startswith("."))
+        return [p for p in self.entry_files() if p != self.current]
+
+    def rel_of(self, path: Path) -> str:
+        """Vault-relative path of a path under the root (no symlink resolution)."""
+        return path.relative_to(self.root).as_posix()
 
     def doc_id(self, path: Path) -> str:
         """``topics/coffee.md`` -> ``coffee``; CURRENT.md -> ``CURRENT``."""
-        rel = self.rel(path)
-        if rel == CURRENT_NAME:
-            return "CURRENT"
-        if rel.startswith("topics/"):
-            return rel[len("topics/") : -len(".md")]
-        return rel
+        return _doc_id(self.rel(path))
 
     def topic_path(self, doc_id: str) -> Path:
         if not _SLUG.match(doc_id):
@@ -191,10 +201,9 @@ def init_vault(path: Path) -> InitResult:
         except (OSError, subprocess.CalledProcessError):
             pass  # git is optional for the files; consolidation says so when it cannot commit
     if git_initialised:
-        from .history import GitError, commit, vault_specs
+        from .history import commit_as_memd, vault_specs
 
-        with suppress(GitError):  # the layout as memd's first commit, so later edits stand out
-            commit(vault, "init: memd vault", vault_specs(vault), vault.config.git_author)
+        commit_as_memd(vault, "init: memd vault", vault_specs(vault))  # so later edits stand out
     return InitResult(vault, tuple(created), git_initialised)
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from memd.consolidate import ConsolidationError, consolidate
+from memd.consolidation.journal import HandEditConflict
+from memd.consolidation.run import ConsolidationError, consolidate
 from memd.engine.base import Block, Section, TopicUpdate
 from memd.engine.offline import OfflineEngine
-from memd.journal import HandEditConflict
 from memd.vault import Vault
 
 from .conftest import Memd

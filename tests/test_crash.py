@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memd.consolidate import recover
+from memd.consolidation.run import recover
+from memd.consolidation.verify import verify_vault
 from memd.vault import Vault
-from memd.verify import verify_vault
 
 from .conftest import Memd
 from .test_consolidate import snapshot

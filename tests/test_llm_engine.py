@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from memd.consolidate import consolidate
+from memd.consolidation.run import consolidate
+from memd.consolidation.verify import verify_vault
 from memd.ledger import read
 from memd.vault import Vault
-from memd.verify import verify_vault
 
 from .conftest import Memd
 from .model_server import Delay, ScriptedModel, Status

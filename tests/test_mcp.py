@@ -98,7 +98,7 @@ def test_an_agent_lists_the_tools_adds_a_memory_then_searches_and_asks(vault: Va
     assert f"CURRENT.md:{added['line']}" in answer["answer"]
 
     assert seen["status"]["buffer"]["entries"] == 1
-    assert seen["status"]["engine"] == "offline"
+    assert seen["status"]["engine"]["name"] == "offline"
 
 
 @pytest.fixture

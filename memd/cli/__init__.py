@@ -10,11 +10,15 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .. import __version__
+
+if TYPE_CHECKING:
+    from ..app import Memory
+    from ..vault import Vault
 
 # command name -> "module:function" (relative to memd.cli)
 COMMANDS: dict[str, str] = {
@@ -98,21 +102,21 @@ def main(ctx: click.Context, vault: str | None) -> None:
     ctx.obj = {"vault": vault}
 
 
-def get_vault(ctx: click.Context) -> Any:
-    """The vault for this invocation (found lazily: `init` needs none)."""
-    from ..vault import find_vault
+def get_memory(ctx: click.Context) -> Memory:
+    """The vault for this invocation, opened once (found lazily: `init` needs none)."""
+    from ..app import Memory
 
     root = ctx.find_root()
-    vault = find_vault((root.obj or {}).get("vault"))
-    if (vault.meta_dir / "journal" / "pending.json").exists():
-        # A consolidation was interrupted: finish or undo it before anything
-        # reads or writes the vault.
-        from ..consolidate import recover
+    obj = root.obj if isinstance(root.obj, dict) else {}
+    root.obj = obj
+    if "memory" not in obj:
+        obj["memory"] = Memory.open(obj.get("vault"), warn=lambda note: click.echo(f"memd: {note}", err=True))
+    memory: Memory = obj["memory"]
+    return memory
 
-        note = recover(vault)
-        if note:
-            click.echo(f"memd: {note}", err=True)
-    return vault
+
+def get_vault(ctx: click.Context) -> Vault:
+    return get_memory(ctx).vault
 
 
 def emit_json(data: Any) -> None:

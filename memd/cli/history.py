@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import click
 
-from . import emit_json, get_vault, json_option
+from . import emit_json, get_memory, get_vault, json_option
 
 
 @click.command()
@@ -26,17 +24,11 @@ def consolidate(ctx: click.Context, if_due: bool, dry_run: bool, as_json: bool) 
         memd consolidate --dry-run
         memd consolidate --if-due      # from cron or a hook
     """
-    from ..consolidate import consolidate as run
-
-    vault = get_vault(ctx)
-    outcome = run(vault, dry_run=dry_run, if_due=if_due)
+    outcome = get_memory(ctx).consolidate(dry_run=dry_run, if_due=if_due)
     for warning in outcome.warnings:
         click.echo(f"warning: {warning}", err=True)
     if as_json:
-        data = asdict(outcome)
-        data["superseded"] = [{"new": str(s.new), "old": str(s.old), "reason": s.reason} for s in outcome.superseded]
-        data["subject"] = outcome.subject
-        emit_json(data)
+        emit_json(outcome.to_json())
         return
     if outcome.skipped:
         click.echo(f"nothing to do: {outcome.skipped}")
@@ -69,11 +61,9 @@ def log(ctx: click.Context, limit: int, as_json: bool) -> None:
     Example:
         memd log -n 5
     """
-    from ..history import log as history
-
-    commits = history(get_vault(ctx), limit)
+    commits = get_memory(ctx).log(limit)
     if as_json:
-        emit_json([{**asdict(c), "kind": c.kind} for c in commits])
+        emit_json([c.to_json() for c in commits])
         return
     if not commits:
         click.echo("no history yet")
@@ -94,11 +84,9 @@ def verify(ctx: click.Context, as_json: bool) -> None:
     Example:
         memd verify --json
     """
-    from ..verify import verify_vault
-
-    report = verify_vault(get_vault(ctx))
+    report = get_memory(ctx).verify()
     if as_json:
-        emit_json({**asdict(report), "ok": not report.problems})
+        emit_json(report.to_json())
     else:
         for problem in report.problems:
             click.echo(f"problem: {problem}")

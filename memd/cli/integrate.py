@@ -8,7 +8,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from . import emit_json, get_vault, json_option
+from . import emit_json, get_memory, get_vault, json_option
 
 
 @click.command()
@@ -24,13 +24,13 @@ def mcp(ctx: click.Context) -> None:
     Example:
         claude mcp add memd -- memd --vault ~/memory mcp
     """
-    vault = get_vault(ctx)
+    memory = get_memory(ctx)
     try:
         from ..mcp_server import serve
     except ImportError as err:
         missing = f"the MCP server needs the mcp package ({err.name} is missing): pip install mcp"
         raise click.ClickException(missing) from None
-    serve(vault)
+    serve(memory)
 
 
 @click.group()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..document import Document, Entry, Heading, LocatedEntry, parse_document
+from ..layout import doc_id as doc_id_for
 from ..signature import SeqSet
 
 # A heading partition with more lines than this is cut into chunks, so one
@@ -46,6 +47,7 @@ class Record:
     def to_json(self) -> dict[str, object]:
         return {
             "id": self.rid,
+            "cite": self.cite,
             "kind": self.kind,
             "doc": self.doc,
             "path": self.path,
@@ -67,14 +69,6 @@ class Record:
 
 def content_hash(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
-
-
-def doc_id_for(rel: str) -> str:
-    if rel == "CURRENT.md":
-        return "CURRENT"
-    if rel.startswith("topics/") and rel.endswith(".md"):
-        return rel[len("topics/") : -len(".md")]
-    return rel
 
 
 def records_for(rel: str, text: str) -> list[Record]:

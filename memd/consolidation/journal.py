@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TypeVar
 
-from .atomic import atomic_write
-from .errors import MemdError
-from .vault import Vault
+from ..atomic import atomic_write
+from ..errors import MemdError
+from ..vault import Vault
 
 
 class HandEditConflict(MemdError):
@@ -106,6 +106,11 @@ def _undo(vault: Vault, done: list[FileChange]) -> None:
     for change in reversed(done):
         if _on_disk(vault, change.path) == change.after:
             _put(vault, change.path, change.before)
+
+
+def pending(vault: Vault) -> bool:
+    """Whether an interrupted change waits to be finished or undone (a stat, cheap)."""
+    return (vault.meta_dir / "journal" / "pending.json").exists()
 
 
 def load(vault: Vault) -> Journal | None:

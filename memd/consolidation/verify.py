@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
-from .document import Document, parse_document
-from .engine.base import Supersession
-from .errors import FormatError
-from .signature import SeqSet
-from .vault import Vault
+from ..document import Document, parse_document
+from ..engine.base import Supersession
+from ..errors import FormatError
+from ..signature import SeqSet
+from ..vault import Vault
 
 _SUPERSEDES = re.compile(r"seq (\S+) supersedes seq ([0-9+\-]+)")
 
@@ -71,10 +72,13 @@ class Report:
     problems: tuple[str, ...]
     commits_checked: int
 
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "ok": not self.problems}
+
 
 def verify_vault(vault: Vault) -> Report:
     """Account for every seq in the files now and in every commit before."""
-    from .history import blocked, seqs_by_commit
+    from ..history import blocked, seqs_by_commit
 
     documents = []
     for path in [vault.current, *vault.topic_files()]:

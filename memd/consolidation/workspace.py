@@ -6,14 +6,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from .atomic import read_text
-from .document import Document, Frontmatter, parse_document
-from .engine.base import Engine, Section, TopicInfo
-from .engine.text import slugify
-from .errors import DocumentError, FormatError
+from ..atomic import read_text
+from ..document import Document, Frontmatter, parse_document
+from ..engine.base import Engine, Section, TopicInfo
+from ..engine.text import slugify
+from ..errors import DocumentError, FormatError
+from ..vault import Vault
 from .journal import FileChange
-from .topics import Topic, adopt_unsigned, apply_sections, sections_of, topic_text, topic_tokens, with_frontmatter
-from .vault import Vault
+from .sections import Topic, adopt_unsigned, apply_sections, sections_of, topic_text, topic_tokens, with_frontmatter
 
 _EMPTY = parse_document("")
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .document import Block, Document, Line
-from .engine.base import Engine, Section
-from .tokens import count_tokens
-from .topics import apply_sections, partitions, sections_of, topic_tokens
+from ..document import Block, Document, Line
+from ..engine.base import Engine, Section
+from ..tokens import count_tokens
+from .sections import apply_sections, partitions, sections_of, topic_tokens
 from .workspace import Workspace
 
 

@@ -11,24 +11,25 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
+from .. import ledger
+from ..atomic import read_text
+from ..buffer import buffer_status
+from ..document import Document, Entry, parse_document
+from ..engine import get_engine
+from ..engine.base import Engine, Item, Supersession
+from ..errors import MemdError
+from ..history import GitError, blocked, commit_as_memd, commit_hand_edits, vault_specs
+from ..signature import SeqSet
+from ..state import State, highest_seq, read_state, render_state
+from ..timeutil import format_time, now
+from ..tokens import count_tokens
+from ..vault import Vault
 from . import journal as journal_mod
-from . import ledger
-from .atomic import read_text
-from .buffer import buffer_status
-from .document import Document, Entry, parse_document
-from .engine import get_engine
-from .engine.base import Engine, Item, Supersession
-from .errors import MemdError
-from .history import GitError, blocked, commit, commit_hand_edits, vault_specs
-from .maintain import merge_topics, split_topic
-from .signature import SeqSet
-from .state import State, highest_seq, read_state, render_state
-from .timeutil import format_time, now
-from .tokens import count_tokens
-from .topics import adopt_unsigned, sections_of
-from .vault import Vault
+from .sections import adopt_unsigned, sections_of
+from .upkeep import merge_topics, split_topic
 from .verify import account
 from .workspace import Workspace
 
@@ -64,6 +65,12 @@ class Outcome:
     skipped: str | None = None
     consolidation: int = 0
     fallbacks: int = 0  # steps the model failed, done by the offline engine instead
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["superseded"] = [{"new": str(s.new), "old": str(s.old), "reason": s.reason} for s in self.superseded]
+        data["subject"] = self.subject
+        return data
 
     @property
     def subject(self) -> str:
@@ -269,13 +276,7 @@ def _message(outcome: Outcome) -> str:
 
 
 def _commit_machine(vault: Vault, message: str) -> tuple[str | None, str | None]:
-    reason = blocked(vault)
-    if reason:
-        return None, f"not committed: {reason}; the files are consolidated and will be committed next time"
-    try:
-        return commit(vault, message, vault_specs(vault), vault.config.git_author), None
-    except GitError as err:
-        return None, f"not committed: {err}"
+    return commit_as_memd(vault, message, vault_specs(vault))
 
 
 def _commit_hand_edits(vault: Vault) -> list[str]:

@@ -1,0 +1,15 @@
+"""The write path after the buffer: CURRENT.md entries become topic documents.
+
+run.py drives one consolidation (rewrite -> plan -> apply -> upkeep -> prove ->
+journal -> commit); workspace.py holds the topics in memory meanwhile;
+sections.py sees a topic as sections of entries; upkeep.py splits and merges
+topics; verify.py is the no-loss accounting; journal.py makes the multi-file
+write all-or-nothing across crashes. See ARCHITECTURE.md, "Consolidation".
+"""
+
+from __future__ import annotations
+
+from .run import ConsolidationError, Move, Outcome, consolidate, recover
+from .verify import Report, verify_vault
+
+__all__ = ["ConsolidationError", "Move", "Outcome", "Report", "consolidate", "recover", "verify_vault"]
