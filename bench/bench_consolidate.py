@@ -19,7 +19,7 @@ from pathlib import Path
 
 from memd.buffer import NewEntry, append_entries, buffer_status
 from memd.consolidation.run import consolidate
-from memd.vault import init_vault
+from memd.setup import init_vault
 
 SUBJECTS = {
     "garden": "tomatoes basil seedlings compost watering greenhouse",

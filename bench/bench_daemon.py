@@ -31,7 +31,8 @@ from pathlib import Path
 
 from memd.consolidation.run import consolidate
 from memd.ingest import ingest_file
-from memd.vault import Vault, init_vault
+from memd.setup import init_vault
+from memd.vault import Vault
 
 DEFAULT_LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
 

@@ -127,7 +127,7 @@ def _conversation(item: dict[str, Any], number: int) -> Conversation:
 
 def _ingest(root: Path, conversation: Conversation) -> Any:
     from .buffer import NewEntry, append_entries
-    from .vault import init_vault
+    from .setup import init_vault
 
     vault = init_vault(root).vault
     items = [

@@ -10,8 +10,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .atomic import atomic_write, read_text
-from .config import CONFIG_TEMPLATE, Config, load_config
+from .atomic import read_text
+from .config import Config, load_config
 from .document import Document, parse_document
 from .errors import NotFound, VaultError, VaultNotFound
 from .layout import CURRENT_NAME, classify, holds_entries
@@ -152,59 +152,6 @@ def find_vault(explicit: str | os.PathLike[str] | None = None, cwd: Path | None 
         if (folder / ".memd").is_dir():
             return Vault(folder)
     raise VaultNotFound("no memd vault here or in any parent folder; create one with `memd init PATH`")
-
-
-@dataclass(frozen=True)
-class InitResult:
-    vault: Vault
-    created: tuple[str, ...]
-    git_initialised: bool
-
-
-def init_vault(path: Path) -> InitResult:
-    """Create the layout (idempotent: existing files are never touched)."""
-    if path.exists() and not path.is_dir():
-        raise VaultError(f"{path} is a file, not a vault folder")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        vault = Vault(path.resolve())
-        created: list[str] = []
-        for folder in (vault.topics_dir, vault.sources_dir, vault.inbox_dir, vault.meta_dir):
-            if not folder.is_dir():
-                folder.mkdir(parents=True)
-                created.append(vault.rel(folder) + "/")
-        # Empty folders vanish from git; a .gitkeep keeps the layout in clones.
-        for folder in (vault.topics_dir, vault.sources_dir, vault.inbox_dir):
-            if not any(folder.iterdir()):
-                (folder / ".gitkeep").touch()
-    except OSError as err:
-        raise VaultError(f"cannot create a vault at {path}: {err.strerror}") from None
-    from .state import State, write_state
-
-    files = {
-        vault.current: CURRENT_TEMPLATE,
-        vault.config_path: CONFIG_TEMPLATE,
-        vault.root / ".gitignore": GITIGNORE_TEMPLATE,
-    }
-    for file, text in files.items():
-        if not file.exists():
-            atomic_write(file, text)
-            created.append(vault.rel(file))
-    if not vault.state_path.exists():
-        write_state(vault, State())
-        created.append(vault.rel(vault.state_path))
-    git_initialised = False
-    if not in_git_repo(vault.root):
-        try:
-            subprocess.run(["git", "init", "-q", str(vault.root)], check=True, capture_output=True)
-            git_initialised = True
-        except (OSError, subprocess.CalledProcessError):
-            pass  # git is optional for the files; consolidation says so when it cannot commit
-    if git_initialised:
-        from .history import commit_as_memd, vault_specs
-
-        commit_as_memd(vault, "init: memd vault", vault_specs(vault))  # so later edits stand out
-    return InitResult(vault, tuple(created), git_initialised)
 
 
 def in_git_repo(path: Path) -> bool:

@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from memd.cli import main
-from memd.vault import Vault, init_vault
+from memd.setup import init_vault
+from memd.vault import Vault
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -217,7 +217,7 @@ def test_a_topic_with_invalid_yaml_is_skipped_reported_and_never_rewritten(memd:
 
 
 def test_without_git_the_files_are_consolidated_and_committed_next_time(tmp_path: Path) -> None:
-    from memd.vault import init_vault
+    from memd.setup import init_vault
 
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)  # so init does not create one ...
     vault = init_vault(tmp_path / "v").vault

@@ -24,7 +24,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..vault import InitResult, Vault, find_vault
+from ..vault import Vault, find_vault
 from .results import Added, BufferFacts, Hits, JsonResult, Status
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..index import IndexStore
     from ..ingest import InboxOutcome, IngestResult
     from ..lint import Problem
+    from ..setup import InitResult
 
 Warn = Callable[[str], None]
 Progress = Callable[[int, int], None]
@@ -60,7 +61,7 @@ class Memory:
     @staticmethod
     def init(path: str | os.PathLike[str]) -> InitResult:
         """Create a vault (idempotent: existing files are never touched)."""
-        from ..vault import init_vault
+        from ..setup import init_vault
 
         return init_vault(Path(path).expanduser())
 

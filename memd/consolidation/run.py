@@ -109,7 +109,7 @@ def consolidate(
         current = parse_document(current_text)
         status = buffer_status(vault, current)
         if if_due and status.due_reason is None:
-            return Outcome(0, "", trigger, engine.name, skipped="not due", warnings=tuple(filter(None, [recovered])))
+            return Outcome(0, "", trigger, engine.provenance, skipped="not due", warnings=tuple(filter(None, [recovered])))
         if if_due:
             trigger = status.due_reason or trigger
         warnings = [recovered] if recovered else []
@@ -135,7 +135,7 @@ def _consolidate(
     items = [Item(e.entry.signature, e.entry.full_text) for e in current.signed() if e.entry.signature]
     if not items:
         return Outcome(
-            0, "", trigger, engine.name, dry_run=dry_run, skipped="the buffer is empty", warnings=tuple(warnings)
+            0, "", trigger, engine.provenance, dry_run=dry_run, skipped="the buffer is empty", warnings=tuple(warnings)
         )
     epoch = state.epoch + 1
     engine.begin(f"consolidation {epoch}")
@@ -164,7 +164,7 @@ def _consolidate(
         entries=len(consolidated),
         seqs=str(SeqSet.of(consolidated)),
         trigger=trigger,
-        engine=engine.name,
+        engine=engine.provenance,
         moves=tuple(run.moves),
         new_topics=tuple(sorted(space.created - space.deleted)),
         touched_topics=tuple(sorted(space.touched - space.deleted)),
@@ -191,7 +191,7 @@ def _consolidate(
     changes.append(journal_mod.FileChange(".memd/state.json", state_before, render_state(new_state)))
     journal = journal_mod.Journal(tuple(changes), _message(outcome))
     sha, note = journal_mod.apply(vault, journal, lambda j: _commit_machine(vault, j.message))
-    if engine.name != "offline":
+    if engine.uses_model:
         tokens = sum(count_tokens(item.text) for item in items)
         ledger.record(vault.meta_dir / "ledger.jsonl", {"event": "consolidation", "consolidation": epoch,
                                                         "buffer_tokens": tokens})

@@ -89,7 +89,12 @@ class Extracted:
 
 
 class Engine(Protocol):
-    name: str
+    name: str  # the registry key
+    # What records (commit trailers, outcomes) say did the work, and whether a
+    # model was involved (its costs go to the ledger): callers outside the
+    # engine package read these instead of testing the name.
+    provenance: str
+    uses_model: bool
 
     def begin(self, run: str) -> None:
         """A new run starts (``consolidation 7``, ``ask``): label its costs."""

@@ -32,6 +32,8 @@ MAX_CATALOG = 200
 
 class LLMEngine:
     name = "llm"
+    provenance = "llm"
+    uses_model = True
 
     def __init__(self, client: ModelClient, vault_meta: Path | None = None) -> None:
         self.client = client

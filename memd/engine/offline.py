@@ -35,6 +35,8 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 
 class OfflineEngine:
     name = "offline"
+    provenance = "offline"
+    uses_model = False
 
     def begin(self, run: str) -> None:
         pass
