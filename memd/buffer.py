@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from . import timeutil
-from .atomic import atomic_write, read_text
+from . import acks, timeutil
+from .atomic import append_bytes, atomic_write, read_text
+from .consolidation.journal import pending, recover
 from .document import Document, LocatedEntry, make_entry, parse_document
 from .errors import FormatError
 from .redact import redact
@@ -36,10 +37,14 @@ class Added:
 
 
 def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
-    """Append entries to CURRENT.md with fresh seqs, under the vault lock.
+    """Append entries to CURRENT.md with fresh seqs; returns them once durable.
 
-    Earlier lines are never rewritten: the new file is the old bytes plus new
-    lines, written atomically, so a crash leaves the old or the new buffer.
+    The entries are appended with one ``O_APPEND`` write of whole lines and an
+    fsync: earlier bytes are never rewritten, so a person or an editor
+    changing CURRENT.md at the same moment loses nothing to memd. Then each
+    entry is recorded in the acknowledgement log (acks.py) before returning.
+    The vault lock is held only for these few milliseconds, so appends never
+    wait for a consolidation's long steps.
     """
     # Secrets are replaced before anything reaches the file (memd/redact.py).
     items = [replace(item, text=redact(item.text).text) for item in items if item.text.strip()]
@@ -49,24 +54,27 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
         if item.time is not None:
             timeutil.parse_time(item.time)
     with vault.locked():
-        text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else CURRENT_TEMPLATE
+        if pending(vault):
+            recover(vault)  # never append on top of a half-applied consolidation
+        if not vault.current.exists():
+            atomic_write(vault.current, CURRENT_TEMPLATE)
+        text = read_text(vault.current, "CURRENT.md")
         document = parse_document(text)
         stamp = timeutil.format_time(timeutil.now())
         seqs = allocate(vault, len(items), buffer_was_empty=not document.signed(), at=stamp)
         newline = document.newline
-        if text and not text.endswith(newline):
-            text += newline
-        first_line = text.count(newline) + 1
+        lead = newline if text and not text.endswith(("\n", "\r")) else ""
+        line = (text + lead).count(newline) + 1
         added: list[Added] = []
         chunks: list[str] = []
-        line = first_line
         for seq, item in zip(seqs, items, strict=True):
             signature = Signature.make(seq, item.time or stamp, item.source, item.src, item.extra)
             entry = make_entry(signature, item.text)
             chunks.append(newline.join(entry.lines()) + newline)
             added.append(Added(seq, line, signature.render(), entry.full_text))
             line += len(entry.lines())
-        atomic_write(vault.current, text + "".join(chunks))
+        append_bytes(vault.current, (lead + "".join(chunks)).encode("utf-8"))
+        acks.record(vault, [acks.Ack(a.seq, chunk, stamp) for a, chunk in zip(added, chunks, strict=True)])
     return added
 
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .commits import GitError, commit_exact
 from .errors import FormatError
 from .layout import VERSIONED
 from .vault import Vault
@@ -103,48 +105,31 @@ def changed_paths(vault: Vault) -> list[str]:
 
 
 def commit(vault: Vault, message: str, paths: list[str], author: str | None) -> str | None:
-    """Stage exactly ``paths`` and commit them. ``author`` None = the git user.
+    """Commit the working-tree content of ``paths`` (files or folders, vault-
+    relative) as it is now. ``author`` None = the person's git identity.
     Returns the new commit's sha, or None when there was nothing to commit."""
     if not paths:
         return None
-    env: dict[str, str] = {}
-    if author is not None:
-        match = _AUTHOR.match(author)
-        name, email = (match.group("name"), match.group("email")) if match else ("memd", "memd@localhost")
-        env = {
-            "GIT_AUTHOR_NAME": name,
-            "GIT_AUTHOR_EMAIL": email,
-            "GIT_COMMITTER_NAME": name,
-            "GIT_COMMITTER_EMAIL": email,
-        }
-    elif git(vault, "var", "GIT_AUTHOR_IDENT").returncode != 0:
-        # No git identity configured: still record the edit, under a clear name.
-        env = {
-            "GIT_AUTHOR_NAME": "vault user",
-            "GIT_AUTHOR_EMAIL": "user@localhost",
-            "GIT_COMMITTER_NAME": "vault user",
-            "GIT_COMMITTER_EMAIL": "user@localhost",
-        }
-    added = git(vault, "add", "-A", "--", *paths)
-    if added.returncode != 0:
-        raise GitError(f"git add failed: {added.stderr.strip()}")
-    staged = git(vault, "diff", "--cached", "--quiet", "--", *paths)
-    if staged.returncode == 0:
+    wanted = [p.rstrip("/") for p in paths]
+    files = [p for p in changed_paths(vault) if any(p == w or p.startswith(w + "/") for w in wanted)]
+    return commit_exact(vault, message, {rel: _disk(vault, rel) for rel in files}, author)
+
+
+def _disk(vault: Vault, rel: str) -> bytes | None:
+    try:
+        return (vault.root / rel).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
-    result = git(vault, "commit", "-q", "--no-verify", "-m", message, "--", *paths, env=env)
-    if result.returncode != 0:
-        raise GitError(f"git commit failed: {result.stderr.strip() or result.stdout.strip()}")
-    return git(vault, "rev-parse", "HEAD").stdout.strip()
-
-
-class GitError(Exception):
-    """Git refused; callers turn this into a warning, never a lost change."""
 
 
 def commit_as_memd(
-    vault: Vault, message: str, paths: list[str], trailers: dict[str, str] | None = None
+    vault: Vault,
+    message: str,
+    paths: list[str] | Mapping[str, bytes | None],
+    trailers: Mapping[str, str] | None = None,
 ) -> tuple[str | None, str | None]:
-    """memd's own commit of ``paths`` (author from settings, trailers appended).
+    """memd's own commit: the exact ``{path: content}`` it wrote (or the current
+    content of ``paths``), under its configured author, trailers appended.
 
     Returns (sha or None, why it was not committed or None). Never raises:
     the files are already safe on disk, so a refusing git is a warning and the
@@ -156,21 +141,33 @@ def commit_as_memd(
     if trailers:
         message = message.rstrip("\n") + "\n\n" + "\n".join(f"{k}: {v}" for k, v in trailers.items())
     try:
+        if isinstance(paths, Mapping):
+            return commit_exact(vault, message, paths, vault.config.git_author), None
         return commit(vault, message, paths, vault.config.git_author), None
     except GitError as err:
         return None, f"not committed: {err}"
 
 
-def commit_hand_edits(vault: Vault) -> str | None:
+def commit_hand_edits(
+    vault: Vault, removed: str | None = None, snapshot: Mapping[str, str | None] | None = None
+) -> str | None:
     """Commit what people changed by hand since the last commit, as their own
     commit. memd's own appends to CURRENT.md and its state file are not hand
-    edits; they are committed with the next consolidation."""
+    edits; they are committed with the next consolidation. ``removed`` names
+    buffered seqs the person deleted (a ``Memd-Removed`` trailer for verify)."""
     paths = [p for p in changed_paths(vault) if p != ".memd/state.json" and not _only_appended(vault, p)]
     if not paths:
         return None
-    return commit(
-        vault, f"edit: {', '.join(paths[:5])}" + (f" and {len(paths) - 5} more" if len(paths) > 5 else ""), paths, None
-    )
+    message = f"edit: {', '.join(paths[:5])}" + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    if removed:
+        message += f"\n\nMemd-Removed: {removed}"
+    seen = snapshot or {}
+    files = {rel: _encode(seen[rel]) if rel in seen else _disk(vault, rel) for rel in paths}
+    return commit_exact(vault, message, files, None)
+
+
+def _encode(text: str | None) -> bytes | None:
+    return None if text is None else text.encode("utf-8", errors="surrogateescape")
 
 
 def _only_appended(vault: Vault, path: str) -> bool:

@@ -51,6 +51,30 @@ def write_state(vault: Vault, state: State) -> None:
     atomic_write(vault.state_path, render_state(state))
 
 
+def seqs_in_text(text: str) -> set[int]:
+    """Every seq a signature in ``text`` names (ranges bounded, see ``SeqSet``)."""
+    from .errors import FormatError
+    from .signature import SeqSet
+
+    found: set[int] = set()
+    for match in _SEQ_VALUE.finditer(text.encode("utf-8", errors="surrogateescape")):
+        try:
+            found.update(SeqSet.parse(match.group(1).decode()))
+        except FormatError:
+            continue
+    return found
+
+
+def seqs_in_files(paths: list[Path]) -> set[int]:
+    found: set[int] = set()
+    for path in paths:
+        try:
+            found |= seqs_in_text(path.read_bytes().decode("utf-8", errors="surrogateescape"))
+        except OSError:
+            continue
+    return found
+
+
 def highest_seq_in(paths: list[Path]) -> int:
     """The highest seq named in any signature in these files (0 if none)."""
     best = 0

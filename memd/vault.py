@@ -32,6 +32,8 @@ GITIGNORE_TEMPLATE = """\
 .memd/journal/
 .memd/logs/
 .memd/ledger.jsonl
+.memd/acks.jsonl
+.memd/git.lock
 .memd/daemon.*
 *.memd-tmp
 # raw drops (transcripts may hold secrets); their redacted copies live in sources/

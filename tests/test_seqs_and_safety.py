@@ -80,7 +80,8 @@ def test_disk_full_during_add_leaves_the_buffer_intact(vault: Vault, monkeypatch
     real_fsync = os.fsync
 
     def full_disk(fd: int) -> None:
-        if os.readlink(f"/proc/self/fd/{fd}").endswith(".memd-tmp") and "CURRENT" in os.readlink(f"/proc/self/fd/{fd}"):
+        # The disk fills while the new entry is being appended to CURRENT.md.
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("CURRENT.md"):
             raise OSError(errno.ENOSPC, "No space left on device")
         real_fsync(fd)
 

@@ -9,7 +9,21 @@ write all-or-nothing across crashes. See ARCHITECTURE.md, "Consolidation".
 
 from __future__ import annotations
 
-from .run import ConsolidationError, Move, Outcome, consolidate, recover
-from .verify import Report, verify_vault
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .run import ConsolidationError, Move, Outcome, consolidate, recover
+    from .verify import Report, verify_vault
 
 __all__ = ["ConsolidationError", "Move", "Outcome", "Report", "consolidate", "recover", "verify_vault"]
+_WHERE = {"Report": "verify", "verify_vault": "verify"}
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so the append path can use journal.py without importing the whole
+    # consolidation machinery (and its engines) at every `memd add`.
+    if name not in __all__:
+        raise AttributeError(name)
+    from importlib import import_module
+
+    return getattr(import_module(f".{_WHERE.get(name, 'run')}", __name__), name)

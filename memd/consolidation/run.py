@@ -14,24 +14,29 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from .. import ledger
+from .. import acks, cancel, ledger
 from ..atomic import read_text
 from ..buffer import buffer_status
+from ..commits import GitError
 from ..document import Document, Entry, parse_document
 from ..engine import get_engine
 from ..engine.base import Engine, Item, Supersession
 from ..errors import MemdError
-from ..history import GitError, blocked, commit_as_memd, commit_hand_edits, vault_specs
+from ..history import blocked, commit_hand_edits
 from ..signature import SeqSet
-from ..state import State, highest_seq, read_state, render_state
+from ..state import State, allocate, highest_seq, read_state, render_state
 from ..timeutil import format_time, now
 from ..tokens import count_tokens
 from ..vault import Vault
 from . import journal as journal_mod
+from .journal import HandEditConflict, finish_commit
+from .restore import Vanished, restore
 from .sections import adopt_unsigned, sections_of
 from .upkeep import merge_topics, split_topic
 from .verify import account
 from .workspace import Workspace
+
+ATTEMPTS = 3
 
 
 class ConsolidationError(MemdError):
@@ -102,20 +107,53 @@ def consolidate(
     if_due: bool = False,
     engine: Engine | None = None,
 ) -> Outcome:
+    """Consolidate the buffer; the vault lock is held only for short moments.
+
+    1. under the lock: recover, put back entries an editor wiped, snapshot
+       CURRENT.md and reserve seqs for unsigned items;
+    2. commit the person's pending edits (the snapshot's content, exactly);
+    3. without the lock: every judgement step, in memory;
+    4. under the lock: compare-and-swap every file against the snapshot
+       (appends to CURRENT.md meanwhile are kept; any other change means a
+       person is editing, and the run starts over from 1), journal, write;
+    5. without the lock: commit exactly what was written.
+    """
     engine = engine or get_engine(vault)
+    notes = [n for n in [finish_commit(vault)[1]] if n]
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            return _attempt_once(vault, engine, trigger, dry_run, if_due, notes)
+        except HandEditConflict:
+            # A person is editing: their edit is committed as theirs and the
+            # consolidation is redone on top of it; after a few tries, later.
+            if attempt == ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _attempt_once(
+    vault: Vault, engine: Engine, trigger: str, dry_run: bool, if_due: bool, notes: list[str]
+) -> Outcome:
+    cancel.check()
     with vault.locked():
-        recovered = recover(vault)
+        warnings = [*notes, *filter(None, [recover(vault)])]
+        wiped = restore(vault) if not dry_run else Vanished((), ())
+        if wiped.restored:
+            warnings.append(f"put back {len(wiped.restored)} entries an editor's save had removed from CURRENT.md")
         current_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
         current = parse_document(current_text)
         status = buffer_status(vault, current)
         if if_due and status.due_reason is None:
-            return Outcome(0, "", trigger, engine.provenance, skipped="not due", warnings=tuple(filter(None, [recovered])))
-        if if_due:
-            trigger = status.due_reason or trigger
-        warnings = [recovered] if recovered else []
-        if not dry_run:
-            warnings += _commit_hand_edits(vault)
-        return _consolidate(vault, engine, current_text, current, trigger, dry_run, warnings)
+            return Outcome(0, "", trigger, engine.provenance, skipped="not due", warnings=tuple(warnings))
+        trigger = (status.due_reason or trigger) if if_due else trigger
+        state, _ = read_state(vault)
+        space = Workspace.load(vault, warnings)
+        unsigned = sum(1 for e in current.entries() if e.entry.signature is None) + space.unsigned()
+        reserved = allocate(vault, unsigned) if unsigned and not dry_run else range(state.next_seq, state.next_seq)
+    if not dry_run:
+        snapshot = {"CURRENT.md": current_text if vault.current.exists() else None, **space.texts()}
+        warnings += _commit_hand_edits(vault, wiped, snapshot)
+    return _consolidate(vault, engine, current_text, current, space, reserved, state, trigger, dry_run, warnings)
 
 
 def _consolidate(
@@ -123,14 +161,16 @@ def _consolidate(
     engine: Engine,
     current_text: str,
     current: Document,
+    space: Workspace,
+    reserved: range,
+    state: State,
     trigger: str,
     dry_run: bool,
     warnings: list[str],
 ) -> Outcome:
     moment = now()
     stamp = format_time(moment)
-    state, _ = read_state(vault)
-    counter = itertools.count(max(state.next_seq, highest_seq(vault) + 1))
+    counter = iter(reserved) if not dry_run else itertools.count(max(state.next_seq, highest_seq(vault) + 1))
     current, _ = adopt_unsigned(current, lambda: next(counter), stamp)
     items = [Item(e.entry.signature, e.entry.full_text) for e in current.signed() if e.entry.signature]
     if not items:
@@ -139,12 +179,13 @@ def _consolidate(
         )
     epoch = state.epoch + 1
     engine.begin(f"consolidation {epoch}")
-    space = Workspace.load(vault, warnings)
     before_seqs = space.live_seqs() + [s for item in items for s in item.seqs]
     run = _Run(warnings=warnings)
     for batch in _batches(items, vault.config.buffer_tokens):
+        cancel.check()
         _route_batch(space, engine, batch, run, counter, stamp)
     before_seqs += space.adopted
+    cancel.check()
     splits = [s for t in sorted(space.touched) for s in split_topic(space, engine, t, vault.config.split_tokens)]
     merges = merge_topics(space, engine, vault.config.merge_tokens, vault.config.split_tokens)
     for survivor, absorbed in merges:
@@ -178,24 +219,44 @@ def _consolidate(
     )
     if dry_run:
         return outcome
-    leftover = bool(remaining.signed())
-    new_state = State(
-        next_seq=next(counter),  # the first seq this run did not hand out
-        epoch=epoch,
-        last_consolidation=stamp,
-        buffer_since=state.buffer_since if leftover else None,
-    )
+    cancel.check()  # the last safe point: nothing has been written yet
     changes = space.changes(final_docs)
-    changes.append(journal_mod.FileChange("CURRENT.md", current_text, remaining.render()))
-    state_before = vault.state_path.read_text(encoding="utf-8") if vault.state_path.exists() else None
-    changes.append(journal_mod.FileChange(".memd/state.json", state_before, render_state(new_state)))
-    journal = journal_mod.Journal(tuple(changes), _message(outcome))
-    sha, note = journal_mod.apply(vault, journal, lambda j: _commit_machine(vault, j.message))
+    with vault.locked():
+        now_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
+        tail = _appended_since(current_text, now_text)
+        new_current = remaining.render() + tail
+        disk_state, _ = read_state(vault)
+        new_state = State(
+            next_seq=max(disk_state.next_seq, state.next_seq, reserved.stop),
+            epoch=max(disk_state.epoch, state.epoch) + 1,
+            last_consolidation=stamp,
+            buffer_since=disk_state.buffer_since if parse_document(new_current).signed() else None,
+        )
+        outcome = replace(outcome, consolidation=new_state.epoch)
+        changes.append(journal_mod.FileChange("CURRENT.md", now_text, new_current))
+        state_before = vault.state_path.read_text(encoding="utf-8") if vault.state_path.exists() else None
+        changes.append(journal_mod.FileChange(".memd/state.json", state_before, render_state(new_state)))
+        journal_mod.apply(vault, journal_mod.Journal(tuple(changes), _message(outcome)))
+    sha, note = finish_commit(vault)
     if engine.uses_model:
         tokens = sum(count_tokens(item.text) for item in items)
-        ledger.record(vault.meta_dir / "ledger.jsonl", {"event": "consolidation", "consolidation": epoch,
+        ledger.record(vault.meta_dir / "ledger.jsonl", {"event": "consolidation", "consolidation": new_state.epoch,
                                                         "buffer_tokens": tokens})
     return replace(outcome, commit=sha, warnings=(*run.warnings, *filter(None, [note])))
+
+
+def _appended_since(snapshot: str, now: str) -> str:
+    """What was appended to CURRENT.md since the snapshot: memd's own appends
+    (signed entries) are carried over; anything else means a person is editing."""
+    if now == snapshot:
+        return ""
+    if not now.startswith(snapshot):
+        raise HandEditConflict("CURRENT.md was edited while memd was consolidating; starting over")
+    tail = now[len(snapshot) :]
+    for line in tail.splitlines():
+        if line.strip() and not (line.startswith("- <seq=") or line.startswith((" ", "\t"))):
+            raise HandEditConflict("CURRENT.md was edited while memd was consolidating; starting over")
+    return tail
 
 
 def _route_batch(
@@ -275,21 +336,24 @@ def _message(outcome: Outcome) -> str:
     return "\n\n".join([outcome.subject, "\n".join(body), "\n".join(trailers)])
 
 
-def _commit_machine(vault: Vault, message: str) -> tuple[str | None, str | None]:
-    return commit_as_memd(vault, message, vault_specs(vault))
-
-
-def _commit_hand_edits(vault: Vault) -> list[str]:
+def _commit_hand_edits(vault: Vault, wiped: Vanished, snapshot: dict[str, str | None]) -> list[str]:
+    """The person's pending edits as their own commit, with the content memd
+    is about to consolidate from (so none of it rides in memd's commit)."""
     if blocked(vault):
         return []
     try:
-        commit_hand_edits(vault)
+        commit_hand_edits(vault, wiped.removed_span, snapshot)
     except GitError as err:
         return [f"hand edits not committed: {err}"]
+    if wiped.removed:
+        with vault.locked():
+            acks.settle(vault, wiped.removed)
     return []
 
 
 def recover(vault: Vault) -> str | None:
     """Finish or undo a consolidation that was interrupted (see journal.py)."""
     with vault.locked():
-        return journal_mod.recover(vault, lambda j: _commit_machine(vault, j.message))
+        note = journal_mod.recover(vault)
+    committed = finish_commit(vault)[1]
+    return "; ".join(filter(None, [note, committed])) or None

@@ -52,6 +52,14 @@ class Workspace:
             originals[topic_id] = Topic(topic_id, path, text, document, data)
         return cls(vault, originals, {k: t.document for k, t in originals.items()}, skipped=skipped)
 
+    def unsigned(self) -> int:
+        """Unsigned list items in the loaded topics (seqs are reserved for them)."""
+        return sum(1 for doc in self.docs.values() for e in doc.entries() if e.entry.signature is None)
+
+    def texts(self) -> dict[str, str | None]:
+        """Each loaded topic's text as read, by vault-relative path."""
+        return {f"topics/{topic_id}.md": topic.text for topic_id, topic in self.originals.items()}
+
     def ids(self) -> Iterator[str]:
         return (topic_id for topic_id in self.docs if topic_id not in self.deleted)
 
