@@ -15,11 +15,15 @@ import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 
 from .atomic import atomic_write
 from .vault import Vault
 
 NAME = "acks.jsonl"
+# How long an acknowledged entry is guarded after it was filed into a topic:
+# long enough to outlast an editor that held a stale copy of a file.
+RETENTION = timedelta(hours=24)
 
 
 @dataclass(frozen=True)
@@ -69,10 +73,30 @@ def pending(vault: Vault) -> dict[int, Ack]:
 
 
 def settle(vault: Vault, seqs: Iterable[int]) -> None:
-    """Forget seqs that a commit now holds. Call under the vault lock."""
+    """Forget seqs that were removed on purpose or aged out. Call under the vault lock."""
     done = set(seqs)
     if not done:
         return
     keep = [a for a in pending(vault).values() if a.seq not in done]
     text = "".join(json.dumps({"seq": a.seq, "entry": a.entry, "at": a.at}, ensure_ascii=False) + "\n" for a in keep)
     atomic_write(vault.meta_dir / NAME, text)
+
+
+def prune(vault: Vault, keep: Iterable[int]) -> None:
+    """Forget acknowledgements older than RETENTION, except the seqs in ``keep``
+    (entries still in the buffer stay guarded). Call under the vault lock."""
+    from .errors import FormatError
+    from .timeutil import now, parse_time
+
+    waiting = pending(vault)
+    kept = set(keep)
+    horizon = now() - RETENTION
+    stale = set()
+    for seq, ack in waiting.items():
+        try:
+            old = parse_time(ack.at) < horizon
+        except FormatError:
+            old = True
+        if old and seq not in kept:
+            stale.add(seq)
+    settle(vault, stale)

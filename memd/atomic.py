@@ -18,7 +18,11 @@ from .errors import DocumentError, WriteError
 TEMP_SUFFIX = ".memd-tmp"
 
 
-def atomic_write(path: Path, data: str | bytes) -> None:
+def atomic_write(path: Path, data: str | bytes, *, unless_changed: bytes | bool | None = False) -> bool:
+    """Write ``data`` to ``path`` atomically. With ``unless_changed`` (the
+    bytes the caller last read, None for "did not exist"), the file is
+    compared again right before the rename, so a program that wrote it
+    meanwhile wins: nothing is replaced and False is returned."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.{os.getpid()}{TEMP_SUFFIX}")
@@ -34,11 +38,22 @@ def atomic_write(path: Path, data: str | bytes) -> None:
             os.close(fd)
         if path.exists():
             os.chmod(temp, path.stat().st_mode & 0o777)
+        if unless_changed is not False and _current_bytes(path) != unless_changed:
+            temp.unlink(missing_ok=True)
+            return False
         os.replace(temp, path)
     except OSError as err:
         temp.unlink(missing_ok=True)
         raise WriteError(f"could not write {path}: {_describe(err)}; the previous content is unchanged") from None
     _fsync_dir(path.parent)
+    return True
+
+
+def _current_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
 
 
 def append_bytes(path: Path, payload: bytes) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from .crashpoints import crashpoint
 from .errors import MemdError
 from .vault import Vault
 
@@ -171,6 +172,7 @@ def commit_exact(
             parents = ["-p", head] if head else []
             made = _check(run_git(vault, "commit-tree", tree, *parents, env=env, stdin=message), "commit-tree")
             sha = made.stdout.strip()
+            crashpoint()  # a commit object exists, HEAD does not point at it yet
             moved = run_git(vault, "update-ref", "-m", f"commit: {message.splitlines()[0]}", "HEAD", sha,
                             head or ZERO)
             if moved.returncode == 0:

@@ -159,8 +159,9 @@ def commit_hand_edits(
     if not paths:
         return None
     message = f"edit: {', '.join(paths[:5])}" + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    message += "\n\nMemd-Auto: committed by memd for the person who edited the files"
     if removed:
-        message += f"\n\nMemd-Removed: {removed}"
+        message += f"\nMemd-Removed: {removed}"
     seen = snapshot or {}
     files = {rel: _encode(seen[rel]) if rel in seen else _disk(vault, rel) for rel in paths}
     return commit_exact(vault, message, files, None)
@@ -229,3 +230,72 @@ def seqs_by_commit(vault: Vault) -> list[tuple[str, set[int], bool]]:
                 continue
         history.append((sha, seqs, email != machine))
     return history
+
+
+def removed_by_person(vault: Vault) -> set[int]:
+    """Buffered seqs a person deleted, as recorded in their edit commits
+    (``Memd-Removed`` trailers; only commits not made by memd count)."""
+    from .signature import SeqSet
+
+    match = _AUTHOR.match(vault.config.git_author)
+    machine = match.group("email") if match else "memd@localhost"
+    listing = git(vault, "log", "--format=%ae%x1f%b%x1e", "--grep=^Memd-Removed:", "--", "CURRENT.md")
+    found: set[int] = set()
+    for record in listing.stdout.split("\x1e"):
+        email, _, body = record.strip("\n").partition("\x1f")
+        if not email or email == machine:
+            continue
+        for key, value in _TRAILER.findall(body):
+            if key == "Memd-Removed":
+                try:
+                    found.update(SeqSet.parse(value.strip()))
+                except FormatError:
+                    continue
+    return found
+
+
+def removed_in_own_commits(vault: Vault, seqs: set[int], since: str) -> set[int]:
+    """Which of ``seqs`` a person removed in a commit they made themselves
+    (not one memd made for them) since ``since`` (an ISO time)."""
+    match = _AUTHOR.match(vault.config.git_author)
+    machine = match.group("email") if match else "memd@localhost"
+    listing = git(vault, "log", f"--since={since}", "--format=%H%x1f%ae%x1f%B%x1e", "--", "CURRENT.md", "topics")
+    found: set[int] = set()
+    for record in listing.stdout.split("\x1e"):
+        sha, _, rest = record.strip("\n").partition("\x1f")
+        email, _, body = rest.partition("\x1f")
+        if not sha or email == machine or "Memd-Auto:" in body:
+            continue
+        before = _seqs_at(vault, f"{sha}^")
+        after = _seqs_at(vault, sha)
+        found |= (before - after) & seqs
+    return found
+
+
+def _seqs_at(vault: Vault, rev: str) -> set[int]:
+    from .signature import SeqSet
+
+    out = git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", rev, "--", "CURRENT.md", "topics").stdout
+    seqs: set[int] = set()
+    for value in _SEQ_VALUE.findall(out):
+        try:
+            seqs.update(SeqSet.parse(value))
+        except FormatError:
+            continue
+    return seqs
+
+
+def seqs_at_head(vault: Vault, paths: list[str]) -> set[int]:
+    """Seqs the last commit holds in ``paths`` (files deleted from the working tree since)."""
+    from .signature import SeqSet
+
+    if not paths:
+        return set()
+    out = git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", "HEAD", "--", *paths).stdout
+    seqs: set[int] = set()
+    for value in _SEQ_VALUE.findall(out):
+        try:
+            seqs.update(SeqSet.parse(value))
+        except FormatError:
+            continue
+    return seqs

@@ -54,3 +54,12 @@ class Memd:
 @pytest.fixture
 def memd(vault: Vault) -> Iterator[Memd]:
     yield Memd(vault)
+
+
+def snapshot(vault: Vault) -> dict[str, bytes]:
+    """Every file of the vault but git's and the derived or machine-local ones, by path."""
+    return {
+        p.relative_to(vault.root).as_posix(): p.read_bytes()
+        for p in sorted(vault.root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts and p.parent.name not in {"index", "journal"} and p.name != "lock"
+    }

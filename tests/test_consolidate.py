@@ -14,7 +14,7 @@ from memd.engine.base import Block, Section, TopicUpdate
 from memd.engine.offline import OfflineEngine
 from memd.vault import Vault
 
-from .conftest import Memd
+from .conftest import Memd, snapshot
 
 COFFEE = ["Takes coffee with oat milk", "Prefers a flat white coffee in the morning", "Drinks decaf coffee after 2pm"]
 RUNNING = [
@@ -47,14 +47,6 @@ def varied_notes(count: int, subjects: list[str] | None = None) -> list[str]:
 def git_log(vault: Vault, fmt: str = "%s") -> list[str]:
     out = subprocess.run(["git", "-C", str(vault.root), "log", f"--format={fmt}"], capture_output=True, text=True)
     return out.stdout.splitlines()
-
-
-def snapshot(vault: Vault) -> dict[str, bytes]:
-    return {
-        p.relative_to(vault.root).as_posix(): p.read_bytes()
-        for p in sorted(vault.root.rglob("*"))
-        if p.is_file() and ".git" not in p.parts and p.parent.name not in {"index", "journal"} and p.name != "lock"
-    }
 
 
 def topic_entries(vault: Vault) -> dict[str, list[str]]:

@@ -13,8 +13,7 @@ from memd.consolidation.run import recover
 from memd.consolidation.verify import verify_vault
 from memd.vault import Vault
 
-from .conftest import Memd
-from .test_consolidate import snapshot
+from .conftest import Memd, snapshot
 
 # Twenty unrelated subjects, three notes each: twenty new topics, so the
 # consolidation has many steps (journal, each file, state, commit, cleanup).

@@ -130,12 +130,21 @@ class Memory:
 
     def commit_hand_edits(self) -> str | None:
         """Commit what people changed by hand, under their name."""
+        from .. import acks
+        from ..consolidation.restore import restore
         from ..history import blocked, commit_hand_edits
 
         if blocked(self.vault) is not None:
             return None
         with self.vault.locked():
-            return commit_hand_edits(self.vault)
+            wiped = restore(self.vault)  # an editor's stale save is not the person's deletion
+        if wiped.restored:
+            self._warn(f"put back {len(wiped.restored)} entries an editor's save had removed from CURRENT.md")
+        sha = commit_hand_edits(self.vault, wiped.removed_span)
+        if sha and wiped.removed:
+            with self.vault.locked():
+                acks.settle(self.vault, wiped.removed)
+        return sha
 
     # -- reading ----------------------------------------------------------------
     def search(
@@ -231,6 +240,7 @@ class Memory:
             consolidations=state.epoch,
             last_consolidation=state.last_consolidation,
             state_problem=problem,
+            extra={"uncommitted": owed_commit(self.vault)},
         )
 
     def verify(self) -> Report:
@@ -257,3 +267,11 @@ def age_text(seconds: float | None) -> str:
     from ..timeutil import format_duration
 
     return format_duration(timedelta(seconds=seconds)) if seconds is not None else "-"
+
+
+def owed_commit(vault: Vault) -> str | None:
+    """The subject of a consolidation whose files are written but not yet committed."""
+    from ..consolidation.journal import owed
+
+    record = owed(vault)
+    return record[0].splitlines()[0] if record else None

@@ -169,6 +169,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"consolidated {facts.consolidations} times, last {facts.last_consolidation or 'never'}")
     if facts.state_problem:
         click.echo(f"warning: {facts.state_problem}", err=True)
+    if facts.extra.get("uncommitted"):
+        click.echo(f"warning: not committed yet: {facts.extra['uncommitted']} (memd retries on its next run)", err=True)
 
 
 @click.command()

@@ -22,12 +22,11 @@ files, was not written by memd: it is set aside with a warning.
 from __future__ import annotations
 
 import json
-import os
-import signal
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..atomic import atomic_write
+from ..crashpoints import crashpoint
 from ..document import Entry, parse_document
 from ..errors import MemdError
 from ..layout import holds_entries
@@ -57,20 +56,6 @@ class Journal:
         return [change.path for change in self.changes]
 
 
-_crash_count = 0
-
-
-def crashpoint() -> None:
-    """Die here on the Nth call when ``MEMD_CRASH_AT=N`` (crash-safety tests)."""
-    global _crash_count
-    target = os.environ.get("MEMD_CRASH_AT")
-    if not target:
-        return
-    _crash_count += 1
-    if _crash_count == int(target):
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
 def _folder(vault: Vault) -> Any:
     return vault.meta_dir / "journal"
 
@@ -82,12 +67,17 @@ def _on_disk(vault: Vault, rel: str) -> str | None:
         return None
 
 
-def _put(vault: Vault, rel: str, content: str | None) -> None:
+def _put(vault: Vault, rel: str, content: str | None, expect: str | bool | None = False) -> bool:
+    """Write (or with None delete) a file; with ``expect``, only while it still
+    holds that text (None: while it does not exist). False when it did not."""
     path = vault.root / rel
     if content is None:
+        if expect is not False and _on_disk(vault, rel) != expect:
+            return False
         path.unlink(missing_ok=True)
-    else:
-        atomic_write(path, content.encode("utf-8", errors="surrogateescape"))
+        return True
+    unless = _encode(expect) if expect is not False else False
+    return atomic_write(path, content.encode("utf-8", errors="surrogateescape"), unless_changed=unless)
 
 
 def _encode(content: str | None) -> bytes | None:
@@ -109,14 +99,15 @@ def apply(vault: Vault, journal: Journal) -> None:
     crashpoint()
     done: list[FileChange] = []
     for change in journal.changes:
-        if _on_disk(vault, change.path) != change.before:
+        # Compared again right before the rename: an editor that saved a
+        # moment ago wins, and the whole change is undone.
+        if _on_disk(vault, change.path) != change.before or not _put(vault, change.path, change.after, change.before):
             _undo(vault, done)
             path.unlink(missing_ok=True)
             raise HandEditConflict(
                 f"{change.path} was edited while memd was consolidating; nothing was changed "
                 "(your edit is kept; consolidation will run again)"
             )
-        _put(vault, change.path, change.after)
         done.append(change)
         crashpoint()
     _owe(vault, journal)
@@ -145,6 +136,12 @@ def _owe(vault: Vault, journal: Journal) -> None:
         message = f"{journal.message}\n\n(includes an earlier consolidation that was not committed: "
         message += previous[0].splitlines()[0] + ")"
     atomic_write(path, json.dumps({"message": message, "files": files}))
+
+
+def _seqs_of(text: str | None) -> set[int]:
+    from ..state import seqs_in_text
+
+    return seqs_in_text(text) if text else set()
 
 
 def owed(vault: Vault) -> tuple[str, dict[str, str | None]] | None:
@@ -180,20 +177,16 @@ def finish_commit(vault: Vault) -> tuple[str | None, str | None]:
         # No repository at all: there is nothing to owe a commit to.
         (_folder(vault) / "commit.json").unlink(missing_ok=True)
         return None, f"not committed: {reason}"
+    crashpoint()
     sha, note = commit_as_memd(vault, message, {p: _encode(c) for p, c in files.items()})
     crashpoint()
     if note:
         return None, f"{note} (memd will commit it on its next run)"
     with vault.locked():
-        acks.settle(vault, _seqs_in(files))
+        buffered = _seqs_of(_on_disk(vault, "CURRENT.md"))
+        acks.prune(vault, buffered)
         (_folder(vault) / "commit.json").unlink(missing_ok=True)
     return sha, None
-
-
-def _seqs_in(files: dict[str, str | None]) -> set[int]:
-    from ..state import seqs_in_text
-
-    return {seq for rel, text in files.items() if text and holds_entries(rel) for seq in seqs_in_text(text)}
 
 
 # -- recovery ------------------------------------------------------------------------
@@ -269,6 +262,7 @@ def recover(vault: Vault) -> str | None:
             continue
         if now != change.after:
             _put(vault, change.path, change.after)
+            crashpoint()
         final.append(change)
     _owe(vault, Journal(tuple(final), journal.message))
     path.unlink(missing_ok=True)

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from .. import acks, cancel, ledger
-from ..atomic import read_text
+from ..atomic import atomic_write, read_text
 from ..buffer import buffer_status
 from ..commits import GitError
 from ..document import Document, Entry, parse_document
@@ -30,7 +30,7 @@ from ..tokens import count_tokens
 from ..vault import Vault
 from . import journal as journal_mod
 from .journal import HandEditConflict, finish_commit
-from .restore import Vanished, restore
+from .restore import Vanished, drop_stale_copies, restore
 from .sections import adopt_unsigned, sections_of
 from .upkeep import merge_topics, split_topic
 from .verify import account
@@ -148,6 +148,16 @@ def _attempt_once(
         trigger = (status.due_reason or trigger) if if_due else trigger
         state, _ = read_state(vault)
         space = Workspace.load(vault, warnings)
+        cleaned, dropped, changed = drop_stale_copies(current, space.docs)
+        if dropped or changed:
+            text = cleaned.render()
+            if not atomic_write(vault.current, text.encode("utf-8"), unless_changed=current_text.encode("utf-8")):
+                raise HandEditConflict("CURRENT.md changed while memd was reading it; starting over")
+            current_text, current = text, cleaned
+            warnings.append(
+                f"CURRENT.md held {dropped + changed} entries already filed in topics (an editor saved an old copy): "
+                f"dropped {dropped} identical copies, kept {changed} changed ones as new entries"
+            )
         unsigned = sum(1 for e in current.entries() if e.entry.signature is None) + space.unsigned()
         reserved = allocate(vault, unsigned) if unsigned and not dry_run else range(state.next_seq, state.next_seq)
     if not dry_run:

@@ -71,17 +71,22 @@ class Report:
     deleted_by_hand: int
     problems: tuple[str, ...]
     commits_checked: int
+    buffered: int = 0  # acknowledged seqs not yet in any commit, all accounted for
+    uncommitted: str | None = None  # a consolidation whose files are written but not committed
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "ok": not self.problems}
 
 
 def verify_vault(vault: Vault) -> Report:
-    """Account for every seq in the files now and in every commit before."""
-    from ..history import blocked, seqs_by_commit
+    """Account for every seq in the files now, in every commit before, and
+    every seq memd acknowledged that no commit holds yet."""
+    from .. import acks
+    from ..history import blocked, removed_by_person, seqs_by_commit
+    from .journal import owed
 
     documents = []
-    for path in [vault.current, *vault.topic_files()]:
+    for path in vault.entry_files():
         try:
             documents.append(parse_document(path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError):
@@ -104,6 +109,22 @@ def verify_vault(vault: Vault) -> Report:
                 if lost:
                     problems.append(f"seqs {_span(lost)} vanished in memd commit {commit[:10]} without a record")
             previous = seqs
-        # Uncommitted changes are a person's until committed.
-        deleted_by_hand |= previous - set(live) - superseded
-    return Report(len(live), len(superseded), len(deleted_by_hand), tuple(problems), commits)
+        deleted_by_hand |= removed_by_person(vault)
+        unrecorded = previous - set(live) - superseded
+        if unrecorded:
+            problems.append(
+                f"seqs {_span(unrecorded)} are missing from the files and no commit removed them "
+                "(commit the deletion, or restore the lines with git)"
+            )
+    buffered = acks.pending(vault)
+    missing = {seq for seq in buffered if seq not in live and seq not in superseded and seq not in deleted_by_hand}
+    if missing:
+        problems.append(
+            f"acknowledged seqs {_span(missing)} are in no file and no commit removed them "
+            "(they were deleted without a commit; memd restores entries an editor wiped from the end of CURRENT.md)"
+        )
+    record = owed(vault)
+    uncommitted = record[0].splitlines()[0] if record else None
+    return Report(
+        len(live), len(superseded), len(deleted_by_hand), tuple(problems), commits, len(buffered), uncommitted
+    )

@@ -246,8 +246,12 @@ class Handler:
     # -- helpers ----------------------------------------------------------------
     def _guard(self, what: str, action: Callable[[], object]) -> object:
         """Run one action; a failure is counted and reported, never fatal."""
+        from ..cancel import Cancelled
+
         try:
             return action()
+        except Cancelled:
+            return None  # asked to stop: nothing was left half-done, and it is not an error
         except Exception as err:
             message = f"{what}: {err}"
             self.book.error(message)
