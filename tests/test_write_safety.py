@@ -101,6 +101,19 @@ def test_a_deleted_current_md_is_the_persons_removal_of_exactly_its_entries(memd
     assert report["ok"] and report["deleted_by_hand"] == 10
 
 
+def test_forget_removes_an_entry_on_purpose_and_it_stays_gone(memd: Memd) -> None:
+    memd("add", "Takes coffee with oat milk\nAllergic to peanuts\nRuns on Tuesdays")
+    result = json.loads(memd("forget", "2", "--json").output)
+    assert [r["text"] for r in result["removed"]] == ["Allergic to peanuts"] and result["commit"]
+    body = git(memd.vault, "log", "-1", "--format=%an|%B")
+    assert body.startswith("Test User|forget: seq 2") and "Memd-Removed: 2" in body
+    memd("consolidate")
+    assert "peanuts" not in all_text(memd.vault)
+    report = json.loads(memd("verify", "--json").output)
+    assert report["ok"] and report["deleted_by_hand"] == 1
+    assert "no entry holds seq 99" in memd("forget", "99", ok=False).output
+
+
 # -- consolidation beside writers and people -----------------------------------------------
 
 

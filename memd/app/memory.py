@@ -30,6 +30,7 @@ from .results import Added, BufferFacts, Hits, JsonResult, Status
 if TYPE_CHECKING:
     from ..ask import Answer
     from ..consolidation import Outcome, Report
+    from ..consolidation.forget import Forgotten
     from ..engine.base import Engine
     from ..history import Commit
     from ..index import IndexStore
@@ -127,6 +128,14 @@ class Memory:
 
         self.recover()
         return adopt_file(self.vault, rel, expected)
+
+    def forget(self, seqs: str) -> Forgotten:
+        """Remove the entries holding ``seqs`` (e.g. ``12`` or ``12+41-43``) on purpose."""
+        from ..consolidation.forget import forget
+        from ..signature import SeqSet
+
+        self.recover()
+        return forget(self.vault, SeqSet.parse(seqs))
 
     def commit_hand_edits(self) -> str | None:
         """Commit what people changed by hand, under their name."""

@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "show": "core:show",
     "status": "core:status",
     "lint": "core:lint",
+    "forget": "core:forget",
     # consolidation and history (memd/cli/history.py)
     "consolidate": "history:consolidate",
     "log": "history:log",

@@ -215,3 +215,31 @@ def lint(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
         click.echo(summary if problems else "ok: no problems", err=True)
     if errors:
         ctx.exit(1)
+
+
+@click.command()
+@click.argument("seqs")
+@json_option
+@click.pass_context
+def forget(ctx: click.Context, seqs: str, as_json: bool) -> None:
+    """Remove the entries holding SEQS on purpose, and commit that under your name.
+
+    Deleting a line by hand works too, but memd puts back an entry it
+    acknowledged in the last 24 hours when it vanishes without a commit (an
+    editor saving an old copy looks the same); `forget` says you meant it.
+
+    \b
+    Examples:
+        memd forget 12
+        memd forget 41-43 --json
+    """
+    result = get_memory(ctx).forget(seqs)
+    if as_json:
+        emit_json(result.to_json())
+        return
+    for path, line, text in result.entries:
+        click.echo(f"forgot {path}:{line}: {_clip(text)}")
+    if result.warning:
+        click.echo(f"warning: {result.warning}", err=True)
+    elif result.commit:
+        click.echo(f"committed {result.commit[:10]}")
