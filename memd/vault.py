@@ -34,6 +34,7 @@ GITIGNORE_TEMPLATE = """\
 .memd/ledger.jsonl
 .memd/acks.jsonl
 .memd/git.lock
+.memd/seq.local
 .memd/daemon.*
 *.memd-tmp
 # raw drops (transcripts may hold secrets); their redacted copies live in sources/
@@ -103,7 +104,10 @@ class Vault:
 
     def entry_files(self) -> list[Path]:
         """The documents whose signed entries are memory: CURRENT and topics."""
-        return [p for p in self.documents() if holds_entries(self.rel_of(p))]
+        found = [self.current] if self.current.is_file() else []
+        if self.topics_dir.is_dir():
+            found += sorted(p for p in self.topics_dir.rglob("*.md") if holds_entries(self.rel_of(p)) and p.is_file())
+        return found
 
     def topic_files(self) -> list[Path]:
         return [p for p in self.entry_files() if p != self.current]

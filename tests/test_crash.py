@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memd.consolidation.run import recover
 from memd.consolidation.verify import verify_vault
 from memd.vault import Vault
@@ -49,6 +51,7 @@ def run_consolidate(vault: Path, crash_at: int | None) -> int:
     return subprocess.run([sys.executable, "-m", "memd", "consolidate"], env=env, capture_output=True).returncode
 
 
+@pytest.mark.slow
 def test_a_kill_at_any_step_leaves_the_vault_before_or_after(memd: Memd, tmp_path: Path) -> None:
     notes = [f"{s} lesson {k}: {s} practice notes about {s} gear and {s} teachers" for s in SUBJECTS for k in range(3)]
     memd("add", "\n".join(notes))

@@ -24,6 +24,7 @@ def seqs_in(vault: Vault) -> list[int]:
     return [seq for e in vault.read(vault.current).signed() for seq in e.entry.signature.seq]  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_a_thousand_adds_give_unique_contiguous_seqs(memd: Memd) -> None:
     for i in range(1000):
         memd("add", f"note number {i}")

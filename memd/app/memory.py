@@ -18,6 +18,7 @@ Example::
 
 from __future__ import annotations
 
+import builtins
 import os
 from collections.abc import Callable, Sequence
 from datetime import timedelta
@@ -259,17 +260,17 @@ class Memory:
         self.recover()
         return verify_vault(self.vault)
 
-    def log(self, limit: int = 20) -> list[Commit]:
+    def log(self, limit: int = 20) -> builtins.list[Commit]:
         """Consolidations and hand edits, newest first."""
         from ..history import log
 
         return log(self.vault, limit)
 
-    def lint(self, paths: Sequence[Path] | None = None) -> list[Problem]:
+    def lint(self, paths: Sequence[Path] | None = None) -> builtins.list[Problem]:
         """Every problem in the vault's files (or the given ones)."""
         from ..lint import lint_vault
 
-        return lint_vault(self.vault, list(paths) if paths is not None else None)
+        return lint_vault(self.vault, builtins.list(paths) if paths is not None else None)
 
 
 def age_text(seconds: float | None) -> str:

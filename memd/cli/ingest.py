@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -66,7 +66,7 @@ def ingest(ctx: click.Context, files: tuple[Path, ...], max_size: int, as_json: 
 
 
 @contextmanager
-def _progress(label: str, quiet: bool) -> Iterator[object]:
+def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
     """A progress bar on a terminal, for transcripts big enough to wait for."""
     if quiet or not sys.stderr.isatty():
         yield None

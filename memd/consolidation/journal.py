@@ -76,7 +76,7 @@ def _put(vault: Vault, rel: str, content: str | None, expect: str | bool | None 
             return False
         path.unlink(missing_ok=True)
         return True
-    unless = _encode(expect) if expect is not False else False
+    unless: bytes | bool | None = False if expect is False or expect is True else _encode(expect)
     return atomic_write(path, content.encode("utf-8", errors="surrogateescape"), unless_changed=unless)
 
 

@@ -96,7 +96,10 @@ def _after_heading(region: list[Block]) -> int:
     """Insert position in a section with no entries: after its heading and any
     prose, before trailing blank lines."""
     at = len(region)
-    while at > 1 and isinstance(region[at - 1], Line) and not region[at - 1].raw.strip():
+    while at > 1:
+        block = region[at - 1]
+        if not (isinstance(block, Line) and not block.raw.strip()):
+            break
         at -= 1
     return at
 

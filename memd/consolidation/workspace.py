@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 from ..atomic import read_text
 from ..document import Document, Frontmatter, parse_document
@@ -137,7 +138,9 @@ class Workspace:
         if not lines:
             return
         document = self.docs[survivor]
-        data = dict(document.frontmatter.data) if document.frontmatter is not None else {"id": survivor}
+        data: dict[str, Any] = (
+            dict(document.frontmatter.data) if document.frontmatter is not None else {"id": survivor}
+        )
         previous = data.get("update_log")
         data["update_log"] = [*(previous if isinstance(previous, list) else []), *lines]
         self.docs[survivor] = replace(document, frontmatter=Frontmatter.from_data(data))

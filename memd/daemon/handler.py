@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from ..app import Memory
@@ -133,10 +134,10 @@ class Handler:
             self.next_rescan = now + self.rescan_every
             self._guard("rescanning", self.rescan)
         for rel in self.changes.due(now):
-            self._guard(f"looking at {rel}", lambda rel=rel: self._changed(rel))
+            self._guard(f"looking at {rel}", partial(self._changed, rel))
             done += 1
         for rel in self.settling.due(self.clock()):
-            self._guard(f"committing {rel}", lambda rel=rel: self._settled(rel))
+            self._guard(f"committing {rel}", partial(self._settled, rel))
             done += 1
         if self.clock() >= self.next_check:
             self.next_check = self.clock() + self.check_every
