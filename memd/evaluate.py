@@ -1,4 +1,4 @@
-"""``memd eval locomo``: evidence recall of memd's retrieval on LoCoMo (DESIGN §6).
+"""``memd eval locomo``: evidence recall of memd's retrieval on LoCoMo (ARCHITECTURE.md §6).
 
 Each conversation goes into its own temporary vault (one entry per turn, the
 session date as entry time, ``src=<dia_id>``), is consolidated when the

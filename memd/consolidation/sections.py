@@ -105,7 +105,7 @@ def _after_heading(region: list[Block]) -> int:
 
 
 def adopt_unsigned(document: Document, next_seq: Callable[[], int], when: str) -> tuple[Document, list[int]]:
-    """Give every unsigned list item a seq and ``source=hand`` (DESIGN §1)."""
+    """Give every unsigned list item a seq and ``source=hand`` (ARCHITECTURE.md §2)."""
     adopted: list[int] = []
     blocks: list[Block] = []
     for block in document.blocks:

@@ -1,4 +1,4 @@
-"""The write pipeline for files (DESIGN §2.1): input -> redact -> verbatim copy
+"""The write pipeline for files (ARCHITECTURE.md §3.1): input -> redact -> verbatim copy
 under ``sources/`` -> extract entries -> append to CURRENT with fresh seqs.
 
 Extraction goes through the engine seam. A note gives one entry per
