@@ -203,3 +203,32 @@ def test_memd_help_does_not_load_the_mcp_sdk() -> None:
     code = "import sys; from memd.cli import main; main(['--help'], standalone_mode=False); print('mcp' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "mcp " in done.stdout and done.stdout.strip().endswith("False")
+
+
+def test_the_cli_and_mcp_report_the_same_facts_and_write_the_same_entries(vault: Vault) -> None:
+    from click.testing import CliRunner
+
+    from memd.cli import main
+
+    def cli(*args: str) -> Any:
+        result = CliRunner().invoke(main, ["--vault", str(vault.root), *args, "--json"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+
+    [by_cli] = cli("add", "Dana takes her coffee with oat milk.", "--time", "2026-11-20T09:00:00Z")
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        seen["add"] = await call(session, "memory_add", text="Dana is allergic to peanuts.", source="user",
+                                 time="2026-11-20T09:00:00Z")
+        seen["status"] = await call(session, "memory_status")
+
+    with_session(vault, body)
+    [by_mcp] = seen["add"]["added"]
+    assert set(by_mcp) == set(by_cli) and by_mcp["path"] == by_cli["path"] == "CURRENT.md"
+    assert by_mcp["seq"] == by_cli["seq"] + 1 and by_mcp["line"] == by_cli["line"] + 1
+    assert by_mcp["signature"] == by_cli["signature"].replace(f"seq={by_cli['seq']}", f"seq={by_mcp['seq']}")
+    status = cli("status")
+    for facts in (status, seen["status"]):
+        facts["buffer"].pop("age_seconds")  # seconds pass between the two calls
+    assert status == seen["status"]
