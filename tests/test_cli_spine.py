@@ -95,7 +95,7 @@ def test_add_rejects_bad_input_without_touching_the_buffer(memd: Memd) -> None:
     for args, message in [
         (["add", "--time", "yesterday", "x"], "invalid time"),
         (["add", "--meta", "novalue", "x"], "KEY=VALUE"),
-        (["add", "--meta", "seq=5", "x"], "use --seq"),
+        (["add", "--meta", "seq=5", "x"], "seq is assigned by memd"),
         (["add", "   "], "nothing to add"),
     ]:
         result = memd(*args, ok=False)
@@ -191,3 +191,24 @@ def test_help_carries_examples_and_stays_light() -> None:
     probe = f"import sys, memd.cli.core; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run(["python", "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_cli_as_people_type_it(memd: Memd) -> None:
+    vault = str(memd.vault.root)
+    runner = memd.runner
+    from memd.cli import main
+
+    typo = runner.invoke(main, ["statsu"])
+    assert typo.exit_code == 2 and "Did you mean `memd stats` or `memd status`?" in typo.output
+    after = runner.invoke(main, ["status", "--vault", vault, "--json"])  # --vault after the subcommand
+    assert after.exit_code == 0 and json.loads(after.output)["vault"] == vault
+    negative = memd("config", "set", "consolidate.buffer_tokens", "-5", ok=False)
+    assert "must be a positive whole number, got '-5'" in negative.output
+    assert "seq is assigned by memd" in memd("add", "--meta", "seq=5", "x", ok=False).output
+
+
+def test_json_mode_errors_are_json_objects(memd: Memd) -> None:
+    result = memd("show", "nowhere", "--json", ok=False)
+    assert result.exit_code == 1
+    error = json.loads(result.output.strip().splitlines()[-1])
+    assert error == {"error": error["error"], "kind": "NotFound", "code": 1} and "nowhere" in error["error"]

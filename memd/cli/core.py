@@ -89,6 +89,8 @@ def _parse_meta(item: str) -> tuple[str, str]:
     key, eq, value = item.partition("=")
     if not eq or not key:
         raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--meta")
+    if key == "seq":
+        raise click.BadParameter("seq is assigned by memd and cannot be set", param_hint="--meta")
     if key in _RESERVED_KEYS:
         raise click.BadParameter(f"use --{key} to set {key}", param_hint="--meta")
     return key, value

@@ -252,7 +252,7 @@ def config_get(ctx: click.Context, key: str, as_json: bool) -> None:
     spec_for(key)  # raises with the list of known keys
 
 
-@config.command(name="set")
+@config.command(name="set", context_settings={"ignore_unknown_options": True})
 @click.argument("key")
 @click.argument("value")
 @click.pass_context
