@@ -46,6 +46,33 @@ APPEND_ONLY = ToolAnnotations(read_only_hint=False, destructive_hint=False, open
 F = TypeVar("F", bound=Callable[..., dict[str, Any]])
 
 
+class _Server(MCPServer[Any]):
+    """Argument mistakes come back as one plain sentence per field, not a
+    validation library's dump: the reader is a model deciding what to fix."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        from pydantic import ValidationError
+
+        try:
+            return await super().call_tool(name, arguments, *args, **kwargs)
+        except ToolError as err:
+            cause = err.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(f"{name}: {_plain(cause)}") from None
+            raise
+
+
+def _plain(error: Any) -> str:
+    parts = []
+    for item in error.errors():
+        field = ".".join(str(p) for p in item.get("loc", ())) or "arguments"
+        message = str(item.get("msg", "is invalid")).replace("Input should be", "must be")
+        given = item.get("input")
+        shown = f" (got {given!r})" if given is not None and not isinstance(given, dict) else ""
+        parts.append(f"{field} {message[0].lower() + message[1:] if message else message}{shown}")
+    return "; ".join(parts)
+
+
 def build_server(memory: Memory) -> MCPServer[Any]:
     """An MCP server exposing the memory tools of ``memory``'s vault."""
     turn = threading.Lock()
@@ -58,11 +85,11 @@ def build_server(memory: Memory) -> MCPServer[Any]:
                     return fn(*args, **kwargs)
                 except MemdError as err:
                     # The message is written for a person or a model to act on.
-                    raise ToolError(str(err)) from None
+                    raise ToolError(err.for_door("mcp")) from None
 
         return call  # type: ignore[return-value]
 
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = _Server(
         "memd",
         title="memd memory",
         instructions=INSTRUCTIONS,
@@ -80,13 +107,19 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         source: Annotated[str, Field(description="Who it comes from: 'user' for the user's own words, "
                                      "'ai' for your own conclusions, or 'import:NAME'.")] = "ai",
         src: Annotated[str | None, Field(description="Optional provenance, e.g. a file path#anchor or URL.")] = None,
+        meta: Annotated[dict[str, str] | None, Field(description="Optional extra signature keys, e.g. "
+                                                     "{\"confidence\": \"high\", \"project\": \"atlas\"}.")] = None,
     ) -> dict[str, Any]:
         """Save one memory to the user's long-term memory (appended to CURRENT.md with a new seq).
 
         Use it for durable facts worth recalling in a later session: preferences, facts about people,
         decisions, plans and dates. Do not store secrets or passing chit-chat. The entry is searchable at
         once; memd later files it into a topic. Returns the new entry's seq and where it was written."""
-        added = memory.add(text, time=time, source=source, src=src)
+        reserved = sorted(set(meta or {}) & {"seq", "time", "source", "src"})
+        if reserved:
+            raise ToolError(f"meta cannot set {', '.join(reserved)}: seq is assigned by memd; use the time, "
+                            "source and src arguments for the others")
+        added = memory.add(text, time=time, source=source, src=src, meta=tuple((meta or {}).items()))
         return {"added": [a.to_json() for a in added]}
 
     @tool

@@ -137,7 +137,10 @@ class Vault:
             path = (root / candidate).resolve()
             if root in path.parents and path.is_file():
                 return path
-        raise NotFound(f"no document {name!r} in the vault (try `memd show` or `memd list`)")
+        raise NotFound(
+            f"no document {name!r} in the vault",
+            hints={"cli": "try `memd list`", "mcp": "call memory_list to see the documents"},
+        )
 
     def read(self, path: Path) -> Document:
         return parse_document(read_text(path, self.rel(path)))

@@ -91,8 +91,8 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except MemdError as err:
             if _wants_json(ctx):
-                _json_error(str(err), type(err).__name__, 1)
-            raise click.ClickException(str(err)) from None
+                _json_error(err.for_door("cli"), type(err).__name__, 1)
+            raise click.ClickException(err.for_door("cli")) from None
         except click.UsageError as err:
             if _wants_json(ctx):
                 _json_error(err.format_message(), "UsageError", 2)
