@@ -211,13 +211,15 @@ def vault_specs(vault: Vault) -> list[str]:
 _SEQ_VALUE = re.compile(r"<seq=([0-9+\-]+)")
 
 
-def seqs_by_commit(vault: Vault) -> list[tuple[str, set[int], bool]]:
-    """(sha, seqs present, made by a person) for each commit, oldest first."""
+def seqs_by_commit(vault: Vault, after: str | None = None) -> list[tuple[str, set[int], bool]]:
+    """(sha, seqs present, made by a person) for each commit, oldest first
+    (only those after commit ``after`` when given)."""
     from .signature import SeqSet
 
     match = _AUTHOR.match(vault.config.git_author)
     machine = match.group("email") if match else "memd@localhost"
-    listing = git(vault, "log", "--reverse", "--format=%H %ae", "--", "CURRENT.md", "topics")
+    span = [f"{after}..HEAD"] if after else []
+    listing = git(vault, "log", "--reverse", "--format=%H %ae", *span, "--", "CURRENT.md", "topics")
     history = []
     for line in listing.stdout.splitlines():
         sha, _, email = line.partition(" ")
@@ -299,3 +301,12 @@ def seqs_at_head(vault: Vault, paths: list[str]) -> set[int]:
         except FormatError:
             continue
     return seqs
+
+
+def head(vault: Vault) -> str | None:
+    result = git(vault, "rev-parse", "--verify", "-q", "HEAD")
+    return result.stdout.strip() or None
+
+
+def is_ancestor(vault: Vault, older: str, newer: str) -> bool:
+    return git(vault, "merge-base", "--is-ancestor", older, newer).returncode == 0

@@ -35,6 +35,7 @@ GITIGNORE_TEMPLATE = """\
 .memd/acks.jsonl
 .memd/git.lock
 .memd/seq.local
+.memd/verify.json
 .memd/daemon.*
 *.memd-tmp
 # raw drops (transcripts may hold secrets); their redacted copies live in sources/

@@ -253,12 +253,12 @@ class Memory:
             extra={"uncommitted": owed_commit(self.vault)},
         )
 
-    def verify(self) -> Report:
-        """Account for every seq the vault ever held."""
+    def verify(self, *, full: bool = False) -> Report:
+        """Account for every seq the vault ever held (``full``: walk all history again)."""
         from ..consolidation import verify_vault
 
         self.recover()
-        return verify_vault(self.vault)
+        return verify_vault(self.vault, full=full)
 
     def log(self, limit: int = 20) -> builtins.list[Commit]:
         """Consolidations and hand edits, newest first."""

@@ -72,9 +72,10 @@ def log(ctx: click.Context, limit: int, as_json: bool) -> None:
 
 
 @click.command()
+@click.option("--full", is_flag=True, help="Walk the whole history again (default: resume from the last verify).")
 @json_option
 @click.pass_context
-def verify(ctx: click.Context, as_json: bool) -> None:
+def verify(ctx: click.Context, full: bool, as_json: bool) -> None:
     """Account for every seq the vault ever held; exit 1 if one is lost.
 
     A seq must be live in exactly one entry, recorded as superseded in a
@@ -84,7 +85,7 @@ def verify(ctx: click.Context, as_json: bool) -> None:
     Example:
         memd verify --json
     """
-    report = get_memory(ctx).verify()
+    report = get_memory(ctx).verify(full=full)
     if as_json:
         emit_json(report.to_json())
     else:
