@@ -93,6 +93,12 @@ class Vault:
             yield
 
     def rel(self, path: Path) -> str:
+        """Vault-relative path; a path given through a link or ``..`` is resolved first."""
+        if path.is_absolute() and ".." not in path.parts:
+            try:
+                return path.relative_to(self.root).as_posix()
+            except ValueError:
+                pass
         return path.resolve().relative_to(self.root.resolve()).as_posix()
 
     def documents(self) -> list[Path]:

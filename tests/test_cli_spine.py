@@ -203,7 +203,7 @@ def test_the_cli_as_people_type_it(memd: Memd) -> None:
     after = runner.invoke(main, ["status", "--vault", vault, "--json"])  # --vault after the subcommand
     assert after.exit_code == 0 and json.loads(after.output)["vault"] == vault
     negative = memd("config", "set", "consolidate.buffer_tokens", "-5", ok=False)
-    assert "must be a positive whole number, got '-5'" in negative.output
+    assert "must be a positive integer, got -5" in negative.output
     assert "seq is assigned by memd" in memd("add", "--meta", "seq=5", "x", ok=False).output
 
 

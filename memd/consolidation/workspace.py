@@ -29,6 +29,7 @@ class Workspace:
     deleted: set[str] = field(default_factory=set)
     adopted: list[int] = field(default_factory=list)
     skipped: set[str] = field(default_factory=set)
+    on_disk: set[str] | None = None
 
     @classmethod
     def load(cls, vault: Vault, warnings: list[str]) -> Workspace:
@@ -79,7 +80,9 @@ class Workspace:
     def create(self, title: str, prefix: str = "") -> str:
         base = slugify(f"{prefix} {title}".strip()) or "topic"
         topic_id, n = base, 2
-        taken = set(self.docs) | self.skipped | {self.vault.doc_id(p) for p in self.vault.topic_files()}
+        if self.on_disk is None:  # every topic id in use, loaded or not (listed once per consolidation)
+            self.on_disk = {self.vault.doc_id(p) for p in self.vault.topic_files()}
+        taken = set(self.docs) | self.skipped | self.on_disk
         while topic_id in taken:
             topic_id, n = f"{base}-{n}", n + 1
         self.docs[topic_id] = _EMPTY
