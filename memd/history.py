@@ -209,3 +209,15 @@ def seqs_by_commit(vault: Vault) -> list[tuple[str, set[int], bool]]:
                 continue
         history.append((sha, seqs, email != machine))
     return history
+
+
+def undone_by(vault: Vault) -> dict[str, str]:
+    """Undo commit -> the consolidation it undid (its ``Memd-Undo`` trailer)."""
+    out = git(vault, "log", "--grep=^Memd-Undo:", "--format=%H%x1f%B%x1e").stdout
+    found = {}
+    for record in out.split("\x1e"):
+        sha, _, body = record.strip("\n").partition("\x1f")
+        match = re.search(r"^Memd-Undo:\s*([0-9a-f]{40})\s*$", body, re.MULTILINE)
+        if sha and match:
+            found[sha] = match.group(1)
+    return found

@@ -74,7 +74,7 @@ class Report:
 
 def verify_vault(vault: Vault) -> Report:
     """Account for every seq in the files now and in every commit before."""
-    from .history import blocked, seqs_by_commit
+    from .history import blocked, seqs_by_commit, undone_by
 
     documents = []
     for path in [vault.current, *vault.topic_files()]:
@@ -90,6 +90,8 @@ def verify_vault(vault: Vault) -> Report:
     if blocked(vault) is None:
         history = seqs_by_commit(vault)
         commits = len(history)
+        undone = undone_by(vault)
+        position = {sha: i for i, (sha, _, _) in enumerate(history)}
         previous: set[int] = set()
         for commit, seqs, by_hand in history:
             vanished = previous - seqs
@@ -97,6 +99,12 @@ def verify_vault(vault: Vault) -> Report:
                 deleted_by_hand |= vanished - superseded
             else:
                 lost = vanished - superseded - deleted_by_hand
+                if undone.get(commit) in position:
+                    # An undo takes back the seqs its consolidation handed out
+                    # (hand-written items it adopted are unsigned again); only a
+                    # seq that existed before that consolidation can be lost.
+                    at = position[undone[commit]]
+                    lost &= history[at - 1][1] if at else set()
                 if lost:
                     problems.append(f"seqs {_span(lost)} vanished in memd commit {commit[:10]} without a record")
             previous = seqs

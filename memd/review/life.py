@@ -1,0 +1,461 @@
+"""``memd history``: the life of one memory across the vault's git history.
+
+Fast on long histories because git does the searching: ``git log -G`` with a
+pattern that matches exactly the signatures holding the seq (see
+``pattern.py``) lists the few commits in which such an entry line was added
+or removed, with the files it happened in; only those files' blobs at those
+commits are read (one ``cat-file`` process). A second ``git log --grep``
+finds consolidations whose message records the seq as superseded, which is
+where an entry that never left the buffer still has its words.
+"""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+
+from ..errors import NotFound
+from ..signature import SeqSet
+from ..vault import Vault
+from .entries import Sighting, sightings
+from .message import Message, parse_message
+from .pattern import signature_pattern, superseded_pattern, trailer_pattern
+from .repo import MEMORY_PATHS, CommitInfo, Repo, decode
+from .spans import Runs, minus, overlaps, runs, text
+
+_SEQ_ARGUMENT = re.compile(r"^(?:seq\s*=?\s*)?([0-9][0-9+\-]*)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing that happened to the memory.
+
+    kind: added (written to the buffer), filed (placed in a topic by a
+    consolidation), merged (folded with other entries), moved (to another
+    topic or section), edited (words changed), superseded (replaced by a newer
+    entry: ``by``), removed (deleted; by a person when ``by_hand``), restored
+    (put back in the buffer by ``memd undo``), adopted (a hand-written item
+    given a seq), withdrawn (a seq an undone consolidation had handed out)."""
+
+    kind: str
+    detail: str
+    commit: CommitInfo | None
+    date: str | None
+    author: str
+    by_hand: bool
+    at: Sighting | None  # the entry after this step (None: gone)
+    before: Sighting | None = None  # the entry before it, when it existed in a commit
+    by: Sighting | None = None  # the superseding entry
+    by_seq: str | None = None
+
+    @property
+    def cite(self) -> str | None:
+        """``path:line@sha`` of the entry after this step (None when it is gone
+        or was never in a committed file)."""
+        if self.at is None or not self.at.line:
+            return None
+        return self.at.cite(self.commit.sha if self.commit else None)
+
+    def to_json(self) -> dict[str, object]:
+        sha = self.commit.sha if self.commit else None
+        data: dict[str, object] = {
+            "kind": self.kind,
+            "detail": self.detail,
+            "date": self.date,
+            "commit": sha,
+            "short": sha[:7] if sha else None,
+            "author": self.author,
+            "by_hand": self.by_hand,
+            "subject": self.commit.subject if self.commit else None,
+            "cite": self.cite,
+            "entry": self.at.to_json(sha) if self.at else None,
+            "before": self.before.to_json() if self.before else None,
+        }
+        if self.by_seq is not None:
+            data["superseded_by"] = {"seq": self.by_seq, "entry": self.by.to_json(sha) if self.by else None}
+        return data
+
+
+@dataclass(frozen=True)
+class Life:
+    seq: str  # the seqs followed
+    steps: tuple[Step, ...]
+    now: tuple[Sighting, ...] = ()  # where it is in the files today (empty: gone)
+    query: str | None = None
+    matched: Sighting | None = None  # the entry a query picked
+    commits_read: int = 0  # commits whose files were read (the rest were never opened)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "seq": self.seq,
+            "query": self.query,
+            "matched": self.matched.to_json() if self.matched else None,
+            "now": [s.to_json() for s in self.now],
+            "steps": [step.to_json() for step in self.steps],
+            "commits_read": self.commits_read,
+        }
+
+
+def parse_target(target: str) -> SeqSet | None:
+    """``12``, ``seq 12``, ``12+41`` -> the seqs; anything else is a query (None)."""
+    match = _SEQ_ARGUMENT.match(target.strip())
+    return SeqSet.parse(match.group(1)) if match else None
+
+
+def history(vault: Vault, target: str) -> Life:
+    """The life of the memory ``target`` names: seqs, or words for the
+    best-matching entry in the vault now."""
+    seqs = parse_target(target)
+    if seqs is not None:
+        return life(vault, seqs)
+    from ..index import Filters
+    from ..tools import search
+
+    hits = [hit for hit in search(vault, target, 5, Filters(kind="entry")) if hit.get("seq")]
+    if not hits:
+        raise NotFound(f"no entry matches {target!r}; give a seq instead (`memd grep` finds one)")
+    seqs = SeqSet.parse(str(hits[0]["seq"]))
+    found = life(vault, seqs)
+    matched = [s for s in found.now if s.path == hits[0]["path"] and s.line == hits[0]["line"]]
+    return replace(found, query=target, matched=matched[0] if matched else None)
+
+
+def life(vault: Vault, seqs: SeqSet) -> Life:
+    """Every commit in which an entry holding any of ``seqs`` appeared, changed
+    words, seqs, file or section, or went away; then the uncommitted state."""
+    tracked = runs(seqs)
+    repo = Repo.open(vault)
+    walk = _Walk(repo, tracked)
+    if repo.head() is not None:
+        pattern = f"-G{signature_pattern(seqs)}"
+        # Three independent questions, asked at once (git runs them side by side):
+        # the commit order, the commits whose message names the seqs, and the
+        # buffer's commits that hold them.
+        with ThreadPoolExecutor(3) as pool:
+            listing = pool.submit(repo.git, "rev-list", "--reverse", "HEAD")
+            messages = pool.submit(
+                repo.changes, "-E", f"--grep={trailer_pattern(seqs)}", f"--grep={superseded_pattern(seqs)}"
+            )
+            buffered = pool.submit(repo.changes, pattern, "--", "CURRENT.md")
+        order = {sha: i for i, sha in enumerate(listing.result().split())}
+        named = messages.result()
+        filed = [(c, _memory(files)) for c, files in named if overlaps(parse_message(c.message).buffer, tracked)]
+        commits = _Follow(repo, pattern, tracked, order).run([*filed, *buffered.result()])
+        known = {commit.sha for commit, _ in commits}
+        commits += [(commit, {}) for commit, _ in named if commit.sha not in known]
+        commits.sort(key=lambda pair: order.get(pair[0].sha, -1))
+        walk.read = len(commits)
+        for commit, files in commits:
+            walk.commit(commit, files)
+    walk.working_tree(vault)
+    if not walk.steps:
+        raise NotFound(f"seq {seqs} never appeared in this vault's files or history")
+    now = tuple(s for found in walk.state.values() for s in found)
+    return Life(str(seqs), tuple(walk.steps), now, commits_read=walk.read)
+
+
+Files = dict[str, list[Sighting]]
+Changed = tuple[tuple[str, str], ...]
+
+
+def _memory(files: Changed) -> Changed:
+    return tuple((status, path) for status, path in files if path == "CURRENT.md" or path.startswith("topics/"))
+
+
+@dataclass
+class _Follow:
+    """Finds the commits in which the memory's entry lines changed, reading as
+    little history as it can: it starts at the first commit that held the
+    entry (the consolidation whose ``Memd-Seq`` names it, or a commit of the
+    buffer), then follows only the files the entry is in (and CURRENT.md),
+    switching files when a commit moves it. Without such a start it searches
+    every memory file's history."""
+
+    repo: Repo
+    pattern: str
+    tracked: Runs
+    order: dict[str, int]
+    where: Files = field(default_factory=dict)
+
+    def run(self, starts: list[tuple[CommitInfo, Changed]]) -> list[tuple[CommitInfo, Files]]:
+        pattern = self.pattern
+        if not starts:
+            return [
+                self._apply(commit, files)
+                for commit, files in self.repo.changes("--reverse", pattern, "--", *MEMORY_PATHS)
+            ]
+        first, files = min(starts, key=lambda pair: self.order.get(pair[0].sha, -1))
+        found = [self._apply(first, files)]
+        cursor = first.sha
+        while True:
+            followed = sorted({"CURRENT.md", *self.where})
+            restart = None
+            for commit, changed in self.repo.changes("--reverse", pattern, f"{cursor}..HEAD", "--", *followed):
+                before = set(self.where)
+                found.append(self._apply(commit, changed))
+                if set(self.where) - before:
+                    restart = commit.sha
+                    break
+            if restart is None:
+                return found
+            cursor = restart
+
+    def _apply(self, commit: CommitInfo, changed: Changed) -> tuple[CommitInfo, Files]:
+        files = self._read(commit, [path for _, path in changed], [path for status, path in changed if status != "D"])
+        old = [s for found in self.where.values() for s in found]
+        new_where = {**self.where, **files}
+        new = [s for found in new_where.values() for s in found]
+        if any(not any(overlaps(o.runs, n.runs) for n in new) for o in old):
+            # It left the files being followed: look at everything this commit changed.
+            everything = self.repo.changes("-1", commit.sha, "--", *MEMORY_PATHS)[0][1]
+            rest = [(status, path) for status, path in everything if path not in files]
+            files.update(self._read(commit, [p for _, p in rest], [p for s, p in rest if s != "D"]))
+        for path, found in files.items():
+            if found:
+                self.where[path] = found
+            else:
+                self.where.pop(path, None)
+        return commit, files
+
+    def _read(self, commit: CommitInfo, paths: list[str], present: list[str]) -> Files:
+        blobs = self.repo.read(f"{commit.sha}:{path}" for path in present)
+        files: Files = {}
+        for path in paths:
+            data = blobs.get(f"{commit.sha}:{path}")
+            files[path] = sightings(path, decode(data), self.tracked) if data is not None else []
+        return files
+
+
+def _read(vault: Vault, rel: str) -> str:
+    try:
+        return (vault.root / rel).read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+@dataclass
+class _Walk:
+    """Replays the commits that touched the memory, oldest first."""
+
+    repo: Repo
+    tracked: Runs
+    state: dict[str, list[Sighting]] = field(default_factory=dict)
+    steps: list[Step] = field(default_factory=list)
+    read: int = 0
+
+    def commit(self, commit: CommitInfo, files: Files) -> None:
+        message = parse_message(commit.message)
+        before = [s for found in self.state.values() for s in found]
+        for path, found in files.items():
+            if found:
+                self.state[path] = found
+            else:
+                self.state.pop(path, None)
+        after = [s for found in self.state.values() for s in found]
+        self._compare(commit, message, before, after)
+
+    def working_tree(self, vault: Vault) -> None:
+        from ..history import changed_paths
+
+        paths = {"CURRENT.md", *self.state}
+        paths |= {p for p in changed_paths(vault) if p == "CURRENT.md" or p.startswith("topics/")}
+        before = [s for found in self.state.values() for s in found]
+        for path in sorted(paths):
+            found = sightings(path, _read(vault, path), self.tracked) if (vault.root / path).is_file() else []
+            if found:
+                self.state[path] = found
+            else:
+                self.state.pop(path, None)
+        after = [s for found in self.state.values() for s in found]
+        self._compare(None, Message(), before, after)
+
+    # -- classification -----------------------------------------------------
+    def _compare(
+        self, commit: CommitInfo | None, message: Message, before: list[Sighting], after: list[Sighting]
+    ) -> None:
+        paired: set[int] = set()
+        for new in after:
+            olds = [old for old in before if overlaps(old.runs, new.runs)]
+            paired.update(id(old) for old in olds)
+            if olds:
+                self._changed(commit, message, olds, new)
+            else:
+                self._appeared(commit, message, new)
+        for old in before:
+            if id(old) not in paired:
+                self._vanished(commit, message, old)
+        if commit is not None:
+            self._buffer_supersessions(commit, message, before)
+
+    def _step(
+        self,
+        kind: str,
+        detail: str,
+        commit: CommitInfo | None,
+        at: Sighting | None,
+        *,
+        before: Sighting | None = None,
+        by: Sighting | None = None,
+        by_seq: str | None = None,
+        date: str | None = None,
+    ) -> None:
+        """A step; ``date`` stands in for the commit's when there is none."""
+        if commit is None and at is not None and not at.line:
+            author, by_hand = f"source: {at.source or '?'}", False  # written to the buffer, never committed there
+        elif commit is None:
+            author, by_hand = "(not committed)", True
+        else:
+            author, by_hand, date = commit.author, commit.by_hand, commit.date
+        self.steps.append(Step(kind, detail, commit, date, author, by_hand, at, before, by, by_seq))
+
+    def _appeared(self, commit: CommitInfo | None, message: Message, new: Sighting) -> None:
+        first = not self.steps
+        if commit is not None and commit.kind == "undo":
+            self._step("restored", "back in the buffer: the consolidation that filed it was undone", commit, new)
+        elif commit is None:
+            where = "in the buffer, not consolidated yet" if new.path == "CURRENT.md" else "not committed yet"
+            self._step("added", where, None, new, date=new.time)
+        elif commit.by_hand:
+            self._step("added", f"written by hand into {new.path}", commit, new)
+        elif new.source == "hand" and not overlaps(new.runs, message.buffer):
+            self._step("adopted", "a hand-written item was given a seq", commit, new)
+        elif new.path == "CURRENT.md":
+            self._step("added", "committed in the buffer", commit, new)
+        else:
+            if first:
+                own = not minus(new.runs, self.tracked)
+                written = Sighting("CURRENT.md", 0, 0, (), new.signature, new.text) if own else None
+                self._step(
+                    "added",
+                    "written to the buffer" + ("" if own else f" (its own words were folded into seq {new.seq})"),
+                    None,
+                    written,
+                    date=new.time if own else None,
+                )
+            number = commit.trailers.get("Memd-Consolidation")
+            label = f"consolidation {number}" if number else commit.subject
+            others = minus(new.runs, self.tracked)
+            detail = f"{label} filed it under {new.section or new.path}"
+            if others:
+                detail += f", folded with seq {text(others)}"
+            self._step("filed", detail, commit, new)
+
+    def _changed(self, commit: CommitInfo | None, message: Message, olds: list[Sighting], new: Sighting) -> None:
+        old = olds[0]
+        notes: list[str] = []
+        kinds: list[str] = []
+        if commit is not None and commit.kind == "undo" and new.path == "CURRENT.md" and old.path != "CURRENT.md":
+            kinds.append("restored")
+            notes.append(f"back in the buffer from {old.path}: the consolidation that filed it was undone")
+        elif old.path == "CURRENT.md" and new.path != "CURRENT.md":
+            number = commit.trailers.get("Memd-Consolidation") if commit else None
+            kinds.append("filed")
+            notes.append(
+                f"{f'consolidation {number}' if number else 'moved from the buffer and'} filed it under "
+                f"{new.section or new.path}"
+            )
+        grown = minus(new.runs, runs([o.signature.seq for o in olds]))
+        if grown or len(olds) > 1:
+            kinds.append("merged")
+            notes.append(f"folded into seq {new.seq}" + (f" (with seq {text(grown)})" if grown else ""))
+        shrunk = minus(runs([o.signature.seq for o in olds]), new.runs)
+        if shrunk and not grown:
+            kinds.append("edited")
+            notes.append(f"seq {old.seq} became {new.seq}")
+        if new.path != old.path and not {"restored", "filed"} & set(kinds):
+            kinds.append("moved")
+            notes.append(f"moved from {old.path} to {new.path}" + _why_moved(message, old.path, new.path))
+        elif new.path == old.path and new.headings != old.headings:
+            kinds.append("moved")
+            notes.append(f"moved from section {old.section or '(none)'!r} to {new.section or '(none)'!r}")
+        if new.text != old.text:
+            kinds.append("edited")
+            notes.append("words changed by hand" if commit is None or commit.by_hand else "words changed by memd")
+        if new.supersedes and new.supersedes != old.supersedes:
+            notes.append(f"now marked as superseding seq {new.supersedes}")
+            kinds.append("edited")
+        if not kinds:
+            return
+        self._step(kinds[0], "; ".join(notes), commit, new, before=old)
+
+    def _vanished(self, commit: CommitInfo | None, message: Message, old: Sighting) -> None:
+        replacement = next((r for r in message.replacements if overlaps(runs(r.old), old.runs)), None)
+        if commit is not None and replacement is not None:
+            by = self._superseding(commit, message, runs(replacement.new))
+            reason = f": {replacement.reason}" if replacement.reason else ""
+            self._step(
+                "superseded",
+                f"replaced by seq {replacement.new}{reason}",
+                commit,
+                None,
+                before=old,
+                by=by,
+                by_seq=str(replacement.new),
+            )
+        elif commit is not None and commit.kind == "undo":
+            self._step("withdrawn", "the consolidation that gave it this seq was undone", commit, None, before=old)
+        elif commit is None or commit.by_hand:
+            self._step("removed", "deleted by hand", commit, None, before=old)
+        else:
+            self._step(
+                "removed", "removed by memd without a record (`memd verify` reports it)", commit, None, before=old
+            )
+
+    def _buffer_supersessions(self, commit: CommitInfo, message: Message, before: list[Sighting]) -> None:
+        """Entries superseded while still in the uncommitted buffer: their words
+        live only in the consolidation's message."""
+        seen = runs([s.signature.seq for s in before])
+        for replacement in message.replacements:
+            old = runs(replacement.old)
+            if not overlaps(old, self.tracked) or overlaps(old, seen) or self.steps:
+                continue
+            entry = replacement.entry
+            sighting = None
+            if entry is not None and entry.signature is not None:
+                sighting = Sighting("CURRENT.md", 0, 0, (), entry.signature, entry.full_text)
+            self._step(
+                "added",
+                "written to the buffer" + ("" if sighting else " (its words were not recorded)"),
+                None,
+                sighting,
+                date=sighting.time if sighting else None,
+            )
+            by = self._superseding(commit, message, runs(replacement.new))
+            reason = f": {replacement.reason}" if replacement.reason else ""
+            self._step(
+                "superseded",
+                f"replaced by seq {replacement.new} before it left the buffer{reason}",
+                commit,
+                None,
+                before=sighting,
+                by=by,
+                by_seq=str(replacement.new),
+            )
+
+    def _superseding(self, commit: CommitInfo, message: Message, new: Runs) -> Sighting | None:
+        placement = next((p for p in message.placements if overlaps(runs(p.seqs), new)), None)
+        paths = [placement.path.removeprefix("./")] if placement else []
+        blobs = self.repo.read(f"{commit.sha}:{p}" for p in paths)
+        for path in paths:
+            data = blobs.get(f"{commit.sha}:{path}")
+            if data is not None:
+                found = sightings(path, decode(data), new)
+                if found:
+                    return found[0]
+        return None
+
+
+def _why_moved(message: Message, old_path: str, new_path: str) -> str:
+    old_id = _topic_id(old_path)
+    for topic, parts in message.splits:
+        if topic == old_id and _topic_id(new_path) in parts:
+            return f" (topic {topic} was split)"
+    for absorbed, survivor in message.merges:
+        if absorbed == old_id and survivor == _topic_id(new_path):
+            return f" (topic {absorbed} was merged into {survivor})"
+    return ""
+
+
+def _topic_id(path: str) -> str:
+    return path.removeprefix("topics/").removesuffix(".md")
