@@ -92,13 +92,15 @@ def verify_vault(vault: Vault) -> Report:
         commits = len(history)
         undone = undone_by(vault)
         position = {sha: i for i, (sha, _, _) in enumerate(history)}
+        # What an undo brought back was not lost by the consolidation it undid.
+        restored = {target: history[position[u]][1] for u, target in undone.items() if u in position}
         previous: set[int] = set()
         for commit, seqs, by_hand in history:
             vanished = previous - seqs
             if by_hand:
                 deleted_by_hand |= vanished - superseded
             else:
-                lost = vanished - superseded - deleted_by_hand
+                lost = vanished - superseded - deleted_by_hand - restored.get(commit, set())
                 if undone.get(commit) in position:
                     # An undo takes back the seqs its consolidation handed out
                     # (hand-written items it adopted are unsigned again); only a

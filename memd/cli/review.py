@@ -19,9 +19,9 @@ def _short(text: str | None, width: int = 100) -> str:
 @json_option
 @click.pass_context
 def history(ctx: click.Context, target: str, as_json: bool) -> None:
-    """The life of one memory: TARGET is a seq (12, 12+41) or words that
-    pick the best-matching entry.
+    """Show the life of one memory across the vault's git history.
 
+    TARGET is a seq (12, 12+41) or words that pick the best-matching entry.
     Lists every commit in which the entry was added, filed into a topic,
     merged with others, moved to another topic or section, edited (by memd or
     by hand), superseded by a newer entry (shown with its words) or removed,
@@ -65,11 +65,12 @@ def history(ctx: click.Context, target: str, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def diff(ctx: click.Context, revs: str | None, as_json: bool) -> None:
-    """What changed in the memory, in memory terms: entries filed, merged,
-    superseded, moved, edited or removed, topics created, split or merged.
+    """Show what changed in the memory between commits, in memory terms.
 
-    Without REV: the last consolidation. REV alone: that commit. A..B: from
-    commit A to commit B (dates work too: 2026-10-01..2026-11-01).
+    Entries filed, merged, superseded, moved, edited or removed; topics
+    created, split or merged; each with seqs and words. Without REV: the
+    last consolidation. REV alone: that commit. A..B: from commit A to
+    commit B (dates work too: 2026-10-01..2026-11-01).
 
     \b
     Examples:

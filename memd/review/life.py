@@ -19,9 +19,10 @@ from ..errors import NotFound
 from ..signature import SeqSet
 from ..vault import Vault
 from .entries import Sighting, sightings
+from .follow import Files, Follow
 from .message import Message, parse_message
 from .pattern import signature_pattern, superseded_pattern, trailer_pattern
-from .repo import MEMORY_PATHS, CommitInfo, Repo, decode
+from .repo import CommitInfo, Repo, decode
 from .spans import Runs, minus, overlaps, runs, text
 
 _SEQ_ARGUMENT = re.compile(r"^(?:seq\s*=?\s*)?([0-9][0-9+\-]*)$", re.IGNORECASE)
@@ -127,6 +128,7 @@ def life(vault: Vault, seqs: SeqSet) -> Life:
     tracked = runs(seqs)
     repo = Repo.open(vault)
     walk = _Walk(repo, tracked)
+    present = _present(vault, seqs, tracked)
     if repo.head() is not None:
         pattern = f"-G{signature_pattern(seqs)}"
         # Three independent questions, asked at once (git runs them side by side):
@@ -140,91 +142,50 @@ def life(vault: Vault, seqs: SeqSet) -> Life:
             buffered = pool.submit(repo.changes, pattern, "--", "CURRENT.md")
         order = {sha: i for i, sha in enumerate(listing.result().split())}
         named = messages.result()
-        filed = [(c, _memory(files)) for c, files in named if overlaps(parse_message(c.message).buffer, tracked)]
-        commits = _Follow(repo, pattern, tracked, order).run([*filed, *buffered.result()])
-        known = {commit.sha for commit, _ in commits}
-        commits += [(commit, {}) for commit, _ in named if commit.sha not in known]
-        commits.sort(key=lambda pair: order.get(pair[0].sha, -1))
+        filed = [(c, files) for c, files in named if overlaps(parse_message(c.message).buffer, tracked)]
+        follow = Follow(repo, signature_pattern(seqs), tracked, order)
+        commits = follow.run([*filed, *buffered.result()])
+        elsewhere = sorted(set(present) - set(follow.where))
+        if elsewhere:
+            # It is in a file it was not followed into (put back by an undo or
+            # by hand after it had gone): that file's history says when.
+            commits += [(c, follow.read(c, files)) for c, files in repo.changes(pattern, "--", *elsewhere)]
+        commits += [(commit, {}) for commit, _ in named]
+        commits = _merged(commits, order)
         walk.read = len(commits)
         for commit, files in commits:
             walk.commit(commit, files)
-    walk.working_tree(vault)
+    walk.working_tree(present)
     if not walk.steps:
         raise NotFound(f"seq {seqs} never appeared in this vault's files or history")
     now = tuple(s for found in walk.state.values() for s in found)
     return Life(str(seqs), tuple(walk.steps), now, commits_read=walk.read)
 
 
-Files = dict[str, list[Sighting]]
-Changed = tuple[tuple[str, str], ...]
+def _merged(commits: list[tuple[CommitInfo, Files]], order: dict[str, int]) -> list[tuple[CommitInfo, Files]]:
+    """One item per commit (their files joined), oldest first."""
+    joined: dict[str, tuple[CommitInfo, Files]] = {}
+    for commit, files in commits:
+        if commit.sha in joined:
+            joined[commit.sha][1].update(files)
+        else:
+            joined[commit.sha] = (commit, dict(files))
+    return sorted(joined.values(), key=lambda pair: order.get(pair[0].sha, -1))
 
 
-def _memory(files: Changed) -> Changed:
-    return tuple((status, path) for status, path in files if path == "CURRENT.md" or path.startswith("topics/"))
-
-
-@dataclass
-class _Follow:
-    """Finds the commits in which the memory's entry lines changed, reading as
-    little history as it can: it starts at the first commit that held the
-    entry (the consolidation whose ``Memd-Seq`` names it, or a commit of the
-    buffer), then follows only the files the entry is in (and CURRENT.md),
-    switching files when a commit moves it. Without such a start it searches
-    every memory file's history."""
-
-    repo: Repo
-    pattern: str
-    tracked: Runs
-    order: dict[str, int]
-    where: Files = field(default_factory=dict)
-
-    def run(self, starts: list[tuple[CommitInfo, Changed]]) -> list[tuple[CommitInfo, Files]]:
-        pattern = self.pattern
-        if not starts:
-            return [
-                self._apply(commit, files)
-                for commit, files in self.repo.changes("--reverse", pattern, "--", *MEMORY_PATHS)
-            ]
-        first, files = min(starts, key=lambda pair: self.order.get(pair[0].sha, -1))
-        found = [self._apply(first, files)]
-        cursor = first.sha
-        while True:
-            followed = sorted({"CURRENT.md", *self.where})
-            restart = None
-            for commit, changed in self.repo.changes("--reverse", pattern, f"{cursor}..HEAD", "--", *followed):
-                before = set(self.where)
-                found.append(self._apply(commit, changed))
-                if set(self.where) - before:
-                    restart = commit.sha
-                    break
-            if restart is None:
-                return found
-            cursor = restart
-
-    def _apply(self, commit: CommitInfo, changed: Changed) -> tuple[CommitInfo, Files]:
-        files = self._read(commit, [path for _, path in changed], [path for status, path in changed if status != "D"])
-        old = [s for found in self.where.values() for s in found]
-        new_where = {**self.where, **files}
-        new = [s for found in new_where.values() for s in found]
-        if any(not any(overlaps(o.runs, n.runs) for n in new) for o in old):
-            # It left the files being followed: look at everything this commit changed.
-            everything = self.repo.changes("-1", commit.sha, "--", *MEMORY_PATHS)[0][1]
-            rest = [(status, path) for status, path in everything if path not in files]
-            files.update(self._read(commit, [p for _, p in rest], [p for s, p in rest if s != "D"]))
-        for path, found in files.items():
-            if found:
-                self.where[path] = found
-            else:
-                self.where.pop(path, None)
-        return commit, files
-
-    def _read(self, commit: CommitInfo, paths: list[str], present: list[str]) -> Files:
-        blobs = self.repo.read(f"{commit.sha}:{path}" for path in present)
-        files: Files = {}
-        for path in paths:
-            data = blobs.get(f"{commit.sha}:{path}")
-            files[path] = sightings(path, decode(data), self.tracked) if data is not None else []
-        return files
+def _present(vault: Vault, seqs: SeqSet, tracked: Runs) -> Files:
+    """Where the entry is in the files now (only files whose text holds a
+    matching signature are parsed)."""
+    pattern = re.compile(signature_pattern(seqs))
+    found: Files = {}
+    for path in [vault.current, *vault.topic_files()]:
+        rel = vault.rel(path)
+        text = _read(vault, rel)
+        if pattern.search(text):
+            hits = sightings(rel, text, tracked)
+            if hits:
+                found[rel] = hits
+    return found
 
 
 def _read(vault: Vault, rel: str) -> str:
@@ -255,20 +216,11 @@ class _Walk:
         after = [s for found in self.state.values() for s in found]
         self._compare(commit, message, before, after)
 
-    def working_tree(self, vault: Vault) -> None:
-        from ..history import changed_paths
-
-        paths = {"CURRENT.md", *self.state}
-        paths |= {p for p in changed_paths(vault) if p == "CURRENT.md" or p.startswith("topics/")}
+    def working_tree(self, present: Files) -> None:
+        """The files as they are now, committed or not."""
         before = [s for found in self.state.values() for s in found]
-        for path in sorted(paths):
-            found = sightings(path, _read(vault, path), self.tracked) if (vault.root / path).is_file() else []
-            if found:
-                self.state[path] = found
-            else:
-                self.state.pop(path, None)
-        after = [s for found in self.state.values() for s in found]
-        self._compare(None, Message(), before, after)
+        self.state = {path: list(found) for path, found in present.items()}
+        self._compare(None, Message(), before, [s for found in present.values() for s in found])
 
     # -- classification -----------------------------------------------------
     def _compare(
@@ -312,7 +264,12 @@ class _Walk:
     def _appeared(self, commit: CommitInfo | None, message: Message, new: Sighting) -> None:
         first = not self.steps
         if commit is not None and commit.kind == "undo":
-            self._step("restored", "back in the buffer: the consolidation that filed it was undone", commit, new)
+            detail = (
+                "back in the buffer: the consolidation that filed it was undone"
+                if new.path == "CURRENT.md"
+                else f"back in {new.path}: the consolidation that replaced it was undone"
+            )
+            self._step("restored", detail, commit, new)
         elif commit is None:
             where = "in the buffer, not consolidated yet" if new.path == "CURRENT.md" else "not committed yet"
             self._step("added", where, None, new, date=new.time)

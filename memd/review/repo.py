@@ -8,12 +8,15 @@ inside a larger repository.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import IO
 
 from ..errors import FormatError, MemdError
 from ..vault import Vault
@@ -151,8 +154,27 @@ class Repo:
             raise HistoryError(f"no commit {sha}")
         return found[0]
 
+    def versions(self, *args: str) -> list[tuple[CommitInfo, tuple[tuple[str, str, str], ...]]]:
+        """``git log --raw`` with each commit's changed files as (status, vault
+        path, new blob sha or "" when deleted): tree entries only, no diffs."""
+        text = self.git("log", "-z", "--raw", "--no-abbrev", "--no-renames", f"--format={_FORMAT}", *args)
+        found = []
+        for commit, tail in self._records(text):
+            tokens = [t.strip("\n") for t in tail.split("\0")]
+            files = []
+            for meta, path in itertools.pairwise(tokens):
+                parts = meta.split()
+                if meta.startswith(":") and len(parts) == 5 and path.startswith(self.prefix):
+                    blob = "" if set(parts[3]) == {"0"} else parts[3]
+                    files.append((parts[4][0], path[len(self.prefix) :], blob))
+            found.append((commit, tuple(files)))
+        return found
+
     def _log(self, args: Sequence[str]) -> list[tuple[CommitInfo, tuple[tuple[str, str], ...]]]:
         text = self.git("log", "-z", f"--format={_FORMAT}", *args)
+        return [(commit, self._files(tail)) for commit, tail in self._records(text)]
+
+    def _records(self, text: str) -> list[tuple[CommitInfo, str]]:
         found = []
         for record in text.split(_RECORD):
             fields = record.split(_FIELD)
@@ -170,7 +192,7 @@ class Repo:
                 by_hand=email != self.machine_email,
                 trailers=dict(_TRAILER.findall(message)),
             )
-            found.append((commit, self._files(tail)))
+            found.append((commit, tail))
         return found
 
     def _files(self, tail: str) -> tuple[tuple[str, str], ...]:
@@ -219,15 +241,23 @@ class Repo:
         specs = [self._spec(name) for name in names]
         if any("\n" in spec for spec in specs):
             raise HistoryError("a path with a line break cannot be read from git")
-        result = subprocess.run(
+        request = "".join(f"{spec}\n" for spec in specs).encode("utf-8", "surrogateescape")
+        with subprocess.Popen(
             ["git", "-C", str(self.vault.root), "cat-file", "--batch"],
-            input="".join(f"{spec}\n" for spec in specs).encode("utf-8", "surrogateescape"),
-            capture_output=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
             env=_env(),
-        )
-        if result.returncode != 0:
-            raise HistoryError(f"git cat-file failed: {result.stderr.decode(errors='replace').strip()}")
-        data = result.stdout
+        ) as process:
+            assert process.stdin is not None and process.stdout is not None
+            # The request is written from a thread while the answer (megabytes,
+            # for many versions of a topic) is read in one go.
+            writer = threading.Thread(target=_send, args=(process.stdin, request), daemon=True)
+            writer.start()
+            data = process.stdout.read()
+            writer.join()
+        if process.returncode != 0:
+            raise HistoryError(f"git cat-file failed with exit code {process.returncode}")
         found: dict[str, bytes | None] = {}
         at = 0
         for name in names:
@@ -248,6 +278,14 @@ class Repo:
     def _spec(self, name: str) -> str:
         rev, colon, path = name.partition(":")
         return f"{rev}:{self.full(path)}" if colon else name
+
+
+def _send(pipe: IO[bytes], data: bytes) -> None:
+    try:
+        pipe.write(data)
+        pipe.close()
+    except OSError:
+        pass  # git exited early; its exit code says why
 
 
 def _env() -> dict[str, str]:
