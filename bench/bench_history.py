@@ -150,6 +150,7 @@ def main() -> None:
 
     base = ["--vault", str(root), "search", "budget euros", "--json", "--as-of"]
     dates = [stamp(round(args.commits * k / 4)) for k in (1, 2, 3)]
+    shutil.rmtree(root / ".memd" / "index" / "asof", ignore_errors=True)  # cold means cold, also on a kept vault
     cold, cold_cpu = [], []
     for date in dates:
         wall, cpu, _ = timed([*base, date])

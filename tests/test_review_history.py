@@ -223,3 +223,18 @@ def _topic_of(vault: Vault, commit: str, seq: int) -> str | None:
 def test_dates_are_the_commit_dates(memd: Memd, story: Story) -> None:
     data = life(memd, str(story.seqs[NEW_PHONE]))
     assert data["steps"][1]["date"].startswith(when("09-10")[:10])
+
+
+def test_a_move_to_another_section_by_hand(memd: Memd, story: Story) -> None:
+    seq = story.seqs[COFFEE[2]]
+    [coffee] = [p for p in memd.vault.topic_files() if "coffee" in p.name]
+    lines = coffee.read_text().splitlines(True)
+    [entry] = [line for line in lines if line.startswith(f"- <seq={seq},")]
+    lines.remove(entry)
+    coffee.write_text("".join(lines) + "\n# Afternoon\n" + entry)
+    git(memd.vault.root, "commit", "-qam", "edit: afternoon section")
+    data = life(memd, str(seq))
+    moved = data["steps"][-1]
+    assert (moved["kind"], moved["by_hand"]) == ("moved", True)
+    assert moved["detail"] == "moved from section 'Coffee' to 'Afternoon'"
+    assert moved["entry"]["section"] == "Afternoon" and moved["before"]["section"] == "Coffee"

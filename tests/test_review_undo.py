@@ -155,3 +155,18 @@ def test_an_interrupted_undo_is_finished_by_the_next_command(memd: Memd, story: 
     assert git(vault.root, "log", "-1", "--format=%s").startswith("undo: consolidation 6")
     assert list(buffer(vault).values()) == [BREAD] and verify(memd)["ok"]
     assert COFFEE[1] in "".join(files(vault).values())
+
+
+def test_words_a_consolidation_did_not_record_are_reported_not_invented(memd: Memd) -> None:
+    vault = memd.vault
+    memd("add", "Dana's bike is a green Brompton")
+    memd("add", "Dana's bike is a black Bianchi")
+    memd("consolidate")
+    message = git(vault.root, "log", "-1", "--format=%B")
+    assert "    - <seq=" in message  # the replaced entry, recorded
+    older = "\n".join(line for line in message.splitlines() if not line.startswith("    "))
+    git(vault.root, "commit", "-q", "--amend", "-m", older)  # as consolidations made before words were recorded
+    result = memd("undo")
+    assert "could not be restored" in result.output and "black Bianchi" in vault.current.read_text()
+    assert "green Brompton" not in vault.current.read_text()
+    assert verify(memd)["ok"]

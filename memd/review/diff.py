@@ -169,7 +169,6 @@ class _Changes:
         self.buffer: Runs = union(*(m.buffer for m in messages))
         self.replacements = [r for m in messages for r in m.replacements]
         self.undo = any(c.kind == "undo" for c in commits)
-        self.all_by_hand = bool(commits) and all(c.by_hand for c in commits)
 
     def compare(self, old: list[Sighting], new: list[Sighting]) -> list[EntryChange]:
         changes: list[EntryChange] = []
@@ -219,7 +218,8 @@ class _Changes:
             if others:
                 detail += f", folded with seq {text(others)}"
             return EntryChange("filed", detail, entry)
-        by_hand = self._by_hand(entry.path, entry.runs)
+        changer = self._changer(entry.path, entry.runs)
+        by_hand = changer is not None and changer.by_hand
         return EntryChange(
             "added", f"new in {_where(entry)}" + (" (by hand)" if by_hand else ""), entry, by_hand=by_hand
         )
@@ -257,7 +257,8 @@ class _Changes:
             notes.append(f"marked as superseding seq {entry.supersedes}")
         if not kinds:
             return None
-        by_hand = "edited" in kinds and self._by_hand(entry.path, entry.runs)
+        changer = self._changer(entry.path, entry.runs) if "edited" in kinds else None
+        by_hand = changer is not None and changer.by_hand
         return EntryChange(kinds[0], "; ".join(notes), entry, tuple(olds), by_hand=by_hand)
 
     def _vanished(self, entry: Sighting, new: list[Sighting]) -> EntryChange:
@@ -268,20 +269,20 @@ class _Changes:
             return EntryChange(
                 "superseded", f"replaced by seq {replacement.new}{reason}", None, (entry,), by, str(replacement.new)
             )
-        if self.undo and not self.all_by_hand:
+        changer = self._changer(entry.path, entry.runs)
+        if changer is not None and changer.kind == "undo":
             return EntryChange("withdrawn", "its seq came from the undone consolidation", None, (entry,))
-        by_hand = self._by_hand(entry.path, entry.runs)
+        by_hand = changer is not None and changer.by_hand
         detail = "deleted by hand" if by_hand else "removed by memd without a record (`memd verify` reports it)"
         return EntryChange("removed", detail, None, (entry,), by_hand=by_hand)
 
-    def _by_hand(self, path: str, seqs: Runs) -> bool:
-        """Whether the commit that changed this entry line was a person's."""
+    def _changer(self, path: str, seqs: Runs) -> CommitInfo | None:
+        """The last commit in the range that changed this entry's line."""
         if len(self.commits) <= 1:
-            return bool(self.commits) and self.commits[0].by_hand
+            return self.commits[0] if self.commits else None
         span = f"{self.base}..{self.target}" if self.base else self.target
-        pattern = signature_pattern(SeqSet(seqs))
-        found = self.repo.commits("-1", f"-G{pattern}", span, "--", path)
-        return bool(found) and found[0].by_hand
+        found = self.repo.commits("-1", f"-G{signature_pattern(SeqSet(seqs))}", span, "--", path)
+        return found[0] if found else None
 
 
 def _topics(
