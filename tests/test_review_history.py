@@ -186,6 +186,15 @@ def test_a_vault_inside_a_larger_repository(tmp_path: Path) -> None:
     assert hits[0]["text"] == OLD_PHONE and "@" in hits[0]["cite"]
     changes = json.loads(memd("diff", "--json").output)
     assert {(c["kind"], c["seq"]) for c in changes["entries"]} == {("filed", "2"), ("superseded", "1")}
+    # A second vault in the same repository, with the same seqs, lives its own life.
+    other = Memd(init_vault(tmp_path / "repo" / "notes" / "work").vault)
+    other("add", "Standup moves to 9:30 on Mondays")
+    other("consolidate")
+    mine = life(other, "1")
+    assert [s["kind"] for s in mine["steps"]] == ["added", "filed"]
+    assert mine["steps"][1]["entry"]["text"] == "Standup moves to 9:30 on Mondays"
+    assert [s["kind"] for s in life(memd, "1")["steps"]] == ["added", "filed", "superseded"]
+    assert json.loads(other("undo", "--dry-run", "--json").output)["restored"][0]["seq"] == "1"
 
 
 def test_a_seq_inside_a_merged_range_is_found(memd: Memd) -> None:

@@ -19,7 +19,7 @@ from ..errors import NotFound
 from ..signature import SeqSet
 from ..vault import Vault
 from .entries import Sighting, sightings
-from .follow import Files, Follow
+from .follow import Files, Follow, memory_files
 from .message import Message, parse_message
 from .pattern import signature_pattern, superseded_pattern, trailer_pattern
 from .repo import CommitInfo, Repo, decode
@@ -141,7 +141,8 @@ def life(vault: Vault, seqs: SeqSet) -> Life:
             )
             buffered = pool.submit(repo.changes, pattern, "--", "CURRENT.md")
         order = {sha: i for i, sha in enumerate(listing.result().split())}
-        named = messages.result()
+        # Only commits that changed this vault's memory (a repository may hold other vaults).
+        named = [(c, memory_files(files)) for c, files in messages.result() if memory_files(files)]
         filed = [(c, files) for c, files in named if overlaps(parse_message(c.message).buffer, tracked)]
         follow = Follow(repo, signature_pattern(seqs), tracked, order)
         commits = follow.run([*filed, *buffered.result()])

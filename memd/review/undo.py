@@ -25,7 +25,7 @@ from ..timeutil import format_time, now
 from ..vault import Vault
 from .entries import Sighting, sightings
 from .message import Message, parse_message
-from .repo import CommitInfo, HistoryError, Repo
+from .repo import MEMORY_PATHS, CommitInfo, HistoryError, Repo
 from .spans import minus, overlaps, runs, text, union
 
 
@@ -100,9 +100,9 @@ def undo(vault: Vault, rev: str | None = None, *, dry_run: bool = False) -> Undo
 
 
 def _target(repo: Repo, rev: str | None) -> CommitInfo:
-    undone = {c.trailers.get("Memd-Undo", ""): c for c in repo.commits("--grep=^Memd-Undo:")}
+    undone = {c.trailers.get("Memd-Undo", ""): c for c in repo.commits("--grep=^Memd-Undo:", "--", *MEMORY_PATHS)}
     if rev is None:
-        for commit in repo.commits("--grep=^Memd-Consolidation:"):
+        for commit in repo.commits("--grep=^Memd-Consolidation:", "--", *MEMORY_PATHS):
             if commit.kind == "consolidate" and not commit.by_hand and commit.sha not in undone:
                 return commit
         raise UndoRefused("nothing to undo: the vault has no consolidation that is not undone already")
