@@ -1,12 +1,12 @@
 """``memd history``: the life of one memory across the vault's git history.
 
-Fast on long histories because git does the searching: ``git log -G`` with a
-pattern that matches exactly the signatures holding the seq (see
-``pattern.py``) lists the few commits in which such an entry line was added
-or removed, with the files it happened in; only those files' blobs at those
-commits are read (one ``cat-file`` process). A second ``git log --grep``
-finds consolidations whose message records the seq as superseded, which is
-where an entry that never left the buffer still has its words.
+Fast on long histories because git does the searching and only a few files
+are read: ``git log --grep`` finds the consolidation whose ``Memd-Seq``
+trailer names the seq (and any whose message records it as superseded, which
+is where an entry that never left the buffer keeps its words), and from there
+only the versions of the files the entry lives in are looked at (follow.py).
+The patterns match exactly the signatures holding the seq (pattern.py).
+walk.py names what each commit did to it.
 """
 
 from __future__ import annotations
