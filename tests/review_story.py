@@ -1,4 +1,4 @@
-"""A vault with a past, for the history review tests: seven weeks of one
+"""A vault with a past, for the history review tests: a month of one
 person's memory, built through memd itself on a real git repository.
 
   09-01  C1  coffee notes and Dana's phone number are filed
