@@ -268,13 +268,13 @@ def removed_in_own_commits(vault: Vault, seqs: set[int], since: str) -> set[int]
         email, _, body = rest.partition("\x1f")
         if not sha or email == machine or "Memd-Auto:" in body:
             continue
-        before = _seqs_at(vault, f"{sha}^")
-        after = _seqs_at(vault, sha)
+        before = seqs_at(vault, f"{sha}^")
+        after = seqs_at(vault, sha)
         found |= (before - after) & seqs
     return found
 
 
-def _seqs_at(vault: Vault, rev: str) -> set[int]:
+def seqs_at(vault: Vault, rev: str) -> set[int]:
     from .signature import SeqSet
 
     out = git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", rev, "--", "CURRENT.md", "topics").stdout
@@ -310,3 +310,14 @@ def head(vault: Vault) -> str | None:
 
 def is_ancestor(vault: Vault, older: str, newer: str) -> bool:
     return git(vault, "merge-base", "--is-ancestor", older, newer).returncode == 0
+
+def undone_by(vault: Vault) -> dict[str, str]:
+    """Undo commit -> the consolidation it undid (its ``Memd-Undo`` trailer)."""
+    out = git(vault, "log", "--grep=^Memd-Undo:", "--format=%H%x1f%B%x1e").stdout
+    found = {}
+    for record in out.split("\x1e"):
+        sha, _, body = record.strip("\n").partition("\x1f")
+        match = re.search(r"^Memd-Undo:\s*([0-9a-f]{40})\s*$", body, re.MULTILINE)
+        if sha and match:
+            found[sha] = match.group(1)
+    return found

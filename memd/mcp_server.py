@@ -129,12 +129,15 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         since: Annotated[str | None, Field(description="Only entries from this ISO date or time on.")] = None,
         until: Annotated[str | None, Field(description="Only entries up to this ISO date (inclusive) or time.")] = None,
         source: Annotated[str | None, Field(description="Only entries with this source: user, ai, hand...")] = None,
+        as_of: Annotated[str | None, Field(description="Search the memory as it was then: an ISO date "
+                                           "(through that day), a time or a git commit. Default: now.")] = None,
     ) -> dict[str, Any]:
         """Search the user's long-term memory by keywords (BM25 ranking over entries and topic sections).
 
-        Each result has `path`, `line`, `seq`, `time`, `source` and a `snippet`; cite results as path:line.
-        Use memory_read to see more lines around a result. Returns {"results": [...]}, best first."""
-        return memory.search(query, limit=limit, since=since, until=until, source=source).to_json()
+        Each result has `path`, `line`, `seq`, `time`, `source` and a `snippet`; cite results as path:line
+        (with `as_of`, each has a `cite` path:line@commit). Use memory_read to see more lines around a result.
+        Returns {"results": [...]}, best first."""
+        return memory.search(query, limit=limit, since=since, until=until, source=source, as_of=as_of).to_json()
 
     @tool
     def memory_grep(
@@ -192,6 +195,19 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         return memory.ask(question, budget=budget).to_json()
 
     @tool
+    def memory_history(
+        target: Annotated[str, Field(description="A seq from a result (e.g. '12' or '12+41'), or words that "
+                                     "pick the best-matching entry.")],
+    ) -> dict[str, Any]:
+        """How one memory changed over time, from the vault's git history: when it was added, filed, merged,
+        moved, edited (by memd or by hand), superseded (with the newer entry) or removed.
+
+        Check it before relying on a fact that may have changed. Returns `steps` (each with `kind`, `date`,
+        `commit`, `author`, `entry` as it read then, and `superseded_by` when replaced) and `now` (where the
+        entry is today; empty when it was superseded or removed)."""
+        return memory.history(target).to_json()
+
+    @tool
     def memory_status() -> dict[str, Any]:
         """Show the state of the memory: entries and tokens waiting in the CURRENT buffer against the
         consolidation thresholds, the number of topics, the next seq and the last consolidation."""
@@ -203,6 +219,7 @@ def build_server(memory: Memory) -> MCPServer[Any]:
     server.add_tool(memory_read, annotations=READ_ONLY, title="Read memory lines")
     server.add_tool(memory_list, annotations=READ_ONLY, title="List memory documents")
     server.add_tool(memory_ask, annotations=READ_ONLY, title="Ask memory")
+    server.add_tool(memory_history, annotations=READ_ONLY, title="Memory history")
     server.add_tool(memory_status, annotations=READ_ONLY, title="Memory status")
     return server
 

@@ -29,6 +29,7 @@ TOOLS = {
     "memory_list",
     "memory_ask",
     "memory_status",
+    "memory_history",
 }
 
 

@@ -37,6 +37,10 @@ if TYPE_CHECKING:
     from ..index import IndexStore
     from ..ingest import InboxOutcome, IngestResult
     from ..lint import Problem
+    from ..review.asof import PastVault
+    from ..review.diff import MemoryDiff
+    from ..review.life import Life
+    from ..review.undo import UndoOutcome
     from ..setup import InitResult
 
 Warn = Callable[[str], None]
@@ -165,14 +169,22 @@ class Memory:
         since: str | None = None,
         until: str | None = None,
         source: str | None = None,
+        as_of: str | None = None,
     ) -> Hits:
-        """Ranked records for ``query``; ``since``/``until`` take ISO dates or times."""
+        """Ranked records for ``query``; ``since``/``until`` take ISO dates or times;
+        ``as_of`` (a date or a revision) searches the vault as it was then, and
+        each hit cites ``path:line@commit``."""
         from ..index import Filters
         from ..timeutil import time_bound
         from ..tools import search
 
         self.recover()
         filters = Filters(since=time_bound(since), until=time_bound(until, end_of_day=True), source=source)
+        if as_of:
+            from ..review.asof import search_as_of
+
+            past = search_as_of(self.vault, query, as_of, limit, filters)
+            return Hits(query, past.hits, past.past.to_json())
         return Hits(query, tuple(search(self.vault, query, limit, filters)))
 
     def grep(
@@ -206,6 +218,36 @@ class Memory:
 
         self.recover()
         return answer(self.vault, question, budget=budget, report=report)
+
+    def ask_as_of(
+        self, question: str, when: str, *, budget: int = 1500, report: Callable[[Any], None] | None = None
+    ) -> tuple[PastVault, Answer]:
+        """``ask`` over the vault as it was at ``when`` (a date or a revision), read from git."""
+        from ..engine.answering import answer
+        from ..review.asof import past_vault
+
+        past = past_vault(self.vault, when)
+        return past, answer(past.vault, question, budget=budget, report=report)
+
+    # -- history review ---------------------------------------------------------
+    def history(self, target: str) -> Life:
+        """The life of one memory (a seq, or words picking the best-matching entry) across git history."""
+        from ..review.life import history
+
+        return history(self.vault, target)
+
+    def diff(self, revs: str | None = None) -> MemoryDiff:
+        """What a consolidation (default: the last) or a range of commits changed, in memory terms."""
+        from ..review.diff import diff
+
+        return diff(self.vault, revs)
+
+    def undo(self, rev: str | None = None, *, dry_run: bool = False) -> UndoOutcome:
+        """Revert one consolidation (default: the last) as a new commit; its buffer entries come back."""
+        from ..review.undo import undo
+
+        self.recover()
+        return undo(self.vault, rev, dry_run=dry_run)
 
     def reindex(self, progress: Progress | None = None) -> Any:
         """Rebuild the search index from the files alone."""

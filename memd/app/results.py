@@ -40,9 +40,13 @@ class Hits:
 
     query: str
     results: tuple[dict[str, Any], ...]
+    as_of: dict[str, Any] | None = None  # the commit searched, for a search of the past
 
     def to_json(self) -> dict[str, Any]:
-        return {"query": self.query, "results": list(self.results)}
+        data: dict[str, Any] = {"query": self.query, "results": list(self.results)}
+        if self.as_of is not None:
+            data["as_of"] = self.as_of
+        return data
 
 
 @dataclass(frozen=True)

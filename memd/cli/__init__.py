@@ -41,6 +41,10 @@ COMMANDS: dict[str, str] = {
     "ask": "read:ask",
     "reindex": "read:reindex",
     "eval": "evaluate:eval_group",
+    # reviewing the history (memd/cli/review.py)
+    "history": "review:history",
+    "diff": "review:diff",
+    "undo": "review:undo",
     # connecting to agents, git and settings (memd/cli/integrate.py)
     "mcp": "integrate:mcp",
     "hooks": "integrate:hooks",

@@ -9,6 +9,7 @@ code path minus the writes, and a failed check leaves the vault untouched.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
@@ -18,10 +19,10 @@ from .. import acks, cancel, ledger
 from ..atomic import atomic_write, read_text
 from ..buffer import buffer_status
 from ..commits import GitError
-from ..document import Document, Entry, parse_document
+from ..document import Document, Entry, make_entry, parse_document
 from ..engine import get_engine
-from ..engine.base import Engine, Item, Supersession
-from ..errors import MemdError
+from ..engine.base import Engine, Item, Section, Supersession
+from ..errors import FormatError, MemdError
 from ..history import blocked, commit_hand_edits
 from ..signature import SeqSet
 from ..state import State, allocate, highest_seq, read_state, render_state
@@ -62,6 +63,9 @@ class Outcome:
     new_topics: tuple[str, ...] = ()
     touched_topics: tuple[str, ...] = ()
     superseded: tuple[Supersession, ...] = ()
+    # Each superseded entry as it read before it was replaced (old seq, entry
+    # lines), so its words stay in the history even if it never left the buffer.
+    replaced: tuple[tuple[str, str], ...] = ()
     splits: tuple[tuple[str, tuple[str, ...]], ...] = ()
     merges: tuple[tuple[str, str], ...] = ()
     commit: str | None = None
@@ -95,6 +99,7 @@ class _Run:
 
     moves: list[Move] = field(default_factory=list)
     superseded: list[Supersession] = field(default_factory=list)
+    replaced: dict[str, str] = field(default_factory=dict)
     logs: dict[str, list[str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -220,6 +225,7 @@ def _consolidate(
         new_topics=tuple(sorted(space.created - space.deleted)),
         touched_topics=tuple(sorted(space.touched - space.deleted)),
         superseded=tuple(run.superseded),
+        replaced=tuple(run.replaced.items()),
         splits=tuple(splits),
         merges=tuple(merges),
         dry_run=dry_run,
@@ -290,19 +296,62 @@ def _route_batch(
         space.adopt(topic_id, counter, stamp)
         sections = sections_of(space.docs[topic_id])
         update = engine.update_topic(sections, block)
-        space.apply(topic_id, list(update.sections))
+        sources = [*batch, *(item for section in sections for item in section.items)]
+        records = [*rewrite.superseded, *update.superseded]
+        space.apply(topic_id, _mark_supersessions(update.sections, sources, records))
         run.superseded.extend(update.superseded)
+        run.replaced.update(_replaced(update.superseded, sources))
         added = len(block.items)
         log = [f"+{added} entr{'y' if added == 1 else 'ies'}"]
         log += [f"seq {s.new} supersedes seq {s.old} ({s.reason})" for s in update.superseded]
         run.logs.setdefault(topic_id, []).extend(log)
         titles = {str(i.seqs): sec.title for sec in update.sections for i in sec.items}
         run.moves.extend(Move(str(item.seqs), topic_id, titles.get(str(item.seqs), "")) for item in block.items)
+    run.replaced.update(_replaced(rewrite.superseded, batch))
     for record in rewrite.superseded:
         run.superseded.append(record)
         holder = next((m.topic for m in run.moves if set(record.new) <= set(SeqSet.parse(m.seqs))), None)
         if holder is not None:
             run.logs.setdefault(holder, []).append(f"seq {record.new} supersedes seq {record.old} ({record.reason})")
+
+
+def _mark_supersessions(
+    sections: tuple[Section, ...], sources: list[Item], records: list[Supersession]
+) -> list[Section]:
+    """A superseding entry's signature names what it replaced (``supersedes=12``),
+    so a reader of the topic sees the fact changed; the mark survives later folds."""
+    marks: dict[int, set[int]] = {}
+    for item in sources:
+        value = item.signature.get("supersedes")
+        if value:
+            with contextlib.suppress(FormatError):
+                marks.setdefault(item.seqs.first, set()).update(SeqSet.parse(value))
+    marked = []
+    for section in sections:
+        items = []
+        for item in section.items:
+            seqs = set(item.seqs)
+            old = {s for first, values in marks.items() if first in seqs for s in values}
+            old |= {s for record in records if set(record.new) <= seqs for s in record.old}
+            value = str(SeqSet.of(old)) if old else None
+            if value is not None and item.signature.get("supersedes") != value:
+                item = Item(item.signature.replace(supersedes=value), item.text)
+            items.append(item)
+        marked.append(Section(section.title, tuple(items)))
+    return marked
+
+
+def _replaced(records: tuple[Supersession, ...], sources: list[Item]) -> dict[str, str]:
+    """Superseded entries as they read (entry lines), keyed by their seq value."""
+    found = {}
+    for record in records:
+        parts = [item for item in sources if set(item.seqs) <= set(record.old)]
+        if not parts:
+            continue
+        newest = max(parts, key=lambda item: item.seqs.last)  # a folded entry reads as its newest part
+        entry = make_entry(newest.signature.replace(seq=str(record.old)), newest.text)
+        found[str(record.old)] = "\n".join(entry.lines())
+    return found
 
 
 def _batches(items: list[Item], limit: int) -> list[list[Item]]:
@@ -340,7 +389,11 @@ def _message(outcome: Outcome) -> str:
     body = [f"{m.seqs} -> topics/{m.topic}.md" + (f" # {m.section}" if m.section else "") for m in outcome.moves[:200]]
     if len(outcome.moves) > 200:
         body.append(f"... and {len(outcome.moves) - 200} more")
-    body += [f"seq {s.new} supersedes seq {s.old}: {s.reason}" for s in outcome.superseded]
+    replaced = dict(outcome.replaced)
+    for s in outcome.superseded:
+        body.append(f"seq {s.new} supersedes seq {s.old}: {s.reason}")
+        if str(s.old) in replaced:
+            body.extend("    " + line for line in replaced[str(s.old)].splitlines())
     body += [f"split {topic} -> {', '.join(parts)}" for topic, parts in outcome.splits]
     body += [f"merged {absorbed} into {survivor}" for survivor, absorbed in outcome.merges]
     return "\n\n".join([outcome.subject, "\n".join(body), "\n".join(trailers)])

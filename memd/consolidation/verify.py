@@ -91,7 +91,7 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
     ``full`` walks everything again.
     """
     from .. import acks
-    from ..history import blocked, removed_by_person
+    from ..history import blocked, removed_by_person, seqs_at, undone_by
     from .journal import owed
 
     documents = []
@@ -109,8 +109,17 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
         walk = _walk(vault, full)
         commits = walk.commits
         deleted_by_hand = walk.deleted | removed_by_person(vault)
+        undone = undone_by(vault) if walk.vanished else {}
+        targets = {target: undo for undo, target in undone.items()}
         for commit, seqs in walk.vanished:
             lost = seqs - superseded - deleted_by_hand
+            if commit in targets:  # what an undo brought back was not lost by the consolidation it undid
+                lost -= seqs_at(vault, targets[commit])
+            if commit in undone:
+                # An undo takes back the seqs its consolidation handed out (hand-written
+                # items it adopted are unsigned again): only a seq that existed before
+                # that consolidation can be lost.
+                lost &= seqs_at(vault, f"{undone[commit]}^")
             if lost:
                 problems.append(f"seqs {_span(lost)} vanished in memd commit {commit[:10]} without a record")
         unrecorded = walk.last - set(live) - superseded
