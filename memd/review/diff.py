@@ -187,10 +187,10 @@ class _Changes:
             # Superseded before it left the buffer: only the message holds it.
             if overlaps(runs(replacement.old), seen):
                 continue
-            entry = replacement.entry
+            replaced = replacement.entry
             before = (
-                (Sighting("CURRENT.md", 0, 0, (), entry.signature, entry.full_text),)
-                if entry and entry.signature
+                (Sighting("CURRENT.md", 0, 0, (), replaced.signature, replaced.full_text),)
+                if replaced and replaced.signature
                 else ()
             )
             by = next((n for n in new if overlaps(n.runs, runs(replacement.new))), None)

@@ -205,10 +205,10 @@ def _restored(message: Message, old: list[Sighting], new: list[Sighting]) -> tup
         gone = runs(replacement.old)
         if not overlaps(gone, buffer) or overlaps(gone, live) or overlaps(gone, runs([s.signature.seq for s in old])):
             continue
-        entry = replacement.entry
-        if entry is None or entry.signature is None:
+        replaced = replacement.entry
+        if replaced is None or replaced.signature is None:
             continue
-        found.append(Restored(entry.signature, entry.full_text, "commit message"))
+        found.append(Restored(replaced.signature, replaced.full_text, "commit message"))
     covered = union(*(runs(r.signature.seq) for r in found))
     missing = minus(buffer, covered)
     warnings = []
