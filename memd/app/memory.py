@@ -121,11 +121,13 @@ class Memory:
         self.recover()
         return process_inbox_file(self.vault, path)
 
-    def consolidate(self, *, if_due: bool = False, dry_run: bool = False, trigger: str = "manual") -> Outcome:
+    def consolidate(
+        self, *, if_due: bool = False, dry_run: bool = False, trigger: str = "manual", progress: Progress | None = None
+    ) -> Outcome:
         """Move the buffer into topics, prove nothing was lost, commit."""
         from ..consolidation import consolidate
 
-        return consolidate(self.vault, trigger=trigger, dry_run=dry_run, if_due=if_due)
+        return consolidate(self.vault, trigger=trigger, dry_run=dry_run, if_due=if_due, progress=progress)
 
     def adopt(self, rel: str, expected: str | None = None) -> int:
         """Give unsigned list items in one managed file a seq; returns how many."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -188,3 +190,28 @@ json_option = click.option(
     "--json", "as_json", is_flag=True, is_eager=True, callback=_remember_json,
     help="Print machine-readable JSON (errors too: a JSON object on stderr).",
 )
+
+
+@contextmanager
+def progress_bar(label: str, *, quiet: bool = False, minimum: int = 2) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr when it is a terminal (never in --json mode or
+    when piped); yields the ``progress(done, total)`` callback long work takes."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    state: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        if total < minimum:
+            return
+        bar = state.get("bar")
+        if bar is None:
+            bar = state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
+            bar.__enter__()
+        bar.update(done - bar.pos)
+
+    try:
+        yield update
+    finally:
+        if "bar" in state:
+            state["bar"].__exit__(None, None, None)

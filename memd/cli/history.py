@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from . import emit_json, get_memory, get_vault, json_option
+from . import emit_json, get_memory, get_vault, json_option, progress_bar
+
+PLAN_LINES = 20
+
+
+def _clip_span(span: str, width: int = 60) -> str:
+    """A seq list short enough to read; the whole plan is in --json."""
+    return span if len(span) <= width else span[: width - 1].rsplit("+", 1)[0] + "+… (--json for all)"
 
 
 @click.command()
@@ -24,7 +31,8 @@ def consolidate(ctx: click.Context, if_due: bool, dry_run: bool, as_json: bool) 
         memd consolidate --dry-run
         memd consolidate --if-due      # from cron or a hook
     """
-    outcome = get_memory(ctx).consolidate(dry_run=dry_run, if_due=if_due)
+    with progress_bar("consolidating", quiet=as_json) as progress:
+        outcome = get_memory(ctx).consolidate(dry_run=dry_run, if_due=if_due, progress=progress)
     for warning in outcome.warnings:
         click.echo(f"warning: {warning}", err=True)
     if as_json:
@@ -34,14 +42,19 @@ def consolidate(ctx: click.Context, if_due: bool, dry_run: bool, as_json: bool) 
         click.echo(f"nothing to do: {outcome.skipped}")
         return
     click.echo(("plan: " if dry_run else "") + outcome.subject)
+    from ..signature import SeqSet
+
     by_topic: dict[str, list[str]] = {}
     for move in outcome.moves:
         by_topic.setdefault(move.topic, []).append(move.seqs)
     for topic, seqs in by_topic.items():
         new = " (new)" if topic in outcome.new_topics else ""
-        click.echo(f"  topics/{topic}.md{new}: seq {', '.join(seqs)}")
-    for record in outcome.superseded:
+        span = _clip_span(str(SeqSet.of({s for value in seqs for s in SeqSet.parse(value)})))
+        click.echo(f"  topics/{topic}.md{new}: {len(seqs)} entr{'y' if len(seqs) == 1 else 'ies'}, seq {span}")
+    for record in outcome.superseded[:PLAN_LINES]:
         click.echo(f"  seq {record.new} supersedes seq {record.old} ({record.reason})")
+    if len(outcome.superseded) > PLAN_LINES:
+        click.echo(f"  ... and {len(outcome.superseded) - PLAN_LINES} more supersessions (all of them: --json)")
     for topic, parts in outcome.splits:
         click.echo(f"  split {topic} -> {', '.join(parts)}")
     for survivor, absorbed in outcome.merges:

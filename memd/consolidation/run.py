@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -111,6 +111,7 @@ def consolidate(
     dry_run: bool = False,
     if_due: bool = False,
     engine: Engine | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Outcome:
     """Consolidate the buffer; the vault lock is held only for short moments.
 
@@ -127,7 +128,7 @@ def consolidate(
     notes = [n for n in [finish_commit(vault)[1]] if n]
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            return _attempt_once(vault, engine, trigger, dry_run, if_due, notes)
+            return _attempt_once(vault, engine, trigger, dry_run, if_due, notes, progress)
         except HandEditConflict:
             # A person is editing: their edit is committed as theirs and the
             # consolidation is redone on top of it; after a few tries, later.
@@ -137,7 +138,13 @@ def consolidate(
 
 
 def _attempt_once(
-    vault: Vault, engine: Engine, trigger: str, dry_run: bool, if_due: bool, notes: list[str]
+    vault: Vault,
+    engine: Engine,
+    trigger: str,
+    dry_run: bool,
+    if_due: bool,
+    notes: list[str],
+    progress: Callable[[int, int], None] | None = None,
 ) -> Outcome:
     cancel.check()
     with vault.locked():
@@ -168,7 +175,9 @@ def _attempt_once(
     if not dry_run:
         snapshot = {"CURRENT.md": current_text if vault.current.exists() else None, **space.texts()}
         warnings += _commit_hand_edits(vault, wiped, snapshot)
-    return _consolidate(vault, engine, current_text, current, space, reserved, state, trigger, dry_run, warnings)
+    return _consolidate(
+        vault, engine, current_text, current, space, reserved, state, trigger, dry_run, warnings, progress
+    )
 
 
 def _consolidate(
@@ -182,6 +191,7 @@ def _consolidate(
     trigger: str,
     dry_run: bool,
     warnings: list[str],
+    progress: Callable[[int, int], None] | None = None,
 ) -> Outcome:
     moment = now()
     stamp = format_time(moment)
@@ -196,9 +206,12 @@ def _consolidate(
     engine.begin(f"consolidation {epoch}")
     before_seqs = space.live_seqs() + [s for item in items for s in item.seqs]
     run = _Run(warnings=warnings)
-    for batch in _batches(items, vault.config.buffer_tokens):
+    batches = _batches(items, vault.config.buffer_tokens)
+    for done, batch in enumerate(batches, 1):
         cancel.check()
         _route_batch(space, engine, batch, run, counter, stamp)
+        if progress:
+            progress(done, len(batches))
     before_seqs += space.adopted
     cancel.check()
     splits = [s for t in sorted(space.touched) for s in split_topic(space, engine, t, vault.config.split_tokens)]
