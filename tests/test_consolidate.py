@@ -134,7 +134,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing(memd: Memd) -> None:
     before = snapshot(memd.vault)
     result = memd("consolidate", "--dry-run")
     assert result.output.startswith("plan: consolidate: 6 entries -> 2 topics (2 new)")
-    assert "(new): seq 1, 2, 3" in result.output
+    assert "(new): 3 entries, seq 1-3" in result.output
     plan = json.loads(memd("consolidate", "--dry-run", "--json").output)
     assert plan["dry_run"] is True and plan["commit"] is None and len(plan["moves"]) == 6
     assert snapshot(memd.vault) == before
