@@ -38,6 +38,12 @@ lock_timeout = "10s"    # how long a writer waits for another one to finish
 api_key_env = "OPENAI_API_KEY"             # the variable holding the key (local servers need none)
 timeout = "60s"
 max_retries = 2
+# context_tokens = 4096    # the model's context window (default: what the server reports, else 4096)
+budget_time = "10m"        # model time one consolidation or ingest may spend; then the rest is done offline
+budget_tokens = 200000     # model tokens one consolidation or ingest may spend
+breaker_failures = 2       # endpoint failures in a row (timeout, refused, HTTP 5xx) before it is left alone
+breaker_cooldown = "5m"    # ... for this long
+gating = "recurrence"      # recurrence: the model judges only what the offline rules cannot settle; off: every step
 """
 
 
@@ -49,6 +55,12 @@ class LLMSettings:
     api_key_env: str = "OPENAI_API_KEY"
     timeout: float = 60.0
     max_retries: int = 2
+    context_tokens: int | None = None  # None: what the server reports, else DEFAULT_CONTEXT
+    budget_time: float = 600.0
+    budget_tokens: int = 200_000
+    breaker_failures: int = 2
+    breaker_cooldown: float = 300.0
+    gating: str = "recurrence"
 
     @property
     def api_key(self) -> str | None:
@@ -124,7 +136,28 @@ def _llm(table: dict[str, Any], env: Mapping[str, str]) -> LLMSettings:
         api_key_env=str(table.get("api_key_env", "OPENAI_API_KEY")),
         timeout=parse_duration(table.get("timeout", "60s")).total_seconds(),
         max_retries=int(table.get("max_retries", 2)),
+        context_tokens=_optional_positive(table, "context_tokens"),
+        budget_time=parse_duration(table.get("budget_time", "10m")).total_seconds(),
+        budget_tokens=_optional_positive(table, "budget_tokens") or 200_000,
+        breaker_failures=_optional_positive(table, "breaker_failures") or 2,
+        breaker_cooldown=parse_duration(table.get("breaker_cooldown", "5m")).total_seconds(),
+        gating=_gating(table.get("gating", "recurrence")),
     )
+
+
+def _optional_positive(table: dict[str, Any], key: str) -> int | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"llm.{key} must be a positive integer, got {value!r}")
+    return value
+
+
+def _gating(value: Any) -> str:
+    if value not in ("recurrence", "off"):
+        raise ValueError(f"llm.gating must be recurrence or off, got {value!r}")
+    return str(value)
 
 
 def _table(raw: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
@@ -177,6 +210,12 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("llm.api_key_env", "str", "OPENAI_API_KEY", help="the environment variable that holds the API key"),
     SettingSpec("llm.timeout", "duration", "60s", help="how long to wait for one model call"),
     SettingSpec("llm.max_retries", "int", 2, help="retries of a failed or invalid model call"),
+    SettingSpec("llm.context_tokens", "int", None, help="the model's context window (default: reported, else 4096)"),
+    SettingSpec("llm.budget_time", "duration", "10m", help="model time one consolidation or ingest may spend"),
+    SettingSpec("llm.budget_tokens", "int", 200000, help="model tokens one consolidation or ingest may spend"),
+    SettingSpec("llm.breaker_failures", "int", 2, help="endpoint failures in a row before it is left alone"),
+    SettingSpec("llm.breaker_cooldown", "duration", "5m", help="how long a failing endpoint is left alone"),
+    SettingSpec("llm.gating", "str", "recurrence", help="recurrence: the model judges only unsettled blocks; off"),
 )
 API_KEY = "llm.api_key"  # shown, never stored: the key lives in the variable llm.api_key_env names
 _SECRET_NAME = re.compile(r"(?:^|_)(?:api_?key|key|secret|password|passwd|token)$", re.IGNORECASE)

@@ -172,12 +172,15 @@ def build_server(vault: Vault) -> MCPServer[Any]:
     ) -> dict[str, Any]:
         """Answer a question from the user's long-term memory, with the evidence and citations.
 
-        Gathers the best-matching entries (including recent ones not yet filed into topics) and returns
-        `answer` (quoting the supporting entries, newest first, each with path:line), `found`, and
-        `evidence` blocks. Check the evidence before relying on the answer; newer entries supersede older."""
-        from .ask import ask
+        With a language model configured, the model searches the memory with the memory tools and answers
+        from what it found, citing `path:line`; the answer is checked against that evidence. Otherwise, or
+        when the model cannot be used (then `fallback` says why), `answer` quotes the best-matching entries
+        (including recent ones not yet filed into topics), newest first. Returns `answer`, `engine` (who
+        wrote the answer), `fallback`, `found`, `support` and `evidence` blocks. Check the evidence before
+        relying on the answer; newer entries supersede older."""
+        from .engine import get_engine
 
-        return ask(vault, question, budget).to_json()
+        return get_engine(vault).ask(vault, question, budget=budget).to_json()
 
     @tool
     def memory_status() -> dict[str, Any]:

@@ -191,7 +191,9 @@ def ask(ctx: click.Context, question: str, budget: int, show_steps: bool, as_jso
 
     With a model configured, the model searches the vault with the memory
     tools (at most 7 rounds) and answers with citations; offline, the best
-    matching entries are quoted.
+    matching entries are quoted. When a configured model could not be used
+    (endpoint down, an answer its evidence does not support), the offline
+    answer is given and a note on stderr (and "fallback" in --json) says why.
 
     \b
     Examples:
@@ -199,28 +201,21 @@ def ask(ctx: click.Context, question: str, budget: int, show_steps: bool, as_jso
         memd ask "when is the Kyoto trip?" --json
         memd ask "what did Priya ask for?" --show-steps
     """
-    from ..ask import ask as run_ask
     from ..engine import get_engine
 
     vault = get_vault(ctx)
-    engine = get_engine(vault)
-    steps: list = []
-    if engine.name == "llm":
-        from ..agent import agent_ask
 
-        def report(step: Any) -> None:
-            if show_steps and not as_json:
-                click.echo(_describe_step(step), err=True)
+    def report(step: Any) -> None:
+        if show_steps and not as_json:
+            click.echo(_describe_step(step), err=True)
 
-        client = engine.client  # type: ignore[attr-defined]
-        model = vault.config.llm.ask_model or None
-        answer, steps = agent_ask(vault, question, client, model=model, report=report, budget=budget)
-    else:
-        answer = run_ask(vault, question, budget)
+    answer = get_engine(vault).ask(vault, question, budget=budget, report=report)
+    if answer.fallback:
+        click.echo(f"note: {answer.fallback}", err=True)
     if as_json:
         data = answer.to_json()
         if show_steps:
-            data["steps"] = [{"round": s.round, "calls": list(s.calls), "done": s.done, "note": s.note} for s in steps]
+            data["steps"] = [step.to_json() for step in answer.steps]
         emit_json(data)
         return
     click.echo(answer.answer)
