@@ -184,11 +184,9 @@ def _consolidate(
     changes.append(journal_mod.FileChange(".memd/state.json", state_before, render_state(new_state)))
     journal = journal_mod.Journal(tuple(changes), _message(outcome))
     sha, note = journal_mod.apply(vault, journal, lambda j: _commit_machine(vault, j.message))
-    # Every consolidation says how much it took in, so model costs can be put
-    # per 1,000 ingested tokens (an offline run's line costs nothing).
-    tokens = sum(count_tokens(item.text) for item in items)
-    ledger.record(vault.meta_dir / "ledger.jsonl", {"event": "consolidation", "consolidation": epoch,
-                                                    "buffer_tokens": tokens})
+    tokens = sum(count_tokens(item.text) for item in items)  # model costs are put per 1,000 of these
+    ledger.note_intake(vault.meta_dir / "ledger.jsonl", {"event": "consolidation", "consolidation": epoch,
+                                                         "buffer_tokens": tokens})
     return replace(outcome, commit=sha, warnings=(*run.warnings, *filter(None, [note])))
 
 

@@ -53,6 +53,13 @@ def record(path: Path, call: Call | dict[str, Any]) -> None:
         os.close(fd)
 
 
+def note_intake(path: Path, event: dict[str, Any]) -> None:
+    """Record what a run took in, where model costs are being accounted (the
+    ledger exists): an offline vault keeps no ledger at all."""
+    if path.exists():
+        record(path, event)
+
+
 def read(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []

@@ -65,6 +65,20 @@ def open_until(health: Health, moment: datetime | None = None) -> datetime | Non
     return until if until > (moment or now()) else None
 
 
+def describe(health: Health) -> dict[str, Any] | None:
+    """The health as front doors show it; None when no call was ever made."""
+    if not health.endpoint:
+        return None
+    until = open_until(health)
+    if until is not None:
+        state = f"paused until {format_time(until)} ({health.last_cause})"
+    elif health.failures:
+        state = f"failing ({health.failures} in a row, last: {health.last_cause})"
+    else:
+        state = "ok"
+    return {**health.to_json(), "open_until": format_time(until) if until else None, "state": state}
+
+
 class Unavailable(MemdError):
     """No call was made: the breaker is open or the run's model budget is spent."""
 

@@ -22,7 +22,7 @@ from datetime import date, timedelta
 
 from ..errors import FormatError
 from ..timeutil import parse_time
-from .text import terms
+from .text import STOPWORDS, terms
 
 SUPPORT = 0.8  # share of a sentence's content words its sources must hold
 ANSWER_SUPPORT = 0.6  # answers may phrase the evidence, never add facts to it
@@ -118,8 +118,8 @@ def _names(sentence: str, initial: bool) -> list[str]:
     for n, word in enumerate(words):
         if _PRONOUN_I.match(word) or not word[0].isupper():
             continue
-        if n == 0 and not initial and not (len(word) > 1 and word.isupper()):
-            continue
+        if n == 0 and (not initial or word.lower() in STOPWORDS) and not (len(word) > 1 and word.isupper()):
+            continue  # a sentence's first word is capitalised anyway
         out.append(re.sub(r"'s$", "", word).lower())
     return out
 

@@ -269,6 +269,12 @@ class LLMEngine:
         limit = _reference_limit(len(block.items))
         if not self.steps.fits("update_topic", payload, limit):
             payload = _update_payload(sections, block, related=0)
+        if not self.steps.fits("update_topic", payload, limit) and len(block.items) > 1:
+            # Too many new entries for one prompt: place them in two rounds.
+            half = len(block.items) // 2
+            first = self.update_topic(sections, Block(block.title, block.items[:half]))
+            second = self.update_topic(list(first.sections), Block(block.title, block.items[half:]))
+            return TopicUpdate(second.sections, (*first.superseded, *second.superseded))
         return self.steps.run(
             "update_topic",
             payload,
