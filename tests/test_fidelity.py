@@ -49,7 +49,9 @@ def test_a_changed_number_name_or_negation_fails(changed: str, reason: str) -> N
 
 
 def test_dropping_a_negation_fails() -> None:
-    assert "drops the negation" in str(check("Takes coffee with oat milk and sugar", "Takes coffee with oat milk, no sugar"))
+    assert "drops the negation" in str(
+        check("Takes coffee with oat milk and sugar", "Takes coffee with oat milk, no sugar")
+    )
 
 
 def test_a_date_must_be_in_the_sources_or_near_an_entry_time() -> None:
@@ -143,7 +145,14 @@ def test_a_faithful_merge_of_repeats_is_accepted(memd: Memd, model: ScriptedMode
     model.queue(
         "rewrite",
         json.dumps(
-            {"blocks": [{"title": "Coffee", "entries": [{"seqs": ["1", "2"], "text": "Takes coffee with oat milk every day"}]}]}
+            {
+                "blocks": [
+                    {
+                        "title": "Coffee",
+                        "entries": [{"seqs": ["1", "2"], "text": "Takes coffee with oat milk every day"}],
+                    }
+                ]
+            }
         ),
     )
     assert "warning" not in memd("consolidate").output
