@@ -40,7 +40,9 @@ from .vault import Vault
 
 MAX_ROUNDS = 7
 MIN_EVIDENCE_TOKENS = 500
-RESULT_CHARS = 6000  # per round at most; less when the model's context is small
+RESULT_CHARS = 4000  # per round at most; less when the model's context is small
+CATALOG_DOCS = 20  # documents shown in the first round (the model can page with list_docs)
+SUMMARY_CHARS = 100
 STEP_TOKENS = 256  # max_tokens of a tool round
 ANSWER_TOKENS = 320  # max_tokens of the answer
 UNSUPPORTED = "[unsupported]"
@@ -115,7 +117,7 @@ def agent_ask(
 def _explore(
     vault: Vault, question: str, client: ModelClient, model: str | None, steps: list[Step], report: Report
 ) -> list[tuple[str, int, int]]:
-    catalog: dict[str, Any] | None = tools.list_docs(vault, 0, 50)
+    catalog: dict[str, Any] | None = _catalog(vault)
     results: list[dict[str, Any]] = []
     system = load("agent_step", vault.meta_dir)
     context = client.context_tokens(model)
@@ -162,6 +164,18 @@ def _explore(
             longest["result"] = _shrink(longest["result"])
     _record(steps, report, Step(MAX_ROUNDS, (), True, "round limit reached"))
     return []
+
+
+def _catalog(vault: Vault) -> dict[str, Any]:
+    """The first documents, by id and a clipped summary: enough to aim a search."""
+    listing = tools.list_docs(vault, 0, CATALOG_DOCS)
+    docs = [{"id": d["id"], "summary": _clipped(str(d.get("summary") or ""))} for d in listing["docs"]]
+    return {"total": listing["total"], "docs": docs}
+
+
+def _clipped(text: str, limit: int = SUMMARY_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
 def _fitted(system: str, payload: dict[str, Any], room: int) -> list[dict[str, str]] | None:

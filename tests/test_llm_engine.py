@@ -241,5 +241,15 @@ def test_a_full_cycle_against_a_real_endpoint(vault: Vault, tmp_path: Path, monk
     source_words |= set(terms("\n".join(NOTES)))
     for path in [vault.current, *vault.topic_files()]:
         for entry in vault.read(path).signed():
-            invented = set(terms(entry.entry.text)) - source_words
-            assert not invented, f"{path.name}: {entry.entry.text!r} says {sorted(invented)}"
+            invented = set(terms(entry.entry.full_text)) - source_words
+            assert not invented, f"{path.name}: {entry.entry.full_text!r} says {sorted(invented)}"
+
+
+def test_engines_are_chosen_by_name(vault: Vault) -> None:
+    from memd.engine import ENGINES, get_engine
+    from memd.errors import ConfigError
+
+    assert set(ENGINES) == {"offline", "llm"}
+    assert get_engine(vault).name == "offline"
+    with pytest.raises(ConfigError, match="unknown engine 'nope'; engines: offline, llm"):
+        get_engine(vault, "nope")

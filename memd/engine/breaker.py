@@ -79,6 +79,15 @@ def describe(health: Health) -> dict[str, Any] | None:
     return {**health.to_json(), "open_until": format_time(until) if until else None, "state": state}
 
 
+def _recent(stamp: str | None, moment: datetime, within: float = 60.0) -> bool:
+    if not stamp:
+        return False
+    try:
+        return (moment - parse_time(stamp)).total_seconds() < within
+    except FormatError:
+        return False
+
+
 class Unavailable(MemdError):
     """No call was made: the breaker is open or the run's model budget is spent."""
 
@@ -111,7 +120,11 @@ class Breaker:
             raise Unavailable(f"the model endpoint is failing ({self.tripped})")
 
     def success(self) -> None:
-        self._save(replace(self._health, last_success=format_time(now()), failures=0, open_until=None))
+        moment = now()
+        health = self._health
+        if not health.failures and not health.open_until and _recent(health.last_success, moment):
+            return  # nothing new to tell: spare the disk a write per call
+        self._save(replace(health, last_success=format_time(moment), failures=0, open_until=None))
 
     def failure(self, cause: str) -> bool:
         """Count a failure; True when this one opened the breaker."""

@@ -183,24 +183,31 @@ def unsupported(
                 shown = ", ".join(dict.fromkeys(missing[:5]))
                 problems.append(f"{_clip(sentence)!r} says what its sources do not ({shown})")
                 continue
-        base = _resting_on(rest, sources)
-        if base is not None and negated(rest) != negated(base):
-            change = "adds a negation to" if negated(rest) else "drops the negation of"
-            problems.append(f"{_clip(sentence)!r} {change} {_clip(base)!r}")
+        problem = _negation(rest, sources)
+        if problem:
+            problems.append(f"{_clip(sentence)!r} {problem}")
     return "; ".join(problems[:3]) or None
 
 
-def _resting_on(sentence: str, sources: Sources) -> str | None:
-    """The source sentence sharing the most content words with ``sentence``."""
+def _negation(sentence: str, sources: Sources) -> str | None:
+    """A negated sentence needs a negated source sentence on its subject; an
+    unnegated one may not rest only on negated source sentences."""
     words = set(terms(sentence))
     if not words:
         return None
-    best, overlap = None, 0
-    for candidate in sources.sentences:
-        shared = len(words & set(terms(candidate)))
-        if shared > overlap:
-            best, overlap = candidate, shared
-    return best
+    overlaps = [(len(words & set(terms(s))), negated(s), s) for s in sources.sentences]
+    related = [o for o in overlaps if o[0]]
+    if not related:
+        return None
+    if negated(sentence):
+        if not any(neg for _, neg, _ in related):
+            return f"adds a negation to {_clip(max(related)[2])!r}"
+        return None
+    best = max(shared for shared, _, _ in related)
+    closest = [(neg, s) for shared, neg, s in related if shared == best]
+    if all(neg for neg, _ in closest):
+        return f"drops the negation of {_clip(closest[0][1])!r}"
+    return None
 
 
 def uncovered(text: str, members: Sequence[str], threshold: float = SUPPORT) -> str | None:

@@ -12,17 +12,29 @@ rules cannot settle (gating.py); the rest goes the offline way unasked.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..prompts import normal
 from .base import Block, Extracted, Item, Rewrite, Route, Section, Supersession, TopicInfo, TopicUpdate
-from .client import BadOutput, ModelClient, model_tokens
-from .fidelity import Sources, sentences, unsupported
+from .client import BadOutput, ModelClient
+from .extraction import unsettled_text, valid_extraction
+from .fidelity import Sources, unsupported
 from .gating import key, tense, unsettled_route
-from .offline import MERGE_THRESHOLD, OfflineEngine, vocabulary
+from .offline import OfflineEngine
+from .payloads import (
+    CLIP,
+    clip,
+    extract_limit,
+    extract_payload,
+    plan_payload,
+    reference_limit,
+    rewrite_payload,
+    summary_payload,
+    update_payload,
+    with_partner,
+)
+from .placing import kept_holder, records, valid_update
 from .steps import (
     Stepper,
     all_once,
@@ -34,18 +46,13 @@ from .steps import (
     text_of,
     title_of,
 )
-from .text import Weights, cosine
 
 if TYPE_CHECKING:
     from ..ask import Answer, Report
     from ..vault import Vault
 
 T = TypeVar("T")
-MAX_CATALOG = 40  # topics shown to plan (the closest ones) or merge_groups
-BLOCK_ENTRIES = 8  # entries of a block shown to plan
-RELATED = 3  # existing entries shown per new entry to update_topic
-CLIP = 240  # characters of an entry shown where only its gist matters
-SUMMARY_ENTRIES = 12
+MAX_CATALOG = 24  # topics shown to plan (the closest ones) or merge_groups
 BATCH = 12  # inputs per batched call (extraction, summaries)
 MAX_SUMMARY = 300
 
@@ -59,12 +66,16 @@ class LLMEngine:
         self.steps = Stepper(client, vault_meta)
         self.offline = OfflineEngine()
         self.gated = (gating or client.settings.gating) == "recurrence"
-        self.judged: set[int] = set()  # seqs the model is judging in this run
+        # Seqs of this run: all it took in, those whose wording or identity
+        # the model judged (near-repeats, contradictions), those it routed.
+        self.fresh: set[int] = set()
+        self.tensed: set[int] = set()
+        self.routed: set[int] = set()
         self.steps.begin("ingest")
 
     def begin(self, run: str) -> None:
         self.steps.begin(run)
-        self.judged = set()
+        self.fresh, self.tensed, self.routed = set(), set(), set()
 
     def drain_notes(self) -> list[str]:
         return self.steps.drain()
@@ -82,50 +93,31 @@ class LLMEngine:
         return self.extract_batch([text])[0]
 
     def extract_batch(self, texts: list[str]) -> list[list[Extracted]]:
-        """Texts whose offline reading is at most one plain statement are
-        settled; the rest go to the model in batches that fit its context."""
+        """Short texts (a chat turn, a one-line note) are settled offline: all
+        their statements are kept, chatter aside. Longer ones, where choosing
+        what lasts matters, go to the model in batches that fit its context."""
         results = [self.offline.extract(text) for text in texts]
-        pending = [n for n, found in enumerate(results) if not self.gated or len(found) > 1]
+        pending = [n for n, found in enumerate(results) if not self.gated or unsettled_text(texts[n], found)]
 
         def run(chunk: list[int]) -> None:
             for n, found in zip(chunk, self._extract(chunk, texts), strict=True):
                 results[n] = found
 
-        self._in_chunks(
-            pending, lambda chunk: ("extract", _extract_payload(chunk, texts), _extract_limit(chunk, texts)), run, BATCH
+        self.steps.in_chunks(
+            pending, lambda chunk: ("extract", extract_payload(chunk, texts), extract_limit(chunk, texts)), run, BATCH
         )
         return results
 
     def _extract(self, chunk: list[int], texts: list[str]) -> list[list[Extracted]]:
         ids = {number: texts[n] for number, n in enumerate(chunk, start=1)}
 
-        def valid(data: dict[str, Any]) -> list[list[Extracted]]:
-            found: dict[int, list[Extracted]] = {number: [] for number in ids}
-            for entry in listed(data, "entries"):
-                if not isinstance(entry, dict):
-                    raise BadOutput("each entry must be an object with text")
-                number = entry.get("id", 1 if len(ids) == 1 else None)
-                if number not in ids:
-                    raise BadOutput(f"entry id {number!r} is not one of the input ids")
-                text = text_of(entry.get("text"), "entry text")
-                parts = [normal(s) for s in sentences(text)]
-                if len(set(parts)) < len(parts):
-                    raise BadOutput(f"entry {text[:60]!r} repeats a sentence")
-                problem = unsupported(text, Sources([ids[number]]))
-                if problem:
-                    raise BadOutput(f"text {number}: {problem}; copy statements from the text, add nothing")
-                if any(normal(e.text) == normal(text) for e in found[number]):
-                    raise BadOutput(f"entry {text[:60]!r} is listed twice")
-                found[number].append(Extracted(text))
-            return [found[number] for number in ids]
-
-        payload = _extract_payload(chunk, texts)
+        payload = extract_payload(chunk, texts)
         return self.steps.run(
             "extract",
             payload,
-            valid,
+            lambda data: valid_extraction(data, ids),
             lambda: [self.offline.extract(texts[n]) for n in chunk],
-            max_tokens=_extract_limit(chunk, texts),
+            max_tokens=extract_limit(chunk, texts),
         )
 
     # --- buffer rewrite -------------------------------------------------------
@@ -133,12 +125,13 @@ class LLMEngine:
     def rewrite(self, items: list[Item]) -> Rewrite:
         if not items:
             return Rewrite(())
+        self._mark(self.fresh, items)
         chosen = tense(items) if self.gated else {key(i) for i in items}
         if not chosen:
             return self.offline.rewrite(items)
         asked = [i for i in items if key(i) in chosen]
         rest = [i for i in items if key(i) not in chosen]
-        self._judge(asked)
+        self._mark(self.tensed, asked)
         blocks: list[Block] = []
         superseded: list[Supersession] = []
         if rest:
@@ -151,9 +144,9 @@ class LLMEngine:
             blocks.extend(result.blocks)
             superseded.extend(result.superseded)
 
-        self._in_chunks(
+        self.steps.in_chunks(
             list(range(len(asked))),
-            lambda chunk: ("rewrite", _rewrite_payload([asked[n] for n in chunk]), _reference_limit(len(chunk))),
+            lambda chunk: ("rewrite", rewrite_payload([asked[n] for n in chunk]), reference_limit(len(chunk))),
             run,
         )
         return Rewrite(tuple(blocks), tuple(superseded))
@@ -173,8 +166,8 @@ class LLMEngine:
                 if entries:
                     blocks.append(Block(title_of(field(block, "title"), [i.text for i in entries]), tuple(entries)))
             superseded = []
-            for record in _records(data):
-                holder = _holder(record, keyed, [i for b in blocks for i in b.items])
+            for record in records(data):
+                holder = kept_holder(record, keyed, [i for b in blocks for i in b.items])
                 superseded.append(checked_supersession(record, keyed, holder))
                 used.append(str(record["old"]))
             all_once(list(keyed), used)
@@ -182,10 +175,10 @@ class LLMEngine:
 
         return self.steps.run(
             "rewrite",
-            _rewrite_payload(items),
+            rewrite_payload(items),
             valid,
             lambda: self.offline.rewrite(items),
-            max_tokens=_reference_limit(len(items)),
+            max_tokens=reference_limit(len(items)),
         )
 
     # --- routing ----------------------------------------------------------------
@@ -196,12 +189,12 @@ class LLMEngine:
         asked = [
             n
             for n, s in enumerate(scored)
-            if not self.gated or self._judged(blocks[n].items) or unsettled_route(s, len(topics))
+            if not self.gated or self._has(self.tensed, blocks[n].items) or unsettled_route(s, len(topics))
         ]
         if not asked:
             return routes
         for n in asked:
-            self._judge(blocks[n].items)
+            self._mark(self.routed, blocks[n].items)
         by_id = {t.id: t for t in topics}
 
         def shown(chunk: list[int]) -> list[TopicInfo]:
@@ -213,11 +206,11 @@ class LLMEngine:
             for n, route in zip(picked, self._plan([blocks[n] for n in picked], shown(chunk), topics), strict=True):
                 routes[n] = Route(n, route.topic, route.new_title)
 
-        self._in_chunks(
+        self.steps.in_chunks(
             list(range(len(asked))),
             lambda chunk: (
                 "plan",
-                _plan_payload([blocks[asked[n]] for n in chunk], shown(chunk)),
+                plan_payload([blocks[asked[n]] for n in chunk], shown(chunk)),
                 24 * len(chunk) + 40,
             ),
             run,
@@ -252,7 +245,7 @@ class LLMEngine:
 
         return self.steps.run(
             "plan",
-            _plan_payload(blocks, shown),
+            plan_payload(blocks, shown),
             valid,
             lambda: self.offline.plan(blocks, topics),
             max_tokens=24 * len(blocks) + 40,
@@ -262,13 +255,16 @@ class LLMEngine:
 
     def update_topic(self, sections: list[Section], block: Block) -> TopicUpdate:
         existing = [i for s in sections for i in s.items]
-        if self.gated and not self._judged(block.items) and not tense(block.items, existing):
+        # Placing routine entries into sections is the offline rules' job even
+        # after the model chose the topic; the model sees only near-repeats
+        # and contradiction candidates.
+        if self.gated and not self._has(self.tensed, block.items) and not tense(block.items, existing):
             return self.offline.update_topic(sections, block)
-        self._judge(block.items)
-        payload = _update_payload(sections, block)
-        limit = _reference_limit(len(block.items))
+        self._mark(self.tensed, block.items)
+        payload = update_payload(sections, block)
+        limit = reference_limit(len(block.items))
         if not self.steps.fits("update_topic", payload, limit):
-            payload = _update_payload(sections, block, related=0)
+            payload = update_payload(sections, block, related=0)
         if not self.steps.fits("update_topic", payload, limit) and len(block.items) > 1:
             # Too many new entries for one prompt: place them in two rounds.
             half = len(block.items) // 2
@@ -278,19 +274,19 @@ class LLMEngine:
         return self.steps.run(
             "update_topic",
             payload,
-            lambda data: _valid_update(data, sections, block),
+            lambda data: valid_update(data, sections, block),
             lambda: self.offline.update_topic(sections, block),
             max_tokens=limit,
         )
 
     def split(self, section: Section, parts: int) -> list[Section]:
-        if self.gated and not self._judged(section.items):
+        if self.gated and not self._has(self.tensed, section.items):
             return self.offline.split(section, parts)
         keyed = {key(i): i for i in section.items}
         payload = {
             "title": section.title,
             "parts": parts,
-            "entries": [{"seqs": [k], "text": _clip(i.text, 160)} for k, i in keyed.items()],
+            "entries": [{"seqs": [k], "text": clip(i.text, 160)} for k, i in keyed.items()],
         }
 
         def valid(data: dict[str, Any]) -> list[Section]:
@@ -309,18 +305,18 @@ class LLMEngine:
             payload,
             valid,
             lambda: self.offline.split(section, parts),
-            max_tokens=_reference_limit(len(keyed)),
+            max_tokens=reference_limit(len(keyed)),
         )
 
     def merge_groups(self, topics: list[TopicInfo], limit_tokens: int) -> list[list[str]]:
         small = [t for t in topics if t.tokens < limit_tokens]
         if self.gated:
-            small = _with_partner(small)
+            small = with_partner(small)
         small = small[:MAX_CATALOG]
         if len(small) < 2:
             return self.offline.merge_groups(topics, limit_tokens)
         ids = {t.id for t in small}
-        payload = {"topics": [{"id": t.id, "summary": _clip(t.summary, CLIP), "tokens": t.tokens} for t in small]}
+        payload = {"topics": [{"id": t.id, "summary": clip(t.summary, CLIP), "tokens": t.tokens} for t in small]}
 
         def valid(data: dict[str, Any]) -> list[list[str]]:
             groups = []
@@ -347,18 +343,16 @@ class LLMEngine:
 
     def summarise_many(self, topics: list[list[Section]]) -> list[str]:
         results: list[str | None] = [None] * len(topics)
-        asked = [
-            n for n, secs in enumerate(topics) if not self.gated or self._judged([i for s in secs for i in s.items])
-        ]
+        asked = [n for n, secs in enumerate(topics) if not self.gated or self._summary_unsettled(secs)]
 
         def run(chunk: list[int]) -> None:
             picked = [asked[n] for n in chunk]
             for n, summary in zip(picked, self._summarise([topics[n] for n in picked]), strict=True):
                 results[n] = summary
 
-        self._in_chunks(
+        self.steps.in_chunks(
             list(range(len(asked))),
-            lambda chunk: ("summarise", _summary_payload([topics[asked[n]] for n in chunk]), 90 * len(chunk) + 30),
+            lambda chunk: ("summarise", summary_payload([topics[asked[n]] for n in chunk]), 90 * len(chunk) + 30),
             run,
             BATCH,
         )
@@ -386,17 +380,17 @@ class LLMEngine:
 
         return self.steps.run(
             "summarise",
-            _summary_payload(topics),
+            summary_payload(topics),
             valid,
             lambda: [self.offline.summarise(s) for s in topics],
             max_tokens=90 * len(topics) + 30,
         )
 
     def title(self, items: list[Item]) -> str:
-        if self.gated and not self._judged(items):
+        if self.gated and not self._has(self.tensed | self.routed, items):
             return self.offline.title(items)
         texts = [i.text for i in items]
-        payload = {"entries": [_clip(t, CLIP) for t in texts][:30]}
+        payload = {"entries": [clip(t, CLIP) for t in texts][:30]}
         return self.steps.run(
             "title",
             payload,
@@ -407,195 +401,19 @@ class LLMEngine:
 
     # --- helpers -------------------------------------------------------------------
 
-    def _judge(self, items: Sequence[Item]) -> None:
-        self.judged.update(s for i in items for s in i.seqs)
+    @staticmethod
+    def _mark(seqs: set[int], items: Sequence[Item]) -> None:
+        seqs.update(s for i in items for s in i.seqs)
 
-    def _judged(self, items: Sequence[Item]) -> bool:
-        return any(s in self.judged for i in items for s in i.seqs)
+    @staticmethod
+    def _has(seqs: set[int], items: Sequence[Item]) -> bool:
+        return any(s in seqs for i in items for s in i.seqs)
 
-    def _in_chunks(
-        self,
-        indices: list[int],
-        request: Callable[[list[int]], tuple[str, dict[str, Any], int]],
-        run: Callable[[list[int]], None],
-        most: int | None = None,
-    ) -> None:
-        """Run ``run`` over consecutive chunks of ``indices`` as large as fit the
-        model's context (and ``most``): work is split, never truncated."""
-        start = 0
-        while start < len(indices):
-            end = start + 1
-            while end < len(indices) and (most is None or end - start < most):
-                operation, payload, limit = request(indices[start : end + 1])
-                if not self.steps.fits(operation, payload, limit):
-                    break
-                end += 1
-            run(indices[start:end])
-            start = end
-
-
-# --- payloads --------------------------------------------------------------------
-
-
-def _clip(text: str, limit: int = CLIP) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _extract_payload(chunk: list[int], texts: list[str]) -> dict[str, Any]:
-    return {"texts": [{"id": number, "text": texts[n]} for number, n in enumerate(chunk, start=1)]}
-
-
-def _extract_limit(chunk: list[int], texts: list[str]) -> int:
-    # The reply copies the statements worth keeping: at most the input again.
-    return math.ceil(1.2 * sum(model_tokens(texts[n]) for n in chunk)) + 16 * len(chunk) + 32
-
-
-def _reference_limit(count: int) -> int:
-    """Replies made of seq references (and a title per block)."""
-    return 14 * count + 80
-
-
-def _rewrite_payload(items: list[Item]) -> dict[str, Any]:
-    return {
-        "entries": [
-            {"seq": key(i), "time": i.signature.time, "source": i.signature.source, "text": i.text} for i in items
-        ]
-    }
-
-
-def _plan_payload(blocks: list[Block], topics: list[TopicInfo]) -> dict[str, Any]:
-    return {
-        "blocks": [
-            {"block": n, "title": b.title, "entries": [_clip(i.text) for i in b.items][:BLOCK_ENTRIES]}
-            for n, b in enumerate(blocks)
-        ],
-        "topics": [{"id": t.id, "summary": _clip(t.summary)} for t in topics],
-    }
-
-
-def _update_payload(sections: list[Section], block: Block, related: int = RELATED) -> dict[str, Any]:
-    """Every section's title, and only the existing entries that share words
-    with a new one: the model places by reference, it need not see the rest."""
-    shown = _related(sections, block, related)
-    return {
-        "sections": [
-            {
-                "title": s.title,
-                "size": len(s.items),
-                "entries": [{"seqs": [key(i)], "text": _clip(i.text)} for i in s.items if key(i) in shown],
-            }
-            for s in sections
-        ],
-        "new": [
-            {"seqs": [key(i)], "time": i.signature.time, "source": i.signature.source, "text": i.text}
-            for i in block.items
-        ],
-    }
-
-
-def _related(sections: list[Section], block: Block, per_item: int) -> set[str]:
-    if not per_item:
-        return set()
-    existing = [i for s in sections for i in s.items]
-    if not existing:
-        return set()
-    words = vocabulary([i.text for i in existing] + [i.text for i in block.items])
-    weights = Weights(words)
-    vectors = [weights.vector(w) for w in words]
-    old, new = vectors[: len(existing)], vectors[len(existing) :]
-    shown: set[str] = set()
-    for vec in new:
-        ranked = sorted(range(len(old)), key=lambda n: -cosine(vec, old[n]))
-        shown.update(key(existing[n]) for n in ranked[:per_item] if cosine(vec, old[n]) > 0)
-    return shown
-
-
-def _summary_payload(topics: list[list[Section]]) -> dict[str, Any]:
-    out = []
-    for number, sections in enumerate(topics):
-        items = [(s.title, i) for s in sections for i in s.items]
-        step = max(1, math.ceil(len(items) / SUMMARY_ENTRIES))
-        picked = items[::step][:SUMMARY_ENTRIES]
-        titles = list(dict.fromkeys(s.title for s in sections if s.title))
-        out.append({"id": number, "sections": titles, "entries": [_clip(i.text, 200) for _, i in picked]})
-    return {"topics": out}
-
-
-def _records(data: dict[str, Any]) -> list[Any]:
-    records = data.get("superseded") or []
-    if not isinstance(records, list):
-        raise BadOutput("'superseded' must be a list")
-    return records
-
-
-def _holder(record: Any, keyed: dict[str, Item], kept: list[Item]) -> Item | None:
-    new = keyed.get(str(field(record, "new")))
-    if new is None:
-        return None
-    return next((i for i in kept if set(new.seqs) <= set(i.seqs)), None)
-
-
-def _with_partner(topics: list[TopicInfo]) -> list[TopicInfo]:
-    """Small topics with at least one lexically close small topic: the only
-    ones a merge could be about."""
-    if len(topics) < 2:
-        return []
-    words = vocabulary([f"{t.summary}\n{t.text}" for t in topics])
-    weights = Weights(words)
-    vectors = [weights.vector(w) for w in words]
-    close = {
-        n
-        for n in range(len(topics))
-        for m in range(len(topics))
-        if n != m and cosine(vectors[n], vectors[m]) >= MERGE_THRESHOLD / 2
-    }
-    return [t for n, t in enumerate(topics) if n in close]
-
-
-def _valid_update(data: dict[str, Any], sections: list[Section], block: Block) -> TopicUpdate:
-    existing = {key(i): i for s in sections for i in s.items}
-    incoming = {key(i): i for i in block.items}
-    keyed = {**existing, **incoming}
-    titles = {s.title for s in sections}
-    texts = [i.text for i in block.items]
-    used: list[str] = []
-    replaced: dict[str, Item] = {}
-    removed: set[str] = set()
-    appended: dict[str, list[Item]] = {}
-    fresh: list[str] = []
-    placed: list[Item] = []
-    for place in listed(data, "place"):
-        keys = seqs_of(place, keyed)
-        if not any(k in incoming for k in keys):
-            raise BadOutput(f"placement {keys} holds no new entry; existing entries stay where they are")
-        item = merged_entry(keys, keyed, place.get("text") if isinstance(place, dict) else None)
-        used += keys
-        placed.append(item)
-        olds = [k for k in keys if k in existing]
-        if olds:
-            replaced[olds[0]] = item  # a merge takes the place of the existing entry
-            removed.update(olds[1:])
-            continue
-        title = " ".join(str(field(place, "section")).split())
-        if title not in titles:
-            title = title_of(title, texts)
-            if title not in fresh:
-                fresh.append(title)
-        appended.setdefault(title, []).append(item)
-    superseded = []
-    for record in _records(data):
-        holder = _holder(record, keyed, [*placed, *existing.values()])
-        superseded.append(checked_supersession(record, keyed, holder))
-        used.append(str(record["old"]))
-        removed.add(str(record["old"]))
-    all_once(list(incoming), [k for k in used if k in incoming])
-    repeated = sorted({k for k in used if k in existing and used.count(k) > 1})
-    if repeated:
-        raise BadOutput(f"seqs repeated: {', '.join(repeated[:10])}")
-    result = []
-    for section in sections:
-        items = [replaced.get(key(i), i) for i in section.items if key(i) not in removed or key(i) in replaced]
-        result.append(Section(section.title, (*items, *appended.pop(section.title, []))))
-    result += [Section(title, tuple(appended[title])) for title in fresh]
-    return TopicUpdate(tuple(result), tuple(superseded))
+    def _summary_unsettled(self, sections: list[Section]) -> bool:
+        """A topic whose content the model judged, or a new one it routed
+        (its summary will steer the routing of what comes next)."""
+        items = [i for s in sections for i in s.items]
+        if self._has(self.tensed, items):
+            return True
+        new = all(s in self.fresh for i in items for s in i.seqs)
+        return new and self._has(self.routed, items)

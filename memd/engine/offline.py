@@ -266,7 +266,7 @@ class OfflineEngine:
         representative = items[max(range(len(items)), key=lambda i: cosine(vectors[i], centroid))].text
         line = " ".join(representative.split())
         if len(line) > 120:
-            line = line[:119].rstrip() + "…"
+            line = line[:119].rsplit(" ", 1)[0].rstrip() + "…"  # cut between words
         return f"{', '.join(keywords)}; {line}" if keywords else line
 
     def summarise_many(self, topics: list[list[Section]]) -> list[str]:

@@ -72,6 +72,26 @@ class Stepper:
             return True  # the step will not call the model anyway
         return prompt_size(self.messages(operation, payload)) + max_tokens <= context
 
+    def in_chunks(
+        self,
+        indices: list[int],
+        request: Callable[[list[int]], tuple[str, dict[str, Any], int]],
+        run: Callable[[list[int]], None],
+        most: int | None = None,
+    ) -> None:
+        """Run ``run`` over consecutive chunks of ``indices`` as large as fit the
+        model's context (and ``most``): work is split, never truncated."""
+        start = 0
+        while start < len(indices):
+            end = start + 1
+            while end < len(indices) and (most is None or end - start < most):
+                operation, payload, limit = request(indices[start : end + 1])
+                if not self.fits(operation, payload, limit):
+                    break
+                end += 1
+            run(indices[start:end])
+            start = end
+
     def available(self) -> bool:
         try:
             self.client.available()
