@@ -233,3 +233,18 @@ def test_a_summary_from_the_prompt_or_elsewhere_is_rejected(memd: Memd, model: S
     assert "summarise: " in result.output and "used the offline engine" in result.output
     [topic] = memd.vault.topic_files()
     assert summary not in topic.read_text() and "marathon" in topic.read_text().split("summary:")[1].splitlines()[0]
+
+
+def test_a_topic_update_merging_into_a_changed_wording_is_rejected(memd: Memd, model: ScriptedModel) -> None:
+    add_ai(memd, "Takes coffee with oat milk, no sugar", "Long marathon training run on Sundays")
+    memd("consolidate")
+    [topic] = memd.vault.topic_files()
+    add_ai(memd, "Takes coffee with oat milk and no sugar at all")
+    model.queue("plan", json.dumps({"routes": [{"block": 0, "topic": topic.stem}]}))
+    merged = {"seqs": ["1", "3"], "section": "Takes coffee with", "text": "Takes coffee with oat milk and sugar"}
+    model.always["update_topic"] = json.dumps({"place": [merged]})
+    result = memd("consolidate")
+    assert "update_topic: entry 1+3: " in result.output and "drops the negation" in result.output
+    text = topic.read_text()
+    assert "Takes coffee with oat milk, no sugar" in text and "oat milk and sugar" not in text
+    assert not verify_vault(memd.vault).problems

@@ -199,16 +199,21 @@ def test_with_recurrence_gating_routine_entries_never_reach_the_model(memd: Memd
 # --- against a real model server (opt-in) -----------------------------------
 
 LOCOMO = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo-dev.json"
+# Read at import: the hermetic fixture clears MEMD_* variables before each test.
+REAL_URL = os.environ.get("MEMD_TEST_LLM_URL")
+REAL_MODEL = os.environ.get("MEMD_TEST_LLM_MODEL", "qwen2.5:7b-instruct")
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("MEMD_TEST_LLM_URL"), reason="set MEMD_TEST_LLM_URL (and MEMD_TEST_LLM_MODEL)")
+@pytest.mark.skipif(not REAL_URL, reason="set MEMD_TEST_LLM_URL (and MEMD_TEST_LLM_MODEL)")
 def test_a_full_cycle_against_a_real_endpoint(vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """ingest -> consolidate -> ask against a real OpenAI-compatible server.
-    Prints calls, fallbacks, tokens and wall time; asserts nothing is lost and
-    no entry says a content word its sources do not."""
-    monkeypatch.setenv("OPENAI_BASE_URL", os.environ["MEMD_TEST_LLM_URL"])
-    monkeypatch.setenv("MEMD_MODEL", os.environ.get("MEMD_TEST_LLM_MODEL", "qwen2.5:7b-instruct"))
+    """ingest -> consolidate -> ask against a real OpenAI-compatible server,
+    every step asking the model. Prints calls, fallbacks, tokens and wall
+    time; asserts nothing is lost and no entry says a content word its
+    sources do not."""
+    monkeypatch.setenv("OPENAI_BASE_URL", str(REAL_URL))
+    monkeypatch.setenv("MEMD_MODEL", REAL_MODEL)
+    vault.config_path.write_text('[llm]\ngating = "off"\n')  # every step asks the model: the strictest check
     memd = Memd(vault)
     started = time.monotonic()
     if LOCOMO.exists():

@@ -121,7 +121,7 @@ class ModelClient:
         self._key = key or "not-needed"  # local servers ignore the key, the client insists on one
         self._client: Any = None
         self._run = _Run(started=time.monotonic())
-        self._context: int | None = settings.context_tokens
+        self._contexts: dict[str, int] = {}  # model -> window
 
     # --- runs and their budget ----------------------------------------------
 
@@ -154,47 +154,53 @@ class ModelClient:
 
     def context_tokens(self, model: str | None = None) -> int:
         """The configured window, else the one the server reports, else DEFAULT_CONTEXT."""
+        if self.settings.context_tokens:
+            return self.settings.context_tokens
         chosen = model or self.settings.model or ""
-        if self._context is None:
+        if chosen not in self._contexts:
             health = self.breaker.health
-            if health.context_model == chosen and health.context_tokens:
-                self._context = health.context_tokens
+            if health.context_model == chosen:
+                self._contexts[chosen] = health.context_tokens or DEFAULT_CONTEXT  # asked before
             else:
-                reported = self._probe_context(chosen)
-                self._context = reported or DEFAULT_CONTEXT
-                if reported:
+                reported, answered = self._probe_context(chosen)
+                self._contexts[chosen] = reported or DEFAULT_CONTEXT
+                if answered:  # remembered, also when the server offers no number: ask once
                     self.breaker.remember_context(chosen, reported)
-        return self._context
+        return self._contexts[chosen]
 
-    def _probe_context(self, model: str) -> int | None:
+    def _probe_context(self, model: str) -> tuple[int | None, bool]:
         """llama.cpp's /props (n_ctx) or a /models entry (vLLM max_model_len,
-        context_length); an endpoint that offers neither keeps the default."""
+        context_length); an endpoint that offers neither keeps the default.
+        Also says whether the server answered at all."""
         import urllib.error
         import urllib.request
 
         base = (self.settings.base_url or "https://api.openai.com/v1").rstrip("/")
         root = base[: -len("/v1")] if base.endswith("/v1") else base
         seconds = min(PROBE_SECONDS, self.settings.timeout)
+        answered = False
         for url in (f"{root}/props", f"{base}/models"):
             request = urllib.request.Request(url, headers={"Authorization": f"Bearer {self._key}"})
             try:
                 self.breaker.check()
                 with urllib.request.urlopen(request, timeout=seconds) as response:
+                    answered = True
                     found = _context_in(json.loads(response.read(1_000_000)), model)
             except Unavailable:
-                return None
+                return None, answered
             except urllib.error.HTTPError:
+                answered = True
                 continue  # this server does not offer that route
             except (urllib.error.URLError, TimeoutError, OSError) as err:
                 reason = getattr(err, "reason", err)
                 timed_out = isinstance(reason, TimeoutError)
                 self.breaker.failure("timed out" if timed_out else f"connection failed: {reason}")
-                return None
+                return None, answered
             except ValueError:
                 continue
             if found:
-                return found
-        return None
+                return found, True
+        return None, answered
 
     # --- one call ------------------------------------------------------------
 
