@@ -137,12 +137,19 @@ def _explore(
             return []
         data = None
         note = ""
+        limit = STEP_TOKENS
         for _attempt in range(2):
             try:
-                data = _valid_step(client.complete("agent_step", messages, max_tokens=STEP_TOKENS, model=model).text)
-                break
+                reply = client.complete("agent_step", messages, max_tokens=limit, model=model)
             except ModelError as err:
                 raise _EndpointFailed(str(err)) from None
+            if reply.truncated:
+                note = f"stopped: the reply stopped at the length limit ({limit} tokens)"
+                limit *= 2  # never again with the same limit
+                continue
+            try:
+                data = _valid_step(reply.text)
+                break
             except BadOutput as err:
                 messages = [
                     *messages,
@@ -305,14 +312,17 @@ def _answer(
     refs = dict(shown)
     echoes = {e for e in template_strings(system) if e not in normal(messages[1]["content"])}
     problem = "the model gave no usable answer"
+    limit = ANSWER_TOKENS
     for _attempt in range(2):
         try:
-            reply = client.complete("answer", messages, max_tokens=ANSWER_TOKENS, model=model)
+            reply = client.complete("answer", messages, max_tokens=limit, model=model)
         except (ModelError, Unavailable) as err:
             return "", set(), f"{err}; showing the extractive answer"
+        if reply.truncated:
+            problem = f"the answer stopped at the length limit ({limit} tokens)"
+            limit *= 2  # never again with the same limit
+            continue
         try:
-            if reply.truncated:
-                raise BadOutput(f"the answer stopped at the length limit ({ANSWER_TOKENS} tokens)")
             data = parse_json(reply.text)
             check_echo(data, echoes, payload)
             text, cited = _grounded(data, refs, question)

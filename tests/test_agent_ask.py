@@ -14,7 +14,7 @@ from memd.ledger import read
 from memd.vault import Vault
 
 from .conftest import Memd
-from .model_server import ScriptedModel
+from .model_server import Length, ScriptedModel, operation_of
 
 NOTES = [
     "Takes coffee with oat milk, no sugar",
@@ -164,3 +164,11 @@ def test_an_unreachable_endpoint_answers_offline_at_once_and_says_so(memd: Memd,
     assert len(failed) == 1 and sum(c["latency"] for c in failed) < 1.0  # refused, not waited for
     human = memd("ask", "Is Dana allergic to peanuts?")
     assert human.stderr.startswith("note: ") and human.stdout.startswith("Allergic to peanuts")
+
+
+def test_an_answer_cut_at_the_length_limit_is_asked_again_with_more_room(memd: Memd, model: ScriptedModel) -> None:
+    model.queue("answer", Length('{"answer": "Allergic to pea'))
+    data, notes = ask(memd, "Is Dana allergic to peanuts?")
+    assert data["engine"] == "llm" and notes == ""
+    first, second = [r["max_tokens"] for r in model.requests if operation_of(r) == "answer"]
+    assert second == 2 * first
