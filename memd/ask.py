@@ -6,12 +6,13 @@ must be answerable before any consolidation). Entry hits in topics widen to
 their heading block, hits in CURRENT to their neighbours; blocks are
 de-duplicated and kept within a token budget. The answer quotes the best
 supporting entries, newest first, since a newer statement supersedes an older
-one on the same subject. The model-backed agent loop will plug in here later
-using the same tools.
+one on the same subject. With a model, ``memd.agent`` gathers evidence with
+the same tools and this answer is its floor (see ``Engine.ask``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,13 +56,34 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One round of a model's tool use while gathering evidence."""
+
+    round: int
+    calls: tuple[dict[str, Any], ...]
+    done: bool
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"round": self.round, "calls": list(self.calls), "done": self.done, "note": self.note}
+
+
+Report = Callable[[Step], None]
+
+
+@dataclass(frozen=True)
 class Answer:
+    """``engine`` is who wrote ``answer``; ``fallback`` says why it is the
+    offline answer although a model is configured (None when it is not)."""
+
     question: str
     found: bool
     answer: str
     support: tuple[Evidence, ...]
     evidence: tuple[Evidence, ...]
     engine: str = "offline"
+    fallback: str | None = None
+    steps: tuple[Step, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +91,7 @@ class Answer:
             "found": self.found,
             "answer": self.answer,
             "engine": self.engine,
+            "fallback": self.fallback,
             "support": [e.to_json() for e in self.support],
             "evidence": [e.to_json() for e in self.evidence],
         }

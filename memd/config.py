@@ -34,6 +34,12 @@ class LLMSettings:
     api_key_env: str = _default("llm.api_key_env")
     timeout: float = _default("llm.timeout")
     max_retries: int = _default("llm.max_retries")
+    context_tokens: int | None = _default("llm.context_tokens")  # None: what the server reports, else 4096
+    budget_time: float = _default("llm.budget_time")
+    budget_tokens: int = _default("llm.budget_tokens")
+    breaker_failures: int = _default("llm.breaker_failures")
+    breaker_cooldown: float = _default("llm.breaker_cooldown")
+    gating: str = _default("llm.gating")
 
     @property
     def api_key(self) -> str | None:

@@ -187,11 +187,12 @@ def build_server(memory: Memory) -> MCPServer[Any]:
     ) -> dict[str, Any]:
         """Answer a question from the user's long-term memory, with the evidence and citations.
 
-        Works like `memd ask`: with a language model configured for the vault, the model searches the memory
-        with these tools and answers citing path:line; without one, the best-matching entries (including
-        recent ones not yet filed into topics) are quoted, newest first. Returns `answer`, `found`, `engine`
-        and the `evidence` blocks. Check the evidence before relying on the answer; newer entries supersede
-        older."""
+        With a language model configured, the model searches the memory with the memory tools and answers
+        from what it found, citing `path:line`; the answer is checked against that evidence. Otherwise, or
+        when the model cannot be used (then `fallback` says why), `answer` quotes the best-matching entries
+        (including recent ones not yet filed into topics), newest first. Returns `answer`, `engine` (who
+        wrote the answer), `fallback`, `found`, `support` and `evidence` blocks. Check the evidence before
+        relying on the answer; newer entries supersede older."""
         return memory.ask(question, budget=budget).to_json()
 
     @tool

@@ -98,6 +98,17 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("llm", "timeout", "duration", "60s", "how long to wait for one model call", attr="llm.timeout"),
     SettingSpec("llm", "max_retries", "count", 2, "retries of a failed or invalid model call",
                 attr="llm.max_retries"),
+    SettingSpec("llm", "context_tokens", "int", None, "the model's context window (default: what the server "
+                "reports, else 4096)", attr="llm.context_tokens", shown="example", example=4096),
+    SettingSpec("llm", "budget_time", "duration", "10m", "model time one consolidation or ingest may spend; "
+                "then the rest is done offline", attr="llm.budget_time"),
+    SettingSpec("llm", "budget_tokens", "int", 200000, "model tokens one consolidation or ingest may spend",
+                attr="llm.budget_tokens"),
+    SettingSpec("llm", "breaker_failures", "int", 2, "endpoint failures in a row (timeout, refused, HTTP 5xx) "
+                "before it is left alone", attr="llm.breaker_failures"),
+    SettingSpec("llm", "breaker_cooldown", "duration", "5m", "... for this long", attr="llm.breaker_cooldown"),
+    SettingSpec("llm", "gating", "choice", "recurrence", "recurrence: the model judges only what the offline "
+                "rules cannot settle; off: every step", attr="llm.gating", choices=("recurrence", "off")),
 )
 
 HEADER = "# memd settings for this vault (committed with it). Durations: 90s, 15m, 1h, 2d.\n"

@@ -119,9 +119,11 @@ def verify(ctx: click.Context, full: bool, as_json: bool) -> None:
 def stats(ctx: click.Context, tokens: bool, as_json: bool) -> None:
     """Report what the model cost: tokens to build memory and to query it.
 
-    Construction is reported per consolidation and per 1,000 ingested
-    tokens; queries per `memd ask`. Read from the local ledger
-    (.memd/ledger.jsonl, not committed).
+    Construction is extraction (at ingest) plus consolidation, shown per
+    operation, per consolidation and per 1,000 ingested tokens; queries per
+    `memd ask`. Failed calls count (their prompt was sent); "estimated"
+    marks calls whose server reported no usage, counted by memd instead.
+    Read from the local ledger (.memd/ledger.jsonl, not committed).
 
     \b
     Example:
@@ -138,11 +140,27 @@ def stats(ctx: click.Context, tokens: bool, as_json: bool) -> None:
     if not report["calls"]:
         click.echo("no model calls recorded (the offline engine costs no tokens)")
         return
-    per_1000 = built["per_1000_ingested"]
-    click.echo(f"model calls      {report['calls']} ({report['failed_calls']} failed)")
     click.echo(
-        f"construction     {built['tokens']} tokens over {built['consolidations']} consolidation(s): "
-        f"{built['per_consolidation']} per consolidation"
-        + (f", {per_1000} per 1,000 ingested tokens" if per_1000 is not None else "")
+        f"model calls      {report['calls']} ({report['failed_calls']} failed, {report['estimated_calls']} estimated)"
     )
+    per_1000 = built["per_1000_ingested"]
+    click.echo(
+        f"construction     {built['tokens']} tokens: extraction {built['extraction_tokens']}, consolidation "
+        f"{built['consolidation_tokens']} over {built['consolidations']} consolidation(s) "
+        f"({built['per_consolidation']} per consolidation)"
+        + (f"; {per_1000} per 1,000 ingested tokens" if per_1000 is not None else "")
+    )
+    for name, row in built["by_operation"].items():
+        click.echo(f"  {_row(name, row)}")
     click.echo(f"queries          {asked['tokens']} tokens over {asked['asks']} ask(s): {asked['per_ask']} per ask")
+    for name, row in asked["by_operation"].items():
+        click.echo(f"  {_row(name, row)}")
+
+
+def _row(name: str, row: dict[str, int]) -> str:
+    notes = [f"{row[k]} {k}" for k in ("failed", "estimated") if row[k]]
+    extra = f" ({', '.join(notes)})" if notes else ""
+    return (
+        f"{name:<14} {row['calls']:>5} calls {row['prompt']:>8} prompt + {row['completion']:>7} completion tokens"
+        f"{extra}"
+    )

@@ -166,7 +166,9 @@ def ask(
 
     With a model configured, the model searches the vault with the memory
     tools (at most 7 rounds) and answers with citations; offline, the best
-    matching entries are quoted.
+    matching entries are quoted. When a configured model could not be used
+    (endpoint down, an answer its evidence does not support), the offline
+    answer is given and a note on stderr (and "fallback" in --json) says why.
 
     \b
     Examples:
@@ -175,10 +177,7 @@ def ask(
         memd ask "what did Priya ask for?" --show-steps
         memd ask "what is Dana's phone number?" --as-of 2026-10-01
     """
-    steps: list[Any] = []
-
     def report(step: Any) -> None:
-        steps.append(step)
         if show_steps and not as_json:
             click.echo(_describe_step(step), err=True)
 
@@ -188,10 +187,12 @@ def ask(
         past, answer = memory.ask_as_of(question, as_of, budget=budget, report=report)
     else:
         answer = memory.ask(question, budget=budget, report=report)
+    if answer.fallback:
+        click.echo(f"note: {answer.fallback}", err=True)
     if as_json:
         data = answer.to_json()
         if show_steps:
-            data["steps"] = [{"round": s.round, "calls": list(s.calls), "done": s.done, "note": s.note} for s in steps]
+            data["steps"] = [step.to_json() for step in answer.steps]
         emit_json(past.cite_answer(data) if past else data)
         return
     click.echo(past.cite_text(answer.answer) if past else answer.answer)

@@ -267,10 +267,9 @@ def _consolidate(
         changes.append(journal_mod.FileChange(".memd/state.json", state_before, render_state(new_state)))
         journal_mod.apply(vault, journal_mod.Journal(tuple(changes), _message(outcome)))
     sha, note = finish_commit(vault)
-    if engine.uses_model:
-        tokens = sum(count_tokens(item.text) for item in items)
-        ledger.record(vault.meta_dir / "ledger.jsonl", {"event": "consolidation", "consolidation": new_state.epoch,
-                                                        "buffer_tokens": tokens})
+    tokens = sum(count_tokens(item.text) for item in items)  # model costs are put per 1,000 of these
+    ledger.note_intake(vault.meta_dir / "ledger.jsonl", {"event": "consolidation", "consolidation": new_state.epoch,
+                                                         "buffer_tokens": tokens})
     return replace(outcome, commit=sha, warnings=(*run.warnings, *filter(None, [note])))
 
 
