@@ -294,7 +294,7 @@ class Memory:
             consolidations=state.epoch,
             last_consolidation=state.last_consolidation,
             state_problem=problem,
-            extra={"uncommitted": owed_commit(self.vault)},
+            extra={"uncommitted": owed_commit(self.vault), "endpoint": endpoint_health(self.vault)},
         )
 
     def verify(self, *, full: bool = False) -> Report:
@@ -329,3 +329,10 @@ def owed_commit(vault: Vault) -> str | None:
 
     record = owed(vault)
     return record[0].splitlines()[0] if record else None
+
+
+def endpoint_health(vault: Vault) -> dict[str, Any] | None:
+    """The model endpoint's health (last success, last failure, breaker open until); None before any call."""
+    from ..engine.breaker import describe, health_path, read_health
+
+    return describe(read_health(health_path(vault.meta_dir)))

@@ -169,6 +169,9 @@ def status(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"topics      {facts.topics}")
     click.echo(f"next seq    {facts.next_seq}")
     click.echo(f"consolidated {facts.consolidations} times, last {facts.last_consolidation or 'never'}")
+    endpoint = facts.extra.get("endpoint")
+    if endpoint:
+        click.echo(f"model       {endpoint.get('endpoint')}: {endpoint['state']}")
     if facts.state_problem:
         click.echo(f"warning: {facts.state_problem}", err=True)
     if facts.extra.get("uncommitted"):

@@ -110,13 +110,15 @@ class Workspace:
     def finish(self, engine: Engine, moment: datetime, logs: dict[str, list[str]], epoch: int) -> dict[str, Document]:
         """Every live topic as it will be written: touched ones get a fresh
         summary, token count and an ``update_log`` line for this consolidation."""
+        touched = [topic_id for topic_id in self.ids() if topic_id in self.touched]
+        # One call for all summaries: a model engine batches them (fewer, larger calls).
+        summaries = dict(zip(touched, engine.summarise_many([sections_of(self.docs[t]) for t in touched]), strict=True))
         final = {}
         for topic_id in self.ids():
             document = self.docs[topic_id]
-            if topic_id in self.touched:
-                summary = engine.summarise(sections_of(document))
+            if topic_id in summaries:
                 log = [f"consolidation {epoch}: {', '.join(logs[topic_id])}"] if logs.get(topic_id) else []
-                document = with_frontmatter(document, topic_id, summary, moment, log)
+                document = with_frontmatter(document, topic_id, summaries[topic_id], moment, log)
             final[topic_id] = document
         return final
 
