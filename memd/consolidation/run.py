@@ -12,8 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 from .. import acks, cancel, ledger
 from ..atomic import atomic_write, read_text
@@ -22,7 +21,7 @@ from ..commits import GitError
 from ..document import Document, Entry, make_entry, parse_document
 from ..engine import get_engine
 from ..engine.base import Engine, Item, Section, Supersession
-from ..errors import FormatError, MemdError
+from ..errors import FormatError
 from ..history import blocked, commit_hand_edits
 from ..signature import SeqSet
 from ..state import State, allocate, highest_seq, read_state, render_state
@@ -31,6 +30,7 @@ from ..tokens import count_tokens
 from ..vault import Vault
 from . import journal as journal_mod
 from .journal import HandEditConflict, finish_commit
+from .outcome import ConsolidationError, Move, Outcome, commit_message
 from .restore import Vanished, drop_stale_copies, restore
 from .sections import adopt_unsigned, sections_of
 from .upkeep import merge_topics, split_topic
@@ -38,59 +38,6 @@ from .verify import account
 from .workspace import Workspace
 
 ATTEMPTS = 3
-
-
-class ConsolidationError(MemdError):
-    """A consolidation was refused; the vault is unchanged."""
-
-
-@dataclass(frozen=True)
-class Move:
-    seqs: str
-    topic: str
-    section: str
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a consolidation did (or, with dry_run, would do)."""
-
-    entries: int
-    seqs: str
-    trigger: str
-    engine: str
-    moves: tuple[Move, ...] = ()
-    new_topics: tuple[str, ...] = ()
-    touched_topics: tuple[str, ...] = ()
-    superseded: tuple[Supersession, ...] = ()
-    # Each superseded entry as it read before it was replaced (old seq, entry
-    # lines), so its words stay in the history even if it never left the buffer.
-    replaced: tuple[tuple[str, str], ...] = ()
-    splits: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    merges: tuple[tuple[str, str], ...] = ()
-    commit: str | None = None
-    dry_run: bool = False
-    warnings: tuple[str, ...] = ()
-    skipped: str | None = None
-    consolidation: int = 0
-    fallbacks: int = 0  # steps the model failed, done by the offline engine instead
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["superseded"] = [{"new": str(s.new), "old": str(s.old), "reason": s.reason} for s in self.superseded]
-        data["subject"] = self.subject
-        return data
-
-    @property
-    def subject(self) -> str:
-        subject = (
-            f"consolidate: {self.entries} entries -> {len(self.touched_topics)} topics ({len(self.new_topics)} new)"
-        )
-        if self.merges:
-            subject += f", {len(self.merges)} merge{'s' if len(self.merges) > 1 else ''}"
-        if self.splits:
-            subject += f", {len(self.splits)} split{'s' if len(self.splits) > 1 else ''}"
-        return subject
 
 
 @dataclass
@@ -265,7 +212,7 @@ def _consolidate(
         changes.append(journal_mod.FileChange("CURRENT.md", now_text, new_current))
         state_before = vault.state_path.read_text(encoding="utf-8") if vault.state_path.exists() else None
         changes.append(journal_mod.FileChange(".memd/state.json", state_before, render_state(new_state)))
-        journal_mod.apply(vault, journal_mod.Journal(tuple(changes), _message(outcome)))
+        journal_mod.apply(vault, journal_mod.Journal(tuple(changes), commit_message(outcome)))
     sha, note = finish_commit(vault)
     tokens = sum(count_tokens(item.text) for item in items)  # model costs are put per 1,000 of these
     ledger.note_intake(vault.meta_dir / "ledger.jsonl", {"event": "consolidation", "consolidation": new_state.epoch,
@@ -387,28 +334,6 @@ def _without_entries(document: Document, seqs: set[int]) -> Document:
         if not (isinstance(b, Entry) and b.signature is not None and set(b.signature.seq) <= seqs)
     )
     return replace(document, blocks=blocks)
-
-
-def _message(outcome: Outcome) -> str:
-    trailers = [
-        f"Memd-Seq: {outcome.seqs}",
-        f"Memd-Engine: {outcome.engine}",
-        f"Memd-Trigger: {outcome.trigger}",
-        f"Memd-Consolidation: {outcome.consolidation}",
-    ]
-    if outcome.fallbacks:
-        trailers.append(f"Memd-Fallback: {outcome.fallbacks} step(s) done offline after bad model output")
-    body = [f"{m.seqs} -> topics/{m.topic}.md" + (f" # {m.section}" if m.section else "") for m in outcome.moves[:200]]
-    if len(outcome.moves) > 200:
-        body.append(f"... and {len(outcome.moves) - 200} more")
-    replaced = dict(outcome.replaced)
-    for s in outcome.superseded:
-        body.append(f"seq {s.new} supersedes seq {s.old}: {s.reason}")
-        if str(s.old) in replaced:
-            body.extend("    " + line for line in replaced[str(s.old)].splitlines())
-    body += [f"split {topic} -> {', '.join(parts)}" for topic, parts in outcome.splits]
-    body += [f"merged {absorbed} into {survivor}" for survivor, absorbed in outcome.merges]
-    return "\n\n".join([outcome.subject, "\n".join(body), "\n".join(trailers)])
 
 
 def _commit_hand_edits(vault: Vault, wiped: Vanished, snapshot: dict[str, str | None]) -> list[str]:
