@@ -53,10 +53,14 @@ def test_recent_current_entries_are_evidence(food: Vault, memd) -> None:
 
 
 def test_evidence_respects_the_token_budget(food: Vault, memd) -> None:
-    data = json.loads(memd("ask", "coffee oat milk peanuts", "--budget", "50", "--json").output)
     from memd.tokens import count_tokens
 
-    assert sum(count_tokens(item["text"]) for item in data["evidence"]) <= 50
+    memd("add", "\n".join(f"Coffee note {n}: oat milk flat white at the corner cafe on day {n}" for n in range(20)))
+    roomy = json.loads(memd("ask", "coffee oat milk", "--budget", "1500", "--json").output)
+    tight = json.loads(memd("ask", "coffee oat milk", "--budget", "50", "--json").output)
+    assert sum(count_tokens(item["text"]) for item in roomy["evidence"]) > 50  # so the budget has work to do
+    assert tight["evidence"], "a small budget still returns the best evidence that fits"
+    assert sum(count_tokens(item["text"]) for item in tight["evidence"]) <= 50
 
 
 def test_nothing_found_is_said_plainly(food: Vault, memd) -> None:
