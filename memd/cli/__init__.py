@@ -47,11 +47,11 @@ COMMANDS: dict[str, str] = {
     "history": "review:history",
     "diff": "review:diff",
     "undo": "review:undo",
-    # connecting to agents, git and settings (memd/cli/integrate.py)
-    "mcp": "integrate:mcp",
-    "hooks": "integrate:hooks",
-    "hook": "integrate:hook",
-    "config": "integrate:config",
+    # connecting to agents and git, and settings
+    "mcp": "mcp:mcp",
+    "hooks": "hooks:hooks",
+    "hook": "hooks:hook",
+    "config": "settings:config",
     "daemon": "daemon:daemon",
     "ingest": "ingest:ingest",
 }
