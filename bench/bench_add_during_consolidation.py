@@ -26,11 +26,29 @@ from memd import Memory
 from memd.buffer import NewEntry, append_entries, buffer_status
 from memd.setup import init_vault
 
-WORDS = (
-    "garden tomatoes basil compost marathon knee intervals sourdough oven lentils deadline migration invoices "
-    "flight hotel passport guitar chords concert sister birthday doctor allergy novel library budget savings "
-    "dog vet kitchen paint boiler window river cedar lantern meadow quartz harbor violet"
-).split()
+SUBJECTS = {
+    "garden": "tomatoes basil seedlings compost watering greenhouse",
+    "running": "marathon training knee intervals shoes tempo",
+    "cooking": "sourdough recipe oven spices lentils dinner",
+    "work": "deadline migration invoices review deploy team",
+    "travel": "flight hotel passport itinerary train museum",
+    "music": "guitar chords practice concert band songs",
+    "family": "sister birthday parents visit kids holiday",
+    "health": "doctor allergy sleep vitamins appointment dentist",
+    "reading": "novel library author chapter poetry bookclub",
+    "money": "budget savings taxes rent insurance receipts",
+    "pets": "dog vet walks food leash puppy",
+    "home": "kitchen paint furniture repair boiler window",
+}
+FILLER = "really think maybe today yesterday friend said about great new plan".split()
+WORDS = [w for words in SUBJECTS.values() for w in words.split()]
+
+
+def note() -> str:
+    subject = random.choice(list(SUBJECTS))
+    words = random.sample(SUBJECTS[subject].split(), 4) + random.sample(FILLER, 4) + [str(random.randint(1, 999))]
+    random.shuffle(words)
+    return " ".join(words)
 
 
 def main() -> None:
@@ -42,9 +60,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         vault = init_vault(Path(tmp) / "vault").vault
         vault.config_path.write_text(f"[consolidate]\nbuffer_tokens = {args.tokens}\n")
-        batch = [NewEntry(" ".join(random.choices(WORDS, k=12))) for _ in range(400)]
         while buffer_status(vault).tokens < args.tokens:
-            append_entries(vault, batch)
+            append_entries(vault, [NewEntry(note()) for _ in range(400)])
         print(f"buffer: {buffer_status(vault).entries} entries, {buffer_status(vault).tokens} tokens")
         env = {**os.environ, "MEMD_VAULT": str(vault.root)}
         memory = Memory.open(vault.root)
@@ -56,7 +73,7 @@ def main() -> None:
         overlapped = 0
         n = 0
         # In-process adds (what the daemon, the MCP server and a script calling memd.Memory see).
-        while n < args.adds:
+        while n < args.adds or (consolidation.poll() is None and n < 20 * args.adds):
             t0 = time.perf_counter()
             memory.add(f"benchmark note {n} {random.choice(WORDS)}")
             inproc.append(time.perf_counter() - t0)

@@ -212,3 +212,20 @@ def test_json_mode_errors_are_json_objects(memd: Memd) -> None:
     assert result.exit_code == 1
     error = json.loads(result.output.strip().splitlines()[-1])
     assert error == {"error": error["error"], "kind": "NotFound", "code": 1} and "nowhere" in error["error"]
+
+
+def test_the_readme_shows_the_config_file_memd_init_writes(vault: Vault) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    written = vault.config_path.read_text(encoding="utf-8")
+    assert f"```toml\n{written.rstrip()}\n```" in readme
+
+
+def test_the_readme_python_example_runs(tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    example = readme.split("### Python", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    from memd import Memory
+
+    Memory.init(tmp_path / "memory")
+    code = example.replace('"~/memory"', repr(str(tmp_path / "memory")))
+    exec(compile(code, "README.md", "exec"), {})
+    assert "oat milk" in (tmp_path / "memory" / "CURRENT.md").read_text()
