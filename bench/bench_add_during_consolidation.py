@@ -2,8 +2,9 @@
 
 Usage: python bench/bench_add_during_consolidation.py [--tokens 50000] [--adds 100]
 
-Fills a fresh vault's buffer with ``--tokens`` tokens of notes, starts
-`memd consolidate` in a separate process, and while it runs makes ``--adds``
+Fills a fresh vault's buffer with ``--tokens`` tokens of notes, starts a
+consolidation whose judgement steps take ``--step-latency`` seconds each (as a
+model's would), and while it runs makes ``--adds``
 separate `memd add` calls (each a new process, as a hook or script would),
 timing each one's wall time. Prints the distribution, how many calls
 overlapped the consolidation, and checks every added entry is in the vault.
@@ -21,10 +22,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from memd import Memory
 from memd.buffer import NewEntry, append_entries, buffer_status
+from memd.consolidation import consolidate
+from memd.engine.offline import OfflineEngine
 from memd.setup import init_vault
+from memd.vault import Vault
 
 SUBJECTS = {
     "garden": "tomatoes basil seedlings compost watering greenhouse",
@@ -55,7 +60,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=50_000)
     parser.add_argument("--adds", type=int, default=100)
+    parser.add_argument("--step-latency", type=float, default=0.5,
+                        help="seconds each judgement step takes (a model's latency); 0 = the offline engine as is")
+    parser.add_argument("--consolidate-only", metavar="VAULT", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.consolidate_only:  # the consolidation's own process
+        print(consolidate(Vault(Path(args.consolidate_only)), engine=Slow(args.step_latency)).subject)
+        return
     random.seed(7)
     with tempfile.TemporaryDirectory() as tmp:
         vault = init_vault(Path(tmp) / "vault").vault
@@ -64,43 +75,68 @@ def main() -> None:
             append_entries(vault, [NewEntry(note()) for _ in range(400)])
         print(f"buffer: {buffer_status(vault).entries} entries, {buffer_status(vault).tokens} tokens")
         env = {**os.environ, "MEMD_VAULT": str(vault.root)}
-        memory = Memory.open(vault.root)
         started = time.monotonic()
-        consolidation = subprocess.Popen([sys.executable, "-m", "memd", "consolidate"], env=env,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(0.3)  # let it take its snapshot
+        # The consolidation runs in a process of its own with an engine whose steps
+        # take time, as a model's would.
+        worker = subprocess.Popen(
+            [sys.executable, __file__, "--consolidate-only", str(vault.root), "--step-latency", str(args.step_latency)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        time.sleep(0.5)  # let it take its snapshot
+        memory = Memory.open(vault.root)
         inproc: list[float] = []
         overlapped = 0
         n = 0
-        # In-process adds (what the daemon, the MCP server and a script calling memd.Memory see).
-        while n < args.adds or (consolidation.poll() is None and n < 20 * args.adds):
+        while n < args.adds:
             t0 = time.perf_counter()
             memory.add(f"benchmark note {n} {random.choice(WORDS)}")
             inproc.append(time.perf_counter() - t0)
-            overlapped += consolidation.poll() is None
+            overlapped += (worker.poll() is None)
             n += 1
             time.sleep(0.02)
         # Separate `memd add` processes (a hook or a shell script): interpreter start-up included.
         procs: list[float] = []
         proc_overlapped = 0
-        while consolidation.poll() is None or len(procs) < 10:
+        while (worker.poll() is None) or len(procs) < 10:
             t0 = time.perf_counter()
             result = subprocess.run([sys.executable, "-m", "memd", "add", f"benchmark note {n} {random.choice(WORDS)}"],
                                     env=env, capture_output=True)
             procs.append(time.perf_counter() - t0)
-            proc_overlapped += consolidation.poll() is None
+            proc_overlapped += (worker.poll() is None)
             if result.returncode != 0:
                 print(f"add {n} failed: {result.stderr.decode().strip()}")
             n += 1
-        consolidation.wait()
+            if len(procs) >= 200:
+                break
+        out, err = worker.communicate()
         took = time.monotonic() - started
         text = "\n".join(p.read_text() for p in vault.entry_files())
         missing = [k for k in range(n) if f"benchmark note {k} " not in text]
-        print(f"consolidation: exit {consolidation.returncode}, {took:.1f} s wall "
-              f"({consolidation.stdout.read().decode().splitlines()[0] if consolidation.stdout else ''})")
+        subject = out.strip() or f"failed: {err.strip()[-300:]}"
+        print(f"consolidation: {took:.1f} s wall ({subject})")
         report("Memory.add in process", inproc, overlapped)
         report("`memd add` processes", procs, proc_overlapped)
         print(f"entries missing afterwards: {len(missing)} of {n}")
+
+
+class Slow(OfflineEngine):
+    """The offline engine, each judgement step taking ``latency`` seconds."""
+
+    def __init__(self, latency: float) -> None:
+        super().__init__()
+        self.latency = latency
+
+    def plan(self, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(self.latency)
+        return super().plan(*args, **kwargs)
+
+    def update_topic(self, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(self.latency)
+        return super().update_topic(*args, **kwargs)
+
+    def summarise_many(self, topics: Any) -> Any:
+        time.sleep(self.latency * len(topics))
+        return super().summarise_many(topics)
 
 
 def report(label: str, walls: list[float], overlapped: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -15,6 +16,8 @@ from .signature import Signature
 from .state import allocate, read_state
 from .tokens import count_tokens
 from .vault import CURRENT_TEMPLATE, Vault
+
+_SIGNED = re.compile(r"^[-*+][ \t]+<seq=", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -58,11 +61,14 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
             recover(vault)  # never append on top of a half-applied consolidation
         if not vault.current.exists():
             atomic_write(vault.current, CURRENT_TEMPLATE)
+        # Only what the append needs is read from the buffer (its newline style, its
+        # length in lines, whether it holds an entry): no parse, so an add costs the
+        # same with 10 or 10,000 entries waiting.
         text = read_text(vault.current, "CURRENT.md")
-        document = parse_document(text)
         stamp = timeutil.format_time(timeutil.now())
-        seqs = allocate(vault, len(items), buffer_was_empty=not document.signed(), at=stamp)
-        newline = document.newline
+        empty = _SIGNED.search(text) is None
+        seqs = allocate(vault, len(items), buffer_was_empty=empty, at=stamp)
+        newline = "\r\n" if "\r\n" in text else "\n"
         lead = newline if text and not text.endswith(("\n", "\r")) else ""
         line = (text + lead).count(newline) + 1
         added: list[Added] = []

@@ -105,8 +105,13 @@ def _attempt_once(
         if if_due and status.due_reason is None:
             return Outcome(0, "", trigger, engine.provenance, skipped="not due", warnings=tuple(warnings))
         trigger = (status.due_reason or trigger) if if_due else trigger
+    # Reading every topic can take a while in a big vault: done unlocked, since
+    # each topic is compared against what was read here before it is replaced.
+    space = Workspace.load(vault, warnings)
+    with vault.locked():
+        current_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
+        current = parse_document(current_text)
         state, _ = read_state(vault)
-        space = Workspace.load(vault, warnings)
         cleaned, dropped, changed = drop_stale_copies(current, space.docs)
         if dropped or changed:
             text = cleaned.render()
