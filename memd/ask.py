@@ -106,14 +106,27 @@ def ask(vault: Vault, question: str, budget: int = EVIDENCE_TOKENS, *, store: In
         words = {term for term, _ in query_terms(backend, question)}
         recent = _recent(backend, words)
         evidence = _gather(backend, [*results, *recent], budget)
+        matched = [r for r in results if r.record.kind == "entry"] or [r for r in recent if r.record.kind == "entry"]
+        support = _support([Evidence(r.record, r.score, r.via) for r in matched])
+        answers = _speaks_to(backend, words, support)
     finally:
         if own:
             store.close()
-    matched = [r for r in results if r.record.kind == "entry"] or [r for r in recent if r.record.kind == "entry"]
-    support = _support([Evidence(r.record, r.score, r.via) for r in matched])
     if not evidence:
         return Answer(question, False, f"Nothing relevant found in memory for: {question.strip()}", (), ())
+    if not answers:
+        text = "No memory answers this directly; the closest memories are cited below."
+        return Answer(question, False, text, (), tuple(evidence))
     return Answer(question, True, _render(support, evidence), tuple(support), tuple(evidence))
+
+
+def _speaks_to(backend: Any, words: set[str], support: list[Evidence]) -> bool:
+    """Whether the evidence answers the question at all: some supporting entry
+    holds at least half of the question's words. An entry that shares only a
+    name the whole vault mentions ("what is Dana's favourite colour?") does not."""
+    if not words:
+        return False
+    return any(2 * len(words & set(backend.analyse(item.record.text))) >= len(words) for item in support)
 
 
 def _recent(backend: Any, words: set[str]) -> list[Result]:

@@ -68,3 +68,11 @@ def test_nothing_found_is_said_plainly(food: Vault, memd) -> None:
     assert out.startswith("Nothing relevant found in memory")
     data = json.loads(memd("ask", "the of and", "--json").output)
     assert data["found"] is False and data["evidence"] == []
+
+
+def test_a_question_the_vault_cannot_answer_is_not_found(food: Vault, memd) -> None:
+    memd("add", "Dana's sister lives in Lisbon")
+    data = json.loads(memd("ask", "What is Dana's favourite colour?", "--json").output)
+    assert data["found"] is False and data["support"] == [] and data["evidence"]  # the closest are still shown
+    assert data["answer"].startswith("No memory answers this directly")
+    assert json.loads(memd("ask", "Where does Dana's sister live?", "--json").output)["found"] is True

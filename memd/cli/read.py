@@ -196,9 +196,9 @@ def ask(
         emit_json(past.cite_answer(data) if past else data)
         return
     click.echo(past.cite_text(answer.answer) if past else answer.answer)
-    if not answer.found:
+    if not answer.evidence:
         return
-    click.echo("\nevidence:")
+    click.echo("\nevidence:" if answer.found else "\nclosest:")
     for item in answer.evidence:
         r = item.record
         seq = f" seq {r.seq}" if r.seq else ""
