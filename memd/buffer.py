@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from . import acks, timeutil
 from .atomic import append_bytes, atomic_write, read_text
@@ -33,10 +34,16 @@ class NewEntry:
 
 @dataclass(frozen=True)
 class Added:
+    """One entry appended to CURRENT.md, as ``memd add`` and MCP ``memory_add`` report it."""
+
     seq: int
     line: int
     signature: str
     text: str
+    path: str = "CURRENT.md"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "path": self.path, "line": self.line, "signature": self.signature, "text": self.text}
 
 
 def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:

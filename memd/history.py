@@ -211,26 +211,22 @@ def vault_specs(vault: Vault) -> list[str]:
 _SEQ_VALUE = re.compile(r"<seq=([0-9+\-]+)")
 
 
+def _machine(vault: Vault) -> str:
+    """The email memd's own commits carry (from the configured author)."""
+    match = _AUTHOR.match(vault.config.git_author)
+    return match.group("email") if match else "memd@localhost"
+
+
 def seqs_by_commit(vault: Vault, after: str | None = None) -> list[tuple[str, set[int], bool]]:
     """(sha, seqs present, made by a person) for each commit, oldest first
     (only those after commit ``after`` when given)."""
-    from .signature import SeqSet
-
-    match = _AUTHOR.match(vault.config.git_author)
-    machine = match.group("email") if match else "memd@localhost"
+    machine = _machine(vault)
     span = [f"{after}..HEAD"] if after else []
     listing = git(vault, "log", "--reverse", "--format=%H %ae", *span, "--", "CURRENT.md", "topics")
     history = []
     for line in listing.stdout.splitlines():
         sha, _, email = line.partition(" ")
-        found = git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", sha, "--", "CURRENT.md", "topics").stdout
-        seqs: set[int] = set()
-        for value in _SEQ_VALUE.findall(found):
-            try:
-                seqs.update(SeqSet.parse(value))
-            except FormatError:
-                continue
-        history.append((sha, seqs, email != machine))
+        history.append((sha, seqs_at(vault, sha), email != machine))
     return history
 
 
@@ -239,8 +235,7 @@ def removed_by_person(vault: Vault) -> set[int]:
     (``Memd-Removed`` trailers; only commits not made by memd count)."""
     from .signature import SeqSet
 
-    match = _AUTHOR.match(vault.config.git_author)
-    machine = match.group("email") if match else "memd@localhost"
+    machine = _machine(vault)
     listing = git(vault, "log", "--format=%ae%x1f%b%x1e", "--grep=^Memd-Removed:", "--", "CURRENT.md")
     found: set[int] = set()
     for record in listing.stdout.split("\x1e"):
@@ -259,8 +254,7 @@ def removed_by_person(vault: Vault) -> set[int]:
 def removed_in_own_commits(vault: Vault, seqs: set[int], since: str) -> set[int]:
     """Which of ``seqs`` a person removed in a commit they made themselves
     (not one memd made for them) since ``since`` (an ISO time)."""
-    match = _AUTHOR.match(vault.config.git_author)
-    machine = match.group("email") if match else "memd@localhost"
+    machine = _machine(vault)
     listing = git(vault, "log", f"--since={since}", "--format=%H%x1f%ae%x1f%B%x1e", "--", "CURRENT.md", "topics")
     found: set[int] = set()
     for record in listing.stdout.split("\x1e"):
@@ -274,10 +268,13 @@ def removed_in_own_commits(vault: Vault, seqs: set[int], since: str) -> set[int]
     return found
 
 
-def seqs_at(vault: Vault, rev: str) -> set[int]:
+def seqs_at(vault: Vault, rev: str, paths: tuple[str, ...] = ("CURRENT.md", "topics")) -> set[int]:
+    """Every seq a signature names in ``paths`` at commit ``rev`` (read from git objects)."""
     from .signature import SeqSet
 
-    out = git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", rev, "--", "CURRENT.md", "topics").stdout
+    if not paths:
+        return set()
+    out = git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", rev, "--", *paths).stdout
     seqs: set[int] = set()
     for value in _SEQ_VALUE.findall(out):
         try:
@@ -289,18 +286,7 @@ def seqs_at(vault: Vault, rev: str) -> set[int]:
 
 def seqs_at_head(vault: Vault, paths: list[str]) -> set[int]:
     """Seqs the last commit holds in ``paths`` (files deleted from the working tree since)."""
-    from .signature import SeqSet
-
-    if not paths:
-        return set()
-    out = git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", "HEAD", "--", *paths).stdout
-    seqs: set[int] = set()
-    for value in _SEQ_VALUE.findall(out):
-        try:
-            seqs.update(SeqSet.parse(value))
-        except FormatError:
-            continue
-    return seqs
+    return seqs_at(vault, "HEAD", tuple(paths))
 
 
 def head(vault: Vault) -> str | None:

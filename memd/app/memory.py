@@ -105,7 +105,7 @@ class Memory:
         self.recover()
         pieces = [text] if isinstance(text, str) else list(text)
         items = [NewEntry(piece, time, source, src, tuple(meta)) for piece in pieces if piece.strip()]
-        return tuple(Added(a.seq, a.line, a.signature, a.text) for a in append_entries(self.vault, items))
+        return tuple(append_entries(self.vault, items))
 
     def ingest(self, path: Path, *, max_bytes: int | None = None, progress: Progress | None = None) -> IngestResult:
         """Ingest one file (note or transcript); raises ``Rejected`` when it cannot be."""
