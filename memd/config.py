@@ -38,6 +38,13 @@ lock_timeout = "10s"    # how long a writer waits for another one to finish
 api_key_env = "OPENAI_API_KEY"             # the variable holding the key (local servers need none)
 timeout = "60s"
 max_retries = 2
+
+# One memory on several machines: `memd sync` pushes and pulls through a git
+# remote; with `remote` set, the daemon syncs every `interval` and after each
+# consolidation (backing off while the remote is unreachable).
+[sync]
+# remote = "origin"
+interval = "5m"
 """
 
 
@@ -65,6 +72,8 @@ class Config:
     lock_timeout: float = 10.0
     engine: str = "offline"  # "offline" or "llm"
     llm: LLMSettings = field(default_factory=LLMSettings)
+    sync_remote: str | None = None  # the daemon syncs only when this is set
+    sync_interval: timedelta = timedelta(minutes=5)
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
@@ -109,6 +118,8 @@ def parse_config(text: str, path: Path, env: Mapping[str, str] | None = None) ->
             lock_timeout=parse_duration(lock_timeout).total_seconds(),
             engine=engine,
             llm=llm,
+            sync_remote=_sync_remote(_table(raw, "sync", path), path),
+            sync_interval=parse_duration(_table(raw, "sync", path).get("interval", "5m")),
             raw=raw,
         )
     except (FormatError, ValueError, TypeError) as err:
@@ -125,6 +136,13 @@ def _llm(table: dict[str, Any], env: Mapping[str, str]) -> LLMSettings:
         timeout=parse_duration(table.get("timeout", "60s")).total_seconds(),
         max_retries=int(table.get("max_retries", 2)),
     )
+
+
+def _sync_remote(table: dict[str, Any], path: Path) -> str | None:
+    value = table.get("remote")
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise ConfigError(f"{path}: [sync] remote must be the name of a git remote, got {value!r}")
+    return value.strip() if value else None
 
 
 def _table(raw: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
@@ -177,6 +195,8 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("llm.api_key_env", "str", "OPENAI_API_KEY", help="the environment variable that holds the API key"),
     SettingSpec("llm.timeout", "duration", "60s", help="how long to wait for one model call"),
     SettingSpec("llm.max_retries", "int", 2, help="retries of a failed or invalid model call"),
+    SettingSpec("sync.remote", "str", None, help="git remote the daemon syncs with (`memd sync` defaults to origin)"),
+    SettingSpec("sync.interval", "duration", "5m", help="how often the daemon syncs when sync.remote is set"),
 )
 API_KEY = "llm.api_key"  # shown, never stored: the key lives in the variable llm.api_key_env names
 _SECRET_NAME = re.compile(r"(?:^|_)(?:api_?key|key|secret|password|passwd|token)$", re.IGNORECASE)

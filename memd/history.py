@@ -232,6 +232,12 @@ def seqs_by_commit(vault: Vault) -> list[tuple[str, set[int], bool]]:
     return history
 
 
+def machine_email(vault: Vault) -> str:
+    """The email of memd's own commits (anything else was made by a person)."""
+    match = _AUTHOR.match(vault.config.git_author)
+    return match.group("email") if match else "memd@localhost"
+
+
 def removed_by_person(vault: Vault) -> set[int]:
     """Buffered seqs a person deleted, as recorded in their edit commits
     (``Memd-Removed`` trailers; only commits not made by memd count)."""

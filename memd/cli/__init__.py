@@ -48,6 +48,7 @@ COMMANDS: dict[str, str] = {
     "config": "integrate:config",
     "daemon": "daemon:daemon",
     "ingest": "ingest:ingest",
+    "sync": "sync:sync",
 }
 
 

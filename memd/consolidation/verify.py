@@ -73,6 +73,7 @@ class Report:
     commits_checked: int
     buffered: int = 0  # acknowledged seqs not yet in any commit, all accounted for
     uncommitted: str | None = None  # a consolidation whose files are written but not committed
+    devices: tuple[dict[str, Any], ...] = ()  # live seqs per device space (ARCHITECTURE.md §7)
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "ok": not self.problems}
@@ -82,7 +83,7 @@ def verify_vault(vault: Vault) -> Report:
     """Account for every seq in the files now, in every commit before, and
     every seq memd acknowledged that no commit holds yet."""
     from .. import acks
-    from ..history import blocked, removed_by_person, seqs_by_commit
+    from ..history import blocked, removed_by_person
     from .journal import owed
 
     documents = []
@@ -97,10 +98,14 @@ def verify_vault(vault: Vault) -> Report:
     deleted_by_hand: set[int] = set()
     commits = 0
     if blocked(vault) is None:
-        history = seqs_by_commit(vault)
+        history = seq_history(vault)
         commits = len(history)
         previous: set[int] = set()
-        for commit, seqs, by_hand in history:
+        held: dict[str, set[int]] = {}
+        for commit, parents, seqs, by_hand in history:
+            # A merge (two devices' histories joined) is compared with all its parents at once.
+            previous = set().union(*(held.get(parent, set()) for parent in parents))
+            held[commit] = seqs
             vanished = previous - seqs
             if by_hand:
                 deleted_by_hand |= vanished - superseded
@@ -123,8 +128,58 @@ def verify_vault(vault: Vault) -> Report:
             f"acknowledged seqs {_span(missing)} are in no file and no commit removed them "
             "(they were deleted without a commit; memd restores entries an editor wiped from the end of CURRENT.md)"
         )
+    devices, stray = _by_device(vault, set(live))
+    if stray:
+        problems.append(f"seqs {_span(stray)} belong to no registered device (.memd/devices.json)")
     record = owed(vault)
     uncommitted = record[0].splitlines()[0] if record else None
     return Report(
-        len(live), len(superseded), len(deleted_by_hand), tuple(problems), commits, len(buffered), uncommitted
+        len(live), len(superseded), len(deleted_by_hand), tuple(problems), commits, len(buffered), uncommitted,
+        devices,
     )
+
+
+def seq_history(vault: Vault) -> list[tuple[str, list[str], set[int], bool]]:
+    """(sha, parents, seqs present, made by a person) for each commit that
+    changed CURRENT.md or topics, and every merge, parents before children."""
+    from ..history import git, machine_email
+
+    machine = machine_email(vault)
+    listing = git(
+        vault, "log", "--full-history", "--parents", "--topo-order", "--reverse", "--format=%H%x1f%P%x1f%ae",
+        "--", "CURRENT.md", "topics",
+    )
+    history = []
+    for line in listing.stdout.splitlines():
+        sha, parents, email = [*line.split("\x1f"), "", ""][:3]
+        found = git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", sha, "--", "CURRENT.md", "topics").stdout
+        seqs: set[int] = set()
+        for value in re.findall(r"<seq=([0-9+\-]+)", found):
+            try:
+                seqs.update(SeqSet.parse(value))
+            except FormatError:
+                continue
+        history.append((sha, parents.split(), seqs, email != machine))
+    return history
+
+
+def _by_device(vault: Vault, live: set[int]) -> tuple[tuple[dict[str, Any], ...], set[int]]:
+    """Live seqs per device space, and those in a space no registered device owns."""
+    from ..sync.device import read_registry, space_of
+
+    try:
+        names = {d.index: d.name for d in read_registry(vault).devices}
+    except FormatError:
+        names = {}
+    spaces: dict[int, list[int]] = {}
+    for seq in live:
+        spaces.setdefault(space_of(seq), []).append(seq)
+    if set(spaces) == {0} and not names:
+        return (), set()  # a vault that was never synced
+    devices = tuple(
+        {"index": index, "name": names.get(index, "shared" if index == 0 else None), "live": len(seqs),
+         "highest": max(seqs)}
+        for index, seqs in sorted(spaces.items())
+    )
+    stray = {seq for index, seqs in spaces.items() if index and index not in names for seq in seqs}
+    return devices, stray
