@@ -165,11 +165,10 @@ class _Merge:
                         "so memd gives it a new seq, then sync again"
                     )))
                     continue
-            if mine == theirs:
-                place = mine
-            elif mine == was:
+            here, there = self._changed(self.o, mine, was), self._changed(self.t, theirs, was)
+            if not here:
                 place = theirs
-            elif theirs == was:
+            elif not there or mine == theirs:
                 place = mine
             elif theirs is None:
                 place = mine
@@ -186,6 +185,12 @@ class _Merge:
             self.resolved.append(
                 f"{count} seq(s) consolidated on both devices: kept where the remote put them ({move})"
             )
+
+    def _changed(self, side: _Side, place: Place | None, was: Place | None) -> bool:
+        """Whether a side moved a seq, or changed the words of the entry holding it."""
+        if place != was:
+            return True
+        return place is not None and was is not None and not _same(side.entries[place], self.b.entries[was])
 
     def _content(self, key: str, path: str) -> Entry | None:
         """The entry ``key`` as it will be written in ``path``."""
@@ -222,8 +227,10 @@ class _Merge:
                 self.resolved.append(f"{path}: deleted {where} but changed on the other side; kept the changes")
             tokens = list(side.tokens[path])
             front, rebuilt = side.docs[path].frontmatter, False
-        elif mine == theirs:
-            tokens, front, rebuilt = list(self.o.tokens[path]), self.o.docs[path].frontmatter, False
+        elif mine == theirs or theirs == base:
+            return mine  # what changed in it changed here only (a seq moved out of it would change it)
+        elif mine == base:
+            return theirs
         else:
             tokens = self._tokens(path)
             front, rebuilt = self._frontmatter(path)
