@@ -6,6 +6,7 @@ import json
 import subprocess
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -49,7 +50,14 @@ def clone_device(tmp_path: Path, remote: Path, name: str) -> Memd:
 def add(memd: Memd, *texts: str) -> list[int]:
     """Add entries; their seqs."""
     result = memd("add", "--json", "\n".join(texts))
-    return [item["seq"] for item in json.loads(result.output)]
+    return [item["seq"] for item in json_of(result.output)]
+
+
+def json_of(output: str) -> Any:
+    """The JSON a command printed, after any warning lines memd wrote first."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(("[", "{")))
+    return json.loads("\n".join(lines[start:]))
 
 
 def live(vault: Vault) -> dict[int, str]:
@@ -79,6 +87,6 @@ def files(vault: Vault) -> dict[str, bytes]:
 
 def verify_ok(memd: Memd) -> dict[str, object]:
     result = memd("verify", "--json", ok=False)
-    report = json.loads(result.output)
+    report = json_of(result.output)
     assert report["ok"], f"{memd.vault.root.name}: {report['problems']}"
     return report

@@ -285,3 +285,22 @@ def test_init_from_a_repository_that_is_not_a_vault_keeps_nothing(tmp_path: Path
     result = CliRunner().invoke(main, ["init", str(tmp_path / "clone"), "--from", str(other)])
     assert result.exit_code == 1 and "holds no memd vault" in result.output
     assert not (tmp_path / "clone").exists()
+
+
+def test_a_vault_started_separately_is_not_merged_into_another(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path)
+    first_device(tmp_path, remote, "laptop")
+    from memd.setup import init_vault
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    git(elsewhere, "init", "-q")
+    (elsewhere / "README.md").write_text("my notes\n")
+    git(elsewhere, "add", "README.md")
+    git(elsewhere, "commit", "-qm", "notes")
+    other = Memd(init_vault(elsewhere).vault)
+    git(other.vault.root, "remote", "add", "origin", str(remote))
+    before = files(other.vault)
+    result = other("sync", ok=False)
+    assert result.exit_code == 1 and "no history in common" in result.output and "--from" in result.output
+    assert files(other.vault) == before

@@ -279,6 +279,11 @@ def _integrate(vault: Vault, remote: Remote, theirs: str | None, tally: _Tally) 
         tally.received += len(_live(vault, pre, theirs_files, blobs) - before_live)
     else:
         base = merge_base(vault, local, theirs)
+        if base is None:
+            raise SyncError(
+                f"this vault and {remote.name}/{remote.branch} have no history in common (they were started "
+                "separately); to bring a vault onto this machine, clone it: memd init PATH --from URL"
+            )
         plan, resolved, received, conflicts = _merge_plan(vault, remote, local, theirs, base, pre)
         if conflicts:
             report = SyncReport(remote.name, remote.branch, pulled=incoming, resolved=tuple(resolved),
