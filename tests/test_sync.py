@@ -136,8 +136,10 @@ def test_two_devices_that_consolidated_the_same_buffer_keep_every_seq_once(tmp_p
         assert set(buffered + extra) <= set(words)
         verify_ok(memd)
         assert "- <seq=" not in (memd.vault.root / "CURRENT.md").read_text(encoding="utf-8")
-    memory = [{k: v for k, v in files(m.vault).items() if k == "CURRENT.md" or k.startswith("topics/")}
-              for m in (laptop, desktop)]
+    memory = [
+        {k: v for k, v in files(m.vault).items() if k == "CURRENT.md" or k.startswith("topics/")}
+        for m in (laptop, desktop)
+    ]
     assert memory[0] == memory[1]
 
 
@@ -241,8 +243,14 @@ def test_status_shows_the_device_and_how_far_it_is_from_the_remote(tmp_path: Pat
     laptop("consolidate")
     status = json.loads(laptop("status", "--json").output)["sync"]
     assert status["remote"] == "origin/main" and status["ahead"] == 1 and status["behind"] == 0
-    assert status["device"] | {"id": None} == {"index": 1, "id": None, "name": status["device"]["name"],
-                                              "registered": True, "first_seq": SPAN + 1, "devices": 1}
+    assert status["device"] | {"id": None} == {
+        "index": 1,
+        "id": None,
+        "name": status["device"]["name"],
+        "registered": True,
+        "first_seq": SPAN + 1,
+        "devices": 1,
+    }
     text = laptop("status").output
     assert "device" in text and f"seqs from {SPAN + 1}" in text and "1 ahead, 0 behind" in text
     laptop("sync")

@@ -49,8 +49,13 @@ class Device:
         return bounds(self.index).start
 
     def to_json(self) -> dict[str, Any]:
-        return {"index": self.index, "id": self.id, "name": self.name, "registered": self.registered,
-                "first_seq": self.first_seq}
+        return {
+            "index": self.index,
+            "id": self.id,
+            "name": self.name,
+            "registered": self.registered,
+            "first_seq": self.first_seq,
+        }
 
 
 def space_of(seq: int) -> int:

@@ -57,9 +57,7 @@ def diff3(base: Sequence[T], ours: Sequence[T], theirs: Sequence[T]) -> list[Hun
         if i >= len(base) and j >= len(ours) and k >= len(theirs):
             return hunks
         sync = i
-        while sync < len(base) and not (
-            sync in mine and sync in yours and mine[sync] >= j and yours[sync] >= k
-        ):
+        while sync < len(base) and not (sync in mine and sync in yours and mine[sync] >= j and yours[sync] >= k):
             sync += 1
         next_j, next_k = (mine[sync], yours[sync]) if sync < len(base) else (len(ours), len(theirs))
         b, o, t = tuple(base[i:sync]), tuple(ours[j:next_j]), tuple(theirs[k:next_k])

@@ -212,8 +212,11 @@ def commit_pending(vault: Vault, warnings: list[str]) -> list[str]:
                 acks.settle(vault, wiped.removed)
     own = _own_changes(vault)
     if own:
-        seqs = seqs_in_text(own.get("CURRENT.md", b"").decode("utf-8", "surrogateescape")) if own.get(
-            "CURRENT.md") else set()
+        seqs = (
+            seqs_in_text(own.get("CURRENT.md", b"").decode("utf-8", "surrogateescape"))
+            if own.get("CURRENT.md")
+            else set()
+        )
         fresh = seqs - _seqs_at_head(vault, "CURRENT.md")
         subject = f"sync: {len(fresh)} buffered entries" if fresh else "sync: memd's state"
         trailers = {"Memd-Seq": str(SeqSet.of(fresh))} if fresh else None
@@ -236,9 +239,13 @@ def _own_changes(vault: Vault) -> dict[str, bytes | None]:
             committed = _at_head(vault, pre + rel)
             if disk == committed or disk is None:
                 continue
-            if rel == "CURRENT.md" and apply_mod.appended_tail(
-                (committed or b"").decode("utf-8", "surrogateescape"), disk.decode("utf-8", "surrogateescape")
-            ) is None:
+            if (
+                rel == "CURRENT.md"
+                and apply_mod.appended_tail(
+                    (committed or b"").decode("utf-8", "surrogateescape"), disk.decode("utf-8", "surrogateescape")
+                )
+                is None
+            ):
                 raise SyncError("CURRENT.md changed while memd was committing it; run memd sync again")
             found[rel] = disk
     return found
@@ -286,9 +293,16 @@ def _integrate(vault: Vault, remote: Remote, theirs: str | None, tally: _Tally) 
             )
         plan, resolved, received, conflicts = _merge_plan(vault, remote, local, theirs, base, pre)
         if conflicts:
-            report = SyncReport(remote.name, remote.branch, pulled=incoming, resolved=tuple(resolved),
-                                conflicts=tuple(conflicts), committed=tuple(tally.committed), head=local,
-                                warnings=tuple(tally.warnings))
+            report = SyncReport(
+                remote.name,
+                remote.branch,
+                pulled=incoming,
+                resolved=tuple(resolved),
+                conflicts=tuple(conflicts),
+                committed=tuple(tally.committed),
+                head=local,
+                warnings=tuple(tally.warnings),
+            )
             raise SyncConflict(report, remote)
         assert plan is not None
         apply_mod.apply(vault, plan)
@@ -376,8 +390,9 @@ def _merge_plan(
     current = pre + "CURRENT.md"
     current_text = merged[current] if current in merged else raw(ours_files, current)
     has_entries = bool(seqs_in_text((current_text or b"").decode("utf-8", errors="surrogateescape")))
-    state = merge_state(text(base_files, pre + STATE), text(ours_files, pre + STATE), text(theirs_files, pre + STATE),
-                        has_entries).encode()
+    state = merge_state(
+        text(base_files, pre + STATE), text(ours_files, pre + STATE), text(theirs_files, pre + STATE), has_entries
+    ).encode()
     merged[pre + STATE] = state
     changes = {p: c for p, c in merged.items() if c != raw(ours_files, p)}
     stored = write_blobs(vault, {p: c for p, c in changes.items() if c is not None})

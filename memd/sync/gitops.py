@@ -248,8 +248,9 @@ def build_commit(
     return _check(_git_at(top, args, author_env(author, vault), message), "commit-tree").strip()
 
 
-def _git_at(top: str, args: list[str], env: Mapping[str, str], stdin: str | None = None
-            ) -> subprocess.CompletedProcess[str]:
+def _git_at(
+    top: str, args: list[str], env: Mapping[str, str], stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             ["git", "-C", top, *args], capture_output=True, text=True, input=stdin, env={**os.environ, **env}
@@ -270,7 +271,5 @@ def refresh_index(vault: Vault, commit: str, paths: Iterable[str]) -> None:
     wanted = sorted(set(paths))
     if not wanted:
         return
-    info = "".join(
-        f"{files[p][0]} {files[p][1]}\t{p}\n" if p in files else f"0 {ZERO}\t{p}\n" for p in wanted
-    )
+    info = "".join(f"{files[p][0]} {files[p][1]}\t{p}\n" if p in files else f"0 {ZERO}\t{p}\n" for p in wanted)
     _git_at(str(toplevel(vault)), ["update-index", "--index-info"], {}, info)

@@ -158,12 +158,13 @@ class _Merge:
                 here, there = self.o.entries[mine], self.t.entries[theirs]
                 if here.full_text != there.full_text:
                     path, _ = mine
-                    self.conflicts.append(Conflict(path, self._line_of(self.o, mine), (
-                        f"seq {seq} was given to two different entries, here ({_clip(here.full_text)!r}) and on "
-                        f"the remote ({_clip(there.full_text)!r}): this copy assigned seqs before it was a "
-                        "registered device. Remove the signature of the entry here (keep `- ` and the words) "
+                    message = (
+                        f"seq {seq} was given to two different entries, here ({_clip(here.full_text)!r}) "
+                        f"and on the remote ({_clip(there.full_text)!r}): this copy assigned seqs before it was "
+                        "a registered device. Remove the signature of the entry here (keep `- ` and the words) "
                         "so memd gives it a new seq, then sync again"
-                    )))
+                    )
+                    self.conflicts.append(Conflict(path, self._line_of(self.o, mine), message))
                     continue
             here, there = self._changed(self.o, mine, was), self._changed(self.t, theirs, was)
             if not here:
@@ -205,10 +206,16 @@ class _Merge:
             return mine
         if was is not None:
             place = self.o.by_key[key]
-            self.conflicts.append(Conflict(place[0], self._line_of(self.o, place), (
-                f"the entry <seq={key}> was edited differently here ({_clip(mine.full_text)!r}) and on the "
-                f"remote ({_clip(theirs.full_text)!r})"
-            )))
+            self.conflicts.append(
+                Conflict(
+                    place[0],
+                    self._line_of(self.o, place),
+                    (
+                        f"the entry <seq={key}> was edited differently here ({_clip(mine.full_text)!r}) and on the "
+                        f"remote ({_clip(theirs.full_text)!r})"
+                    ),
+                )
+            )
             return mine
         self.resolved.append(f"entry <seq={key}> was written on both devices; the remote's words kept")
         return theirs
