@@ -212,11 +212,8 @@ def commit_pending(vault: Vault, warnings: list[str]) -> list[str]:
                 acks.settle(vault, wiped.removed)
     own = _own_changes(vault)
     if own:
-        seqs = (
-            seqs_in_text(own.get("CURRENT.md", b"").decode("utf-8", "surrogateescape"))
-            if own.get("CURRENT.md")
-            else set()
-        )
+        buffer = own.get("CURRENT.md")
+        seqs = seqs_in_text(buffer.decode("utf-8", "surrogateescape")) if buffer else set()
         fresh = seqs - _seqs_at_head(vault, "CURRENT.md")
         subject = f"sync: {len(fresh)} buffered entries" if fresh else "sync: memd's state"
         trailers = {"Memd-Seq": str(SeqSet.of(fresh))} if fresh else None

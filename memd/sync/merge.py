@@ -155,12 +155,12 @@ class _Merge:
         for seq in sorted(set(self.b.place) | set(self.o.place) | set(self.t.place)):
             was, mine, theirs = self.b.place.get(seq), self.o.place.get(seq), self.t.place.get(seq)
             if was is None and mine is not None and theirs is not None:
-                here, there = self.o.entries[mine], self.t.entries[theirs]
-                if here.full_text != there.full_text:
+                mine_entry, their_entry = self.o.entries[mine], self.t.entries[theirs]
+                if mine_entry.full_text != their_entry.full_text:
                     path, _ = mine
                     message = (
-                        f"seq {seq} was given to two different entries, here ({_clip(here.full_text)!r}) "
-                        f"and on the remote ({_clip(there.full_text)!r}): this copy assigned seqs before it was "
+                        f"seq {seq} was given to two different entries, here ({_clip(mine_entry.full_text)!r}) "
+                        f"and on the remote ({_clip(their_entry.full_text)!r}): this copy assigned seqs before it was "
                         "a registered device. Remove the signature of the entry here (keep `- ` and the words) "
                         "so memd gives it a new seq, then sync again"
                     )
