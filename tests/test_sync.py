@@ -312,3 +312,30 @@ def test_a_vault_started_separately_is_not_merged_into_another(tmp_path: Path) -
     result = other("sync", ok=False)
     assert result.exit_code == 1 and "no history in common" in result.output and "--from" in result.output
     assert files(other.vault) == before
+
+
+def test_a_claim_the_remote_holds_counts_even_if_sync_stopped_right_after_pushing(tmp_path: Path) -> None:
+    from memd.sync.flow import _claim
+
+    remote = bare_remote(tmp_path)
+    first_device(tmp_path, remote, "laptop")
+    git(tmp_path, "clone", "-q", str(remote), "server")
+    server = _memd(tmp_path / "server")
+    assert add(server, "before the claim") == [1]  # not a device yet: the shared range
+    assert _claim(server.vault).index == 2
+    assert add(server, "claimed, not pushed") == [2]
+    git(server.vault.root, "push", "-q", "origin", "HEAD:main")  # what sync does; then it was killed
+
+    assert add(server, "after the push") == [2 * SPAN + 1]
+    assert git(server.vault.root, "config", "--get", "memd.deviceIndex").strip() == "2"
+
+
+def test_a_damaged_device_registry_is_named_and_writes_go_on(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path)
+    laptop = first_device(tmp_path, remote, "laptop")
+    (laptop.vault.root / ".memd/devices.json").write_text('{"devices": {"one": 1}')
+    result = laptop("sync", ok=False)
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1 and ".memd/devices.json is not valid JSON" in result.output
+    assert add(laptop, "still writing") == [SPAN + 1]
+    assert json.loads(laptop("status", "--json").output)["sync"]["device"]["problem"]

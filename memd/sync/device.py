@@ -205,10 +205,38 @@ def allocation_space(vault: Vault, cached: Any) -> tuple[int, dict[str, Any]]:
         and cached.get("config") == (str(config) if config else None)
         and cached.get("stamp") == stamp
         and isinstance(cached.get("index"), int)
+        and not cached.get("claimed")
     ):
         return int(cached["index"]), cached
-    index = local_identity(vault).index or 0
-    return index, {"config": str(config) if config else None, "stamp": stamp, "index": index}
+    identity = local_identity(vault)
+    index = identity.index or (_published_claim(vault, identity.device_id) if identity.device_id else 0)
+    # A clone that claimed an index the remote does not hold yet asks again next time.
+    claimed = bool(identity.device_id) and not index
+    return index, {
+        "config": str(config) if config else None,
+        "stamp": _stamp(config),
+        "index": index,
+        "claimed": claimed,
+    }
+
+
+def _published_claim(vault: Vault, device_id: str) -> int:
+    """The index of this clone's claim if a remote already holds it (a sync that
+    stopped right after its push), recorded at once; else 0."""
+    refs = run_git(vault, "for-each-ref", "--format=%(refname)", "refs/remotes").stdout.split()
+    prefix = run_git(vault, "rev-parse", "--show-prefix").stdout.strip()
+    for ref in refs:
+        shown = run_git(vault, "show", f"{ref}:{prefix}{REGISTRY}")
+        if shown.returncode != 0:
+            continue
+        try:
+            device = parse_registry(shown.stdout).find(device_id)
+        except FormatError:
+            continue
+        if device is not None:
+            confirm_index(vault, device.index)
+            return device.index
+    return 0
 
 
 def _config_file(vault: Vault) -> Path | None:

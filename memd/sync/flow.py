@@ -236,6 +236,8 @@ def _own_changes(vault: Vault) -> dict[str, bytes | None]:
             committed = _at_head(vault, pre + rel)
             if disk == committed or disk is None:
                 continue
+            if rel == REGISTRY:
+                parse_registry(disk.decode("utf-8", "surrogateescape"))  # a damaged registry never travels
             if (
                 rel == "CURRENT.md"
                 and apply_mod.appended_tail(
