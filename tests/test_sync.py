@@ -174,13 +174,13 @@ def test_a_vault_that_never_synced_allocates_as_before(memd: Memd) -> None:
 
 
 def test_two_claims_of_one_index_the_later_moves_on(tmp_path: Path) -> None:
-    from memd.sync.flow import _claim
+    from memd.sync.flow import claim
 
     remote = bare_remote(tmp_path)
     laptop = first_device(tmp_path, remote, "laptop")
     git(tmp_path, "clone", "-q", str(remote), "server")
     server = _memd(tmp_path / "server")
-    assert _claim(server.vault).index == 2  # claimed and committed here, not pushed yet
+    assert claim(server.vault).index == 2  # claimed and committed here, not pushed yet
     desktop = clone_device(tmp_path, remote, "desktop")  # takes index 2 on the remote first
     assert json.loads(desktop("status", "--json").output)["sync"]["device"]["index"] == 2
 
@@ -315,14 +315,14 @@ def test_a_vault_started_separately_is_not_merged_into_another(tmp_path: Path) -
 
 
 def test_a_claim_the_remote_holds_counts_even_if_sync_stopped_right_after_pushing(tmp_path: Path) -> None:
-    from memd.sync.flow import _claim
+    from memd.sync.flow import claim
 
     remote = bare_remote(tmp_path)
     first_device(tmp_path, remote, "laptop")
     git(tmp_path, "clone", "-q", str(remote), "server")
     server = _memd(tmp_path / "server")
     assert add(server, "before the claim") == [1]  # not a device yet: the shared range
-    assert _claim(server.vault).index == 2
+    assert claim(server.vault).index == 2
     assert add(server, "claimed, not pushed") == [2]
     git(server.vault.root, "push", "-q", "origin", "HEAD:main")  # what sync does; then it was killed
 

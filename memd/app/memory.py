@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..lint import Problem
     from ..setup import InitResult
     from ..sync.clone import Cloned
-    from ..sync.flow import SyncReport
+    from ..sync.report import SyncReport
 
 Warn = Callable[[str], None]
 Progress = Callable[[int, int], None]

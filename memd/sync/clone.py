@@ -16,8 +16,9 @@ from typing import Any
 
 from ..errors import VaultError
 from ..vault import Vault
-from .flow import SyncReport, sync
+from .flow import sync
 from .gitops import NETWORK_TIMEOUT, RemoteUnreachable, SyncError, _last_line, _network_env
+from .report import SyncReport
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,8 @@ from typing import Any
 from ..document import Document, Entry, Frontmatter, parse_document
 from ..errors import FormatError, MemdError
 from ..signature import SeqSet
-from ..tokens import count_tokens
 from .diff3 import Hunk, diff3
+from .frontmatter import KeyConflict, merge_frontmatter, recount
 
 Place = tuple[str, str]  # (path, entry key)
 Token = tuple[str, str]  # ("E", key) or ("L", the block's lines)
@@ -248,7 +248,7 @@ class _Merge:
             self.resolved.append(f"{path}: every entry in it lives elsewhere now; removed the emptied file")
             return None
         if rebuilt and front is not None:
-            front = _recount(front, lines)
+            front = recount(front, lines)
         document = Document(
             tuple(_line(text) for text in lines), front, style.final_newline or not lines, style.newline, style.bom
         )
@@ -287,7 +287,7 @@ class _Merge:
         except FormatError as err:
             self.conflicts.append(Conflict(path, 1, f"the frontmatter changed on both sides and does not parse: {err}"))
             return mine, False
-        except _KeyConflict as err:
+        except KeyConflict as err:
             self.conflicts.append(Conflict(path, 1, str(err)))
             return mine, False
         return Frontmatter.from_data(data), True
@@ -406,66 +406,3 @@ def _keeps_something(lines: list[str], front: Frontmatter | None) -> bool:
     if front is not None and "supersedes seq" in front.raw:
         return True
     return any(line.strip() and not line.lstrip().startswith("#") for line in lines)
-
-
-def _recount(front: Frontmatter, lines: list[str]) -> Frontmatter:
-    """Merged frontmatter with its token count (memd derives it) counted again."""
-    data = dict(front.data)
-    if "tokens" not in data:
-        return front
-    data["tokens"] = tokens_of(parse_document("\n".join(lines) + "\n"))
-    return Frontmatter.from_data(data)
-
-
-class _KeyConflict(Exception):
-    pass
-
-
-_DERIVED_NEWEST = {"updated", "last_consolidation"}
-
-
-def merge_frontmatter(base: dict[str, Any], mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
-    """A topic's frontmatter, merged by key. ``update_log`` keeps every line
-    from both sides; ``updated`` the later time, ``created`` the earlier; the
-    summary and token count (memd derives both) the remote's; any other key
-    changed differently on both sides is a conflict for the person."""
-    out: dict[str, Any] = {}
-    for key in [*mine, *(k for k in theirs if k not in mine)]:
-        was, a, b = base.get(key), mine.get(key), theirs.get(key)
-        if key == "update_log":
-            out[key] = _union([*(_as_list(was)), *(_as_list(a)), *(_as_list(b))])
-        elif a == b or b == was:
-            value = a
-        elif a == was:
-            value = b
-        elif key in _DERIVED_NEWEST:
-            value = max(a, b, key=str)
-        elif key == "created":
-            value = min(a, b, key=str)
-        elif key in ("summary", "tokens", "id"):
-            value = b
-        else:
-            raise _KeyConflict(f"frontmatter key {key!r} changed differently here ({a!r}) and on the remote ({b!r})")
-        if key != "update_log":
-            if value is None and (key not in mine or key not in theirs):
-                continue
-            out[key] = value
-    return out
-
-
-def _as_list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list) else []
-
-
-def _union(items: list[Any]) -> list[Any]:
-    seen: set[str] = set()
-    out = []
-    for item in items:
-        if str(item) not in seen:
-            seen.add(str(item))
-            out.append(item)
-    return out
-
-
-def tokens_of(document: Document) -> int:
-    return sum(count_tokens(located.entry.full_text) for located in document.entries())
