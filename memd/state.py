@@ -182,7 +182,7 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     if start + count > within.stop:
         from .errors import VaultError
 
-        raise VaultError(f"device space {space} has no {count} seqs left (run `memd sync` to register a new device)")
+        raise VaultError(f"seq range {space} is full ({within.stop - within.start} seqs); no entry was written")
     updated = state.advanced(space, start + count)
     if buffer_was_empty and at is not None:
         updated = replace(updated, buffer_since=at)

@@ -1,12 +1,14 @@
-"""One memory on several machines, synchronised through a git remote.
+"""One memory on several machines, synchronised through a git remote (ARCHITECTURE.md §7).
 
-- ``device.py``: device ids and their seq spaces (``.memd/devices.json``);
-- ``diff3.py`` and ``merge.py``: the three-way merge of memd's own files;
-- ``gitops.py``: fetch, push and reading trees through git's plumbing;
-- ``apply.py``: writing a merge into the working tree, journaled;
-- ``flow.py``: ``memd sync`` from start to end.
+- ``device.py``: device ids and their seq ranges (``.memd/devices.json``);
+- ``diff3.py``, ``merge.py``, ``frontmatter.py``: the three-way merge of
+  memd's own documents, entry by entry; ``files.py``: state, registry, the rest;
+- ``gitops.py``: fetch, push, trees, blobs and commits through git's plumbing;
+- ``integrate.py``: a fast-forward or a merge commit, planned on objects;
+- ``apply.py``: writing it into the working tree, journaled;
+- ``flow.py``: ``memd sync`` from start to end (``report.py``: what it did);
+- ``clone.py``: ``memd init --from``; ``status.py``: what ``memd status`` shows.
 
-See ARCHITECTURE.md §7. This package's ``__init__`` imports nothing, so
-``memd.state`` can ask ``device.py`` for a seq space without pulling in the
-rest of sync.
+This package's ``__init__`` imports nothing, so ``memd.state`` can ask
+``device.py`` for a seq range without pulling in the rest of sync.
 """
