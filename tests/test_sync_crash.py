@@ -135,4 +135,5 @@ def test_a_kill_while_a_clone_registers_leaves_one_claim(tmp_path: Path) -> None
         registry = json.loads((trial_copy / ".memd" / "devices.json").read_text())["devices"]
         assert [d["id"] for d in registry.values()].count(device["id"]) == 1
         shutil.rmtree(trial_copy.parent)
+    print(f"{point - 1} kill points while a clone registers")
     assert point - 1 >= 5
