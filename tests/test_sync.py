@@ -44,6 +44,7 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("first", ["laptop", "desktop"])
 def test_two_devices_apart_then_synced_in_either_order(tmp_path: Path, first: str) -> None:
     remote = bare_remote(tmp_path)
@@ -110,6 +111,7 @@ def test_the_same_line_edited_on_two_devices_stops_sync_and_changes_nothing(tmp_
     assert files(desktop.vault) == before
 
 
+@pytest.mark.slow
 def test_two_devices_that_consolidated_the_same_buffer_keep_every_seq_once(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path)
     laptop = first_device(tmp_path, remote, "laptop")
@@ -143,6 +145,7 @@ def test_two_devices_that_consolidated_the_same_buffer_keep_every_seq_once(tmp_p
     assert memory[0] == memory[1]
 
 
+@pytest.mark.slow
 def test_seqs_come_from_each_devices_own_range(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path)
     laptop = first_device(tmp_path, remote, "laptop")
@@ -173,6 +176,7 @@ def test_a_vault_that_never_synced_allocates_as_before(memd: Memd) -> None:
     assert report["devices"] == []
 
 
+@pytest.mark.slow
 def test_two_claims_of_one_index_the_later_moves_on(tmp_path: Path) -> None:
     from memd.sync.flow import claim
 
@@ -193,6 +197,7 @@ def test_two_claims_of_one_index_the_later_moves_on(tmp_path: Path) -> None:
     assert sorted(json.loads((laptop.vault.root / ".memd/devices.json").read_text())["devices"]) == ["1", "2", "3"]
 
 
+@pytest.mark.slow
 def test_copies_that_assigned_one_seq_before_registering_are_stopped(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path)
     first_device(tmp_path, remote, "laptop")

@@ -18,6 +18,8 @@ from memd.vault import Vault
 from .conftest import Memd
 from .sync_helpers import add, bare_remote, clone_device, first_device, git, json_of, live, verify_ok
 
+pytestmark = pytest.mark.slow  # several clones and git remotes per test
+
 SHARED = ["Dana takes her coffee with oat milk", "Dana runs the river loop on Saturdays"]
 
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from memd.daemon.handler import MAX_SYNC_BACKOFF, Handler
 
 from .conftest import Memd
 from .sync_helpers import add, bare_remote, clone_device, first_device, git, live
+
+pytestmark = pytest.mark.slow  # several clones and git remotes per test
 
 
 class Clock:
