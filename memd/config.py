@@ -29,6 +29,9 @@ author = "memd <memd@localhost>"   # author of memd's own commits
 [vault]
 lock_timeout = "10s"    # how long a writer waits for another one to finish
 
+[index]
+embedding = "minilm-l6" # sentence-embedding model for search by meaning; "none" = words only
+
 # A language model makes consolidation and `memd ask` better; without one the
 # offline engine does everything. Any OpenAI-compatible endpoint works.
 [llm]
@@ -64,13 +67,14 @@ class Config:
     git_author: str = "memd <memd@localhost>"
     lock_timeout: float = 10.0
     engine: str = "offline"  # "offline" or "llm"
+    embedding: str = "minilm-l6"  # sentence-embedding model of the search index, or "none"
     llm: LLMSettings = field(default_factory=LLMSettings)
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 def load_config(path: Path, env: Mapping[str, str] | None = None) -> Config:
     """Read ``path`` (missing file = defaults), then apply the environment:
-    ``MEMD_LOCK_TIMEOUT``, ``MEMD_ENGINE``, ``MEMD_MODEL``, ``OPENAI_BASE_URL``."""
+    ``MEMD_LOCK_TIMEOUT``, ``MEMD_ENGINE``, ``MEMD_MODEL``, ``MEMD_EMBEDDING``, ``OPENAI_BASE_URL``."""
     text = ""
     if path.exists():
         try:
@@ -108,6 +112,7 @@ def parse_config(text: str, path: Path, env: Mapping[str, str] | None = None) ->
             git_author=str(git.get("author", defaults.git_author)),
             lock_timeout=parse_duration(lock_timeout).total_seconds(),
             engine=engine,
+            embedding=str(env.get("MEMD_EMBEDDING") or _table(raw, "index", path).get("embedding", defaults.embedding)),
             llm=llm,
             raw=raw,
         )
@@ -170,6 +175,8 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("consolidate.merge_tokens", "int", 1000, help="merge similar topics smaller than this"),
     SettingSpec("git.author", "str", "memd <memd@localhost>", help="author of memd's own commits"),
     SettingSpec("vault.lock_timeout", "duration", "10s", "MEMD_LOCK_TIMEOUT", "how long a writer waits for the lock"),
+    SettingSpec("index.embedding", "str", "minilm-l6", "MEMD_EMBEDDING",
+                "sentence-embedding model for search by meaning, or none (words only)"),
     SettingSpec("engine.name", "engine", None, "MEMD_ENGINE", "offline or llm (default: llm when llm.model is set)"),
     SettingSpec("llm.base_url", "str", None, "OPENAI_BASE_URL", "OpenAI-compatible endpoint (default: OpenAI)"),
     SettingSpec("llm.model", "str", None, "MEMD_MODEL", "model name; setting it turns the llm engine on"),

@@ -73,7 +73,7 @@ def test_eval_reports_recall_overall_and_by_category(locomo_file: Path, memd) ->
     data = json.loads(memd("eval", "locomo", str(locomo_file), "--no-consolidate", "--json").output)
     assert set(data) >= {"recall", "by_category", "questions", "entries", "topics", "seconds"}
     assert data["questions"] == 3 and data["entries"] == 4 and data["topics"] == 0
-    assert data["by_category"]["4-single-hop"] == {"recall": 1.0, "questions": 1}
+    assert data["by_category"]["4-single-hop"] == {"recall": 1.0, "coverage": 1.0, "questions": 1}
     assert data["by_category"]["1-multi-hop"]["recall"] == 1.0
     assert data["by_category"]["3-open-domain"]["questions"] == 0
     assert 0.0 <= data["recall"] <= 1.0

@@ -170,9 +170,13 @@ def status(ctx: click.Context, as_json: bool) -> None:
     state, state_problem = read_state(vault)
     topics = len(vault.topic_files())
     engine = describe_engine(vault.config)
+    from ..index.embedding import describe_retrieval
+
+    retrieval = describe_retrieval(vault.config.embedding)
     data = {
         "vault": str(vault.root),
         "engine": engine,
+        "retrieval": retrieval,
         "buffer": {
             "entries": buffer.entries,
             "unsigned": buffer.unsigned,
@@ -198,6 +202,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     last = state.last_consolidation or "never"
     click.echo(f"vault       {vault.root}")
     click.echo(f"engine      {engine['summary']}")
+    click.echo(f"retrieval   {retrieval['summary']}")
     tokens = f"{buffer.tokens}/{buffer.token_threshold} tokens"
     click.echo(f"buffer      {buffer.entries} entries, {tokens}, age {age}/{limit}: {due}")
     click.echo(f"topics      {topics}")

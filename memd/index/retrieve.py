@@ -23,11 +23,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 from ..errors import FormatError
 from ..timeutil import parse_time
 from .base import Backend, Filters, Hit
-from .records import Record
+from .records import Record, when_spans
 
 
 @dataclass(frozen=True)
@@ -46,13 +47,20 @@ class Options:
     session_weight: float = 0.3  # of the best-matching session's strength
     when_boost: float = 0.15  # "when" questions favour entries that mention a time
     diversity: float = 0.5  # MMR: penalty per unit of word overlap with a better result
+    # Meaning: "weighted" adds semantic similarity to the BM25 score, "rrf" fuses
+    # the two rankings by reciprocal rank, "candidates" lets the semantic top
+    # join the candidates but ranks by BM25 only, "off" is words only.
+    fusion: str = "weighted"
+    semantic_weight: float = 1.0  # of the best candidate's similarity, against BM25's 1.0
+    semantic_candidates: int = 100
+    rrf_k: int = 60
 
 
 @dataclass(frozen=True)
 class Result:
     record: Record
     score: float
-    via: str = "match"  # "match" | "neighbour" | "recent"
+    via: str = "match"  # "match" | "meaning" | "neighbour" | "recent"
     terms: tuple[str, ...] = field(default=(), compare=False)
 
     def to_json(self) -> dict[str, object]:
@@ -86,16 +94,22 @@ def retrieve(backend: Backend, query: str, limit: int = 10, filters: Filters | N
     options = options or Options()
     filters = filters or Filters()
     terms = query_terms(backend, query, options.question_words)
-    if not terms or limit <= 0:
+    similar = _similarity(backend, query, options) if query.strip() else None
+    if (not terms and similar is None) or limit <= 0:
         return []
     names = tuple(term for term, _ in terms)
     wanted_kinds = (filters.kind,) if filters.kind else options.kinds
     size = max(limit, options.candidates)
-    if len(wanted_kinds) == 1:
-        hits = backend.search(terms, size, replace(filters, kind=wanted_kinds[0]))
-    else:
-        hits = [hit for hit in backend.search(terms, 2 * size, filters) if hit.record.kind in wanted_kinds]
-    scored = _rescore(hits, query, options)
+    hits: list[Hit] = []
+    if terms:
+        if len(wanted_kinds) == 1:
+            hits = backend.search(terms, size, replace(filters, kind=wanted_kinds[0]))
+        else:
+            hits = [hit for hit in backend.search(terms, 2 * size, filters) if hit.record.kind in wanted_kinds]
+    meaning: set[str] = set()
+    if similar is not None:
+        hits, meaning = _with_semantic(backend, hits, similar, options, filters, wanted_kinds)
+    scored = _rescore(hits, query, options, similar)
     if options.neighbour_share:
         scored = _smooth(backend, scored, options, filters)
     if options.session_weight:
@@ -104,10 +118,31 @@ def retrieve(backend: Backend, query: str, limit: int = 10, filters: Filters | N
         # A block holding entries is shown through its entries (cheaper to read,
         # exact to cite); only blocks of plain prose are results in their own right.
         scored = [pair for pair in scored if pair[0].record.kind == "entry" or not pair[0].record.seqs]
-    results = _dedupe([Result(hit.record, score, _via(hit), names) for hit, score in scored])
+    results = _dedupe([Result(hit.record, score, _via(hit, meaning), names) for hit, score in scored])
     if options.diversity:
         results = _diversify(backend, results, limit, options.diversity)
     return results[:limit]
+
+
+def _similarity(backend: Backend, query: str, options: Options) -> Any:
+    """The backend's semantic view of ``query``, when it has vectors and fusion is on."""
+    if options.fusion == "off" or not options.semantic_candidates:
+        return None
+    similar = getattr(backend, "similar", None)
+    return similar(query) if similar is not None else None
+
+
+def _with_semantic(backend: Backend, hits: list[Hit], similar: Any, options: Options, filters: Filters,
+                   kinds: tuple[str, ...]) -> tuple[list[Hit], set[str]]:
+    """The lexical hits plus the records nearest in meaning that passed the filters."""
+    have = {hit.record.rid for hit in hits}
+    top = [rid for rid, _ in similar.top(options.semantic_candidates) if rid not in have]
+    found = backend.get(top)
+    extra = [
+        Hit(found[rid], 0.0) for rid in top
+        if rid in found and found[rid].kind in kinds and _passes(found[rid], filters)
+    ]
+    return hits + extra, {hit.record.rid for hit in extra}
 
 
 def _diversify(backend: Backend, results: list[Result], limit: int, weight: float) -> list[Result]:
@@ -195,12 +230,22 @@ def _passes(record: Record, filters: Filters) -> bool:
     if filters.doc and record.doc != filters.doc:
         return False
     if filters.since or filters.until:
-        moment = _parsed(record.time)
-        if moment is None:
-            return False
-        if (filters.since and moment < filters.since) or (filters.until and moment > filters.until):
-            return False
+        return _written_in(record, filters) or _names_day_in(record, filters)
     return True
+
+
+def _written_in(record: Record, filters: Filters) -> bool:
+    moment = _parsed(record.time)
+    if moment is None:
+        return False
+    return not ((filters.since and moment < filters.since) or (filters.until and moment > filters.until))
+
+
+def _names_day_in(record: Record, filters: Filters) -> bool:
+    since = filters.since.date() if filters.since else None
+    until = filters.until.date() if filters.until else None
+    return any((until is None or span.start <= until) and (since is None or span.end >= since)
+               for span in when_spans(record))
 
 
 def _parsed(time: str | None) -> datetime | None:
@@ -236,23 +281,59 @@ def _dedupe(results: list[Result]) -> list[Result]:
     return kept
 
 
-def _rescore(hits: list[Hit], query: str, options: Options) -> list[tuple[Hit, float]]:
-    """Scores scaled to the best hit of each kind (1.0), plus the date boost."""
+def _rescore(hits: list[Hit], query: str, options: Options, similar: Any = None) -> list[tuple[Hit, float]]:
+    """Each candidate's base score: BM25 scaled to the best hit of its kind
+    (1.0), fused with similarity in meaning, plus the date boosts."""
     wanted = _query_dates(query) if options.date_boost else set()
     asks_when = bool(options.when_boost and _WHEN.search(query))
     tops: dict[str, float] = {}
     for hit in hits:
         tops[hit.record.kind] = max(tops.get(hit.record.kind, 0.0), hit.score)
+    lexical = [hit.score / (tops[hit.record.kind] or 1.0) for hit in hits]
+    base = _fuse(hits, lexical, similar, options) if similar is not None else lexical
     scored: list[tuple[Hit, float]] = []
-    for hit in hits:
-        score = hit.score / (tops[hit.record.kind] or 1.0)
-        if wanted and _in_dates(hit.record.time, wanted):
+    for hit, score in zip(hits, base, strict=True):
+        if wanted and _in_dates(hit.record, wanted):
             score += options.date_boost
         if asks_when and _TIME_WORDS.search(hit.record.text):
             score += options.when_boost
         scored.append((hit, score))
     scored.sort(key=lambda pair: (-pair[1], pair[0].record.rid))
     return scored
+
+
+def _fuse(hits: list[Hit], lexical: list[float], similar: Any, options: Options) -> list[float]:
+    """Fused scores on BM25's scale (the best candidate near 1.0), so the boosts
+    that follow weigh the same with and without meaning."""
+    cosines = [similar.of(hit.record.rid) for hit in hits]
+    known = [c for c in cosines if c is not None]
+    if not known or options.fusion == "candidates":
+        return lexical
+    if options.fusion == "rrf":
+        lex_rank = _ranks([score if hit.score > 0 else None for hit, score in zip(hits, lexical, strict=True)])
+        sem_rank = _ranks(cosines)
+        fused = [
+            sum(1.0 / (options.rrf_k + rank) for rank in (a, b) if rank is not None)
+            for a, b in zip(lex_rank, sem_rank, strict=True)
+        ]
+        top = max(fused) or 1.0
+        return [value / top for value in fused]
+    # Similarity scaled between the weakest and the strongest candidate: cosine
+    # levels differ from query to query, their order among candidates is what counts.
+    high, low = max(known), min(known)
+    spread = (high - low) or 1.0
+    return [
+        score + options.semantic_weight * ((cos - low) / spread if cos is not None else 0.0)
+        for score, cos in zip(lexical, cosines, strict=True)
+    ]
+
+
+def _ranks(values: list[float | None]) -> list[int | None]:
+    order = sorted((i for i, v in enumerate(values) if v is not None), key=lambda i: -(values[i] or 0.0))
+    ranks: list[int | None] = [None] * len(values)
+    for rank, i in enumerate(order, start=1):
+        ranks[i] = rank
+    return ranks
 
 
 _WHEN = re.compile(r"\b(when|how long|what (year|month|day|date|time))\b", re.IGNORECASE)
@@ -276,11 +357,14 @@ def _query_dates(query: str) -> set[tuple[int | None, int | None]]:
     return {(y, m) for y in (years or [None]) for m in (months or [None]) if y is not None or m is not None}
 
 
-def _in_dates(time: str | None, wanted: set[tuple[int | None, int | None]]) -> bool:
-    moment = _parsed(time)
-    if moment is None:
-        return False
-    return any((y is None or y == moment.year) and (m is None or m == moment.month) for y, m in wanted)
+def _in_dates(record: Record, wanted: set[tuple[int | None, int | None]]) -> bool:
+    """Written in a month or year the query names, or naming a day in it."""
+    moment = _parsed(record.time)
+    months = {(moment.year, moment.month)} if moment else set()
+    for span in when_spans(record):
+        if (span.end - span.start).days <= 62:
+            months |= {(span.start.year, span.start.month), (span.end.year, span.end.month)}
+    return any((y is None or y == year) and (m is None or m == month) for y, m in wanted for year, month in months)
 
 
 def snippet(text: str, terms: Sequence[str], width: int = 160) -> str:
@@ -299,6 +383,8 @@ def snippet(text: str, terms: Sequence[str], width: int = 160) -> str:
     return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")
 
 
-def _via(hit: Hit) -> str:
+def _via(hit: Hit, meaning: set[str]) -> str:
+    if hit.record.rid in meaning:
+        return "meaning"  # found by similarity in meaning, not by its words
     # Entries that joined only as a neighbour of a hit carry no BM25 score.
     return "neighbour" if hit.score == 0.0 and hit.record.kind == "entry" else "match"

@@ -22,9 +22,10 @@ from whoosh.analysis import StemmingAnalyzer
 from whoosh.fields import DATETIME, ID, KEYWORD, STORED, TEXT, Schema
 
 from ..errors import FormatError
+from ..timeexpr import as_datetime, describe
 from ..timeutil import parse_time
 from .base import Filters, Hit
-from .records import Record
+from .records import Record, when_spans
 
 # How much a term found in the heading path / the date-and-source context
 # counts against one found in the entry text itself.
@@ -51,6 +52,8 @@ def make_schema() -> Schema:
         seqs=KEYWORD,
         src=KEYWORD(lowercase=False, commas=False),
         time=DATETIME,
+        when_start=DATETIME,  # the days a relative time in the text names ("yesterday"), see memd/timeexpr.py
+        when_end=DATETIME,
         text=TEXT(analyzer=_analyzer()),
         headings=TEXT(analyzer=_analyzer()),
         context=TEXT(analyzer=_analyzer()),
@@ -119,6 +122,7 @@ class WhooshBackend:
         writer.commit()
 
     def _fields(self, record: Record) -> dict[str, Any]:
+        spans = when_spans(record)
         fields: dict[str, Any] = {
             "rid": record.rid,
             "path": record.path,
@@ -127,7 +131,8 @@ class WhooshBackend:
             "text": record.text,
             "headings": " ".join(record.headings),
             "context": " ".join(
-                filter(None, [date_words(record.time), record.source or "", *(f"{k} {v}" for k, v in record.extra)])
+                filter(None, [date_words(record.time), record.source or "", *(f"{k} {v}" for k, v in record.extra),
+                              *(describe(span) for span in spans)])
             ),
             "data": _record_data(record),
         }
@@ -140,6 +145,9 @@ class WhooshBackend:
         moment = _naive(record.time)
         if moment is not None:
             fields["time"] = moment
+        if spans:
+            fields["when_start"] = as_datetime(min(span.start for span in spans))
+            fields["when_end"] = as_datetime(max(span.end for span in spans), end=True)
         return fields
 
     def _search_handle(self) -> Any:
@@ -180,7 +188,10 @@ class WhooshBackend:
         if filters.since or filters.until:
             start = filters.since.replace(tzinfo=None) if filters.since else None
             end = filters.until.replace(tzinfo=None) if filters.until else None
-            parts.append(wq.DateRange("time", start, end))
+            # An entry counts in a period when it was written then, or names a day in it ("yesterday").
+            named = [wq.DateRange("when_start", None, end)] if end else []
+            named += [wq.DateRange("when_end", start, None)] if start else []
+            parts.append(wq.Or([wq.DateRange("time", start, end), wq.And(named) if len(named) > 1 else named[0]]))
         for field in ("source", "kind", "doc"):
             value = getattr(filters, field)
             if value:
