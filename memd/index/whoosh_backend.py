@@ -202,13 +202,16 @@ class WhooshBackend:
 
     def get(self, rids: Iterable[str]) -> dict[str, Record]:
         searcher = self._search_handle()
+        reader = searcher.reader()
         found: dict[str, Record] = {}
         for rid in rids:
-            if rid in found:
+            if rid in found or ("rid", rid) not in reader:
                 continue
-            stored = searcher.document(rid=rid)
-            if stored is not None:
-                found[rid] = _record_from(stored["data"])
+            # A direct posting lookup (deleted documents are filtered out by the
+            # reader): several times cheaper than searcher.document(rid=...).
+            for docnum in reader.postings("rid", rid).all_ids():
+                found[rid] = _record_from(searcher.stored_fields(docnum)["data"])
+                break
         return found
 
     def by_seq(self, seqs: Iterable[int]) -> list[Record]:
