@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from memd.buffer import NewEntry, append_entries, buffer_status
-from memd.consolidate import consolidate
-from memd.vault import init_vault
+from memd.consolidation.run import consolidate
+from memd.setup import init_vault
 
 SUBJECTS = {
     "garden": "tomatoes basil seedlings compost watering greenhouse",

@@ -29,9 +29,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from memd.consolidate import consolidate
+from memd.consolidation.run import consolidate
 from memd.ingest import ingest_file
-from memd.vault import Vault, init_vault
+from memd.setup import init_vault
+from memd.vault import Vault
 
 DEFAULT_LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
 

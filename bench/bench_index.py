@@ -23,7 +23,7 @@ from pathlib import Path
 
 from memd.index import IndexStore
 from memd.index.retrieve import retrieve
-from memd.vault import init_vault
+from memd.setup import init_vault
 
 ENTRIES_PER_TOPIC = 50
 HEADINGS_PER_TOPIC = 5

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
-from . import timeutil
-from .atomic import atomic_write, read_text
+from . import acks, timeutil
+from .atomic import append_bytes, atomic_write, read_text
+from .consolidation.journal import pending, recover
 from .document import Document, LocatedEntry, make_entry, parse_document
 from .errors import FormatError
 from .redact import redact
@@ -15,6 +18,8 @@ from .state import allocate, read_state
 from .timeexpr import with_when
 from .tokens import count_tokens
 from .vault import CURRENT_TEMPLATE, Vault
+
+_SIGNED = re.compile(r"^[-*+][ \t]+<seq=", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -30,17 +35,27 @@ class NewEntry:
 
 @dataclass(frozen=True)
 class Added:
+    """One entry appended to CURRENT.md, as ``memd add`` and MCP ``memory_add`` report it."""
+
     seq: int
     line: int
     signature: str
     text: str
+    path: str = "CURRENT.md"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "path": self.path, "line": self.line, "signature": self.signature, "text": self.text}
 
 
 def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
-    """Append entries to CURRENT.md with fresh seqs, under the vault lock.
+    """Append entries to CURRENT.md with fresh seqs; returns them once durable.
 
-    Earlier lines are never rewritten: the new file is the old bytes plus new
-    lines, written atomically, so a crash leaves the old or the new buffer.
+    The entries are appended with one ``O_APPEND`` write of whole lines and an
+    fsync: earlier bytes are never rewritten, so a person or an editor
+    changing CURRENT.md at the same moment loses nothing to memd. Then each
+    entry is recorded in the acknowledgement log (acks.py) before returning.
+    The vault lock is held only for these few milliseconds, so appends never
+    wait for a consolidation's long steps.
     """
     # Secrets are replaced before anything reaches the file (memd/redact.py).
     items = [replace(item, text=redact(item.text).text) for item in items if item.text.strip()]
@@ -50,17 +65,22 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
         if item.time is not None:
             timeutil.parse_time(item.time)
     with vault.locked():
-        text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else CURRENT_TEMPLATE
-        document = parse_document(text)
+        if pending(vault):
+            recover(vault)  # never append on top of a half-applied consolidation
+        if not vault.current.exists():
+            atomic_write(vault.current, CURRENT_TEMPLATE)
+        # Only what the append needs is read from the buffer (its newline style, its
+        # length in lines, whether it holds an entry): no parse, so an add costs the
+        # same with 10 or 10,000 entries waiting.
+        text = read_text(vault.current, "CURRENT.md")
         stamp = timeutil.format_time(timeutil.now())
-        seqs = allocate(vault, len(items), buffer_was_empty=not document.signed(), at=stamp)
-        newline = document.newline
-        if text and not text.endswith(newline):
-            text += newline
-        first_line = text.count(newline) + 1
+        empty = _SIGNED.search(text) is None
+        seqs = allocate(vault, len(items), buffer_was_empty=empty, at=stamp)
+        newline = "\r\n" if "\r\n" in text else "\n"
+        lead = newline if text and not text.endswith(("\n", "\r")) else ""
+        line = (text + lead).count(newline) + 1
         added: list[Added] = []
         chunks: list[str] = []
-        line = first_line
         for seq, item in zip(seqs, items, strict=True):
             # A relative time ("yesterday") is recorded as a date beside the words (memd/timeexpr.py).
             extra = with_when(item.extra, item.text, item.time or stamp)
@@ -69,7 +89,8 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
             chunks.append(newline.join(entry.lines()) + newline)
             added.append(Added(seq, line, signature.render(), entry.full_text))
             line += len(entry.lines())
-        atomic_write(vault.current, text + "".join(chunks))
+        append_bytes(vault.current, (lead + "".join(chunks)).encode("utf-8"))
+        acks.record(vault, [acks.Ack(a.seq, chunk, stamp) for a, chunk in zip(added, chunks, strict=True)])
     return added
 
 

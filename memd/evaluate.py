@@ -1,4 +1,4 @@
-"""``memd eval locomo``: evidence recall of memd's retrieval on LoCoMo (DESIGN §6).
+"""``memd eval locomo``: evidence recall of memd's retrieval on LoCoMo (ARCHITECTURE.md §6).
 
 Each conversation goes into its own temporary vault (one entry per turn, the
 session date as entry time, ``src=<dia_id>``), is consolidated when the
@@ -85,7 +85,7 @@ class Report:
     topics: int
     seconds: float
     consolidated: bool
-    conversations: list[str] = field(default_factory=list)
+    conversations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def main(self) -> Scores:
@@ -167,7 +167,7 @@ def _conversation(item: dict[str, Any], number: int) -> Conversation:
 
 def _ingest(root: Path, conversation: Conversation) -> Any:
     from .buffer import NewEntry, append_entries
-    from .vault import init_vault
+    from .setup import init_vault
 
     vault = init_vault(root).vault
     items = [
@@ -180,7 +180,7 @@ def _ingest(root: Path, conversation: Conversation) -> Any:
 
 def _consolidate(vault: Any) -> bool:
     try:
-        from . import consolidate as module
+        from .consolidation import run as module
     except ImportError:
         return False
     run = getattr(module, "consolidate", None)
@@ -272,6 +272,7 @@ def run_locomo(path: Path, *, consolidate: bool = True, progress: Progress | Non
     entries = topics = 0
     any_consolidated = False
     retrieval = ""
+    tokens: dict[str, int] = {}
     total_q = len(settings) * sum(len(c.questions) for c in chosen)
     done = 0
     for conversation in chosen:
@@ -283,6 +284,7 @@ def run_locomo(path: Path, *, consolidate: bool = True, progress: Progress | Non
             store.sync()
             backend = store.backend()
             retrieval = _describe(store)
+            tokens[conversation.sample_id] = _model_tokens(vault)
             entries += _count_entries(vault)
             topics += len(vault.topic_files())
             for name, options in settings.items():
@@ -299,8 +301,13 @@ def run_locomo(path: Path, *, consolidate: bool = True, progress: Progress | Non
     scores = {name: tally.scores() for name, tally in tallies.items()}
     if DEFAULT not in scores:
         raise FormatError(f"settings must include {DEFAULT!r}")
+    conversations = [
+        {"sample_id": c.sample_id, "questions": len(c.questions),
+         "recall": scores[DEFAULT].by_conversation.get(c.sample_id), "construction_tokens": tokens[c.sample_id]}
+        for c in chosen
+    ]
     return Report(scores, retrieval, len([q for c in chosen for q in c.questions]), entries, topics,
-                  time.monotonic() - started, any_consolidated, [c.sample_id for c in chosen])
+                  time.monotonic() - started, any_consolidated, conversations)
 
 
 def _score(tally: _Tally, backend: Any, results: list[Any], question: Question, sample: str) -> None:
@@ -331,6 +338,13 @@ def _percentile(values: list[float], pct: float) -> float:
         return 0.0
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1)))]
+
+
+def _model_tokens(vault: Any) -> int:
+    """Model tokens the conversation's consolidation cost (0 offline)."""
+    from .ledger import summary
+
+    return int(summary(vault.meta_dir / "ledger.jsonl")["construction"]["tokens"])
 
 
 def _count_entries(vault: Any) -> int:

@@ -10,14 +10,16 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
+from .commits import GitError, commit_exact
 from .errors import FormatError
+from .layout import VERSIONED
 from .vault import Vault
 
-# What memd versions: the memory itself and the settings that shape it.
-VAULT_PATHS = ("CURRENT.md", "topics", "sources", ".memd/config.toml", ".memd/state.json", ".gitignore")
 _AUTHOR = re.compile(r"^\s*(?P<name>[^<]+?)\s*<(?P<email>[^>]+)>\s*$")
 _TRAILER = re.compile(r"^(Memd-[A-Za-z-]+):\s*(.*)$", re.MULTILINE)
 
@@ -30,6 +32,9 @@ class Commit:
     time: str
     subject: str
     trailers: dict[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "kind": self.kind}
 
     @property
     def kind(self) -> str:
@@ -72,7 +77,7 @@ def blocked(vault: Vault) -> str | None:
 
 
 def _specs(vault: Vault) -> list[str]:
-    return [p for p in VAULT_PATHS if (vault.root / p).exists() or _tracked(vault, p)]
+    return [p for p in VERSIONED if (vault.root / p).exists() or _tracked(vault, p)]
 
 
 def _tracked(vault: Vault, path: str) -> bool:
@@ -100,54 +105,70 @@ def changed_paths(vault: Vault) -> list[str]:
 
 
 def commit(vault: Vault, message: str, paths: list[str], author: str | None) -> str | None:
-    """Stage exactly ``paths`` and commit them. ``author`` None = the git user.
+    """Commit the working-tree content of ``paths`` (files or folders, vault-
+    relative) as it is now. ``author`` None = the person's git identity.
     Returns the new commit's sha, or None when there was nothing to commit."""
     if not paths:
         return None
-    env: dict[str, str] = {}
-    if author is not None:
-        match = _AUTHOR.match(author)
-        name, email = (match.group("name"), match.group("email")) if match else ("memd", "memd@localhost")
-        env = {
-            "GIT_AUTHOR_NAME": name,
-            "GIT_AUTHOR_EMAIL": email,
-            "GIT_COMMITTER_NAME": name,
-            "GIT_COMMITTER_EMAIL": email,
-        }
-    elif git(vault, "var", "GIT_AUTHOR_IDENT").returncode != 0:
-        # No git identity configured: still record the edit, under a clear name.
-        env = {
-            "GIT_AUTHOR_NAME": "vault user",
-            "GIT_AUTHOR_EMAIL": "user@localhost",
-            "GIT_COMMITTER_NAME": "vault user",
-            "GIT_COMMITTER_EMAIL": "user@localhost",
-        }
-    added = git(vault, "add", "-A", "--", *paths)
-    if added.returncode != 0:
-        raise GitError(f"git add failed: {added.stderr.strip()}")
-    staged = git(vault, "diff", "--cached", "--quiet", "--", *paths)
-    if staged.returncode == 0:
+    wanted = [p.rstrip("/") for p in paths]
+    files = [p for p in changed_paths(vault) if any(p == w or p.startswith(w + "/") for w in wanted)]
+    return commit_exact(vault, message, {rel: _disk(vault, rel) for rel in files}, author)
+
+
+def _disk(vault: Vault, rel: str) -> bytes | None:
+    try:
+        return (vault.root / rel).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
-    result = git(vault, "commit", "-q", "--no-verify", "-m", message, "--", *paths, env=env)
-    if result.returncode != 0:
-        raise GitError(f"git commit failed: {result.stderr.strip() or result.stdout.strip()}")
-    return git(vault, "rev-parse", "HEAD").stdout.strip()
 
 
-class GitError(Exception):
-    """Git refused; callers turn this into a warning, never a lost change."""
+def commit_as_memd(
+    vault: Vault,
+    message: str,
+    paths: list[str] | Mapping[str, bytes | None],
+    trailers: Mapping[str, str] | None = None,
+) -> tuple[str | None, str | None]:
+    """memd's own commit: the exact ``{path: content}`` it wrote (or the current
+    content of ``paths``), under its configured author, trailers appended.
+
+    Returns (sha or None, why it was not committed or None). Never raises:
+    the files are already safe on disk, so a refusing git is a warning and the
+    change is committed next time.
+    """
+    reason = blocked(vault)
+    if reason:
+        return None, f"not committed: {reason}; the files are safe and will be committed next time"
+    if trailers:
+        message = message.rstrip("\n") + "\n\n" + "\n".join(f"{k}: {v}" for k, v in trailers.items())
+    try:
+        if isinstance(paths, Mapping):
+            return commit_exact(vault, message, paths, vault.config.git_author), None
+        return commit(vault, message, paths, vault.config.git_author), None
+    except GitError as err:
+        return None, f"not committed: {err}"
 
 
-def commit_hand_edits(vault: Vault) -> str | None:
+def commit_hand_edits(
+    vault: Vault, removed: str | None = None, snapshot: Mapping[str, str | None] | None = None
+) -> str | None:
     """Commit what people changed by hand since the last commit, as their own
     commit. memd's own appends to CURRENT.md and its state file are not hand
-    edits; they are committed with the next consolidation."""
+    edits; they are committed with the next consolidation. ``removed`` names
+    buffered seqs the person deleted (a ``Memd-Removed`` trailer for verify)."""
     paths = [p for p in changed_paths(vault) if p != ".memd/state.json" and not _only_appended(vault, p)]
     if not paths:
         return None
-    return commit(
-        vault, f"edit: {', '.join(paths[:5])}" + (f" and {len(paths) - 5} more" if len(paths) > 5 else ""), paths, None
-    )
+    message = f"edit: {', '.join(paths[:5])}" + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    message += "\n\nMemd-Auto: committed by memd for the person who edited the files"
+    if removed:
+        message += f"\nMemd-Removed: {removed}"
+    seen = snapshot or {}
+    files = {rel: _encode(seen[rel]) if rel in seen else _disk(vault, rel) for rel in paths}
+    return commit_exact(vault, message, files, None)
+
+
+def _encode(text: str | None) -> bytes | None:
+    return None if text is None else text.encode("utf-8", errors="surrogateescape")
 
 
 def _only_appended(vault: Vault, path: str) -> bool:
@@ -190,22 +211,99 @@ def vault_specs(vault: Vault) -> list[str]:
 _SEQ_VALUE = re.compile(r"<seq=([0-9+\-]+)")
 
 
-def seqs_by_commit(vault: Vault) -> list[tuple[str, set[int], bool]]:
-    """(sha, seqs present, made by a person) for each commit, oldest first."""
-    from .signature import SeqSet
-
+def _machine(vault: Vault) -> str:
+    """The email memd's own commits carry (from the configured author)."""
     match = _AUTHOR.match(vault.config.git_author)
-    machine = match.group("email") if match else "memd@localhost"
-    listing = git(vault, "log", "--reverse", "--format=%H %ae", "--", "CURRENT.md", "topics")
+    return match.group("email") if match else "memd@localhost"
+
+
+def seqs_by_commit(vault: Vault, after: str | None = None) -> list[tuple[str, set[int], bool]]:
+    """(sha, seqs present, made by a person) for each commit, oldest first
+    (only those after commit ``after`` when given)."""
+    machine = _machine(vault)
+    span = [f"{after}..HEAD"] if after else []
+    listing = git(vault, "log", "--reverse", "--format=%H %ae", *span, "--", "CURRENT.md", "topics")
     history = []
     for line in listing.stdout.splitlines():
         sha, _, email = line.partition(" ")
-        found = git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", sha, "--", "CURRENT.md", "topics").stdout
-        seqs: set[int] = set()
-        for value in _SEQ_VALUE.findall(found):
-            try:
-                seqs.update(SeqSet.parse(value))
-            except FormatError:
-                continue
-        history.append((sha, seqs, email != machine))
+        history.append((sha, seqs_at(vault, sha), email != machine))
     return history
+
+
+def removed_by_person(vault: Vault) -> set[int]:
+    """Buffered seqs a person deleted, as recorded in their edit commits
+    (``Memd-Removed`` trailers; only commits not made by memd count)."""
+    from .signature import SeqSet
+
+    machine = _machine(vault)
+    listing = git(vault, "log", "--format=%ae%x1f%b%x1e", "--grep=^Memd-Removed:", "--", "CURRENT.md")
+    found: set[int] = set()
+    for record in listing.stdout.split("\x1e"):
+        email, _, body = record.strip("\n").partition("\x1f")
+        if not email or email == machine:
+            continue
+        for key, value in _TRAILER.findall(body):
+            if key == "Memd-Removed":
+                try:
+                    found.update(SeqSet.parse(value.strip()))
+                except FormatError:
+                    continue
+    return found
+
+
+def removed_in_own_commits(vault: Vault, seqs: set[int], since: str) -> set[int]:
+    """Which of ``seqs`` a person removed in a commit they made themselves
+    (not one memd made for them) since ``since`` (an ISO time)."""
+    machine = _machine(vault)
+    listing = git(vault, "log", f"--since={since}", "--format=%H%x1f%ae%x1f%B%x1e", "--", "CURRENT.md", "topics")
+    found: set[int] = set()
+    for record in listing.stdout.split("\x1e"):
+        sha, _, rest = record.strip("\n").partition("\x1f")
+        email, _, body = rest.partition("\x1f")
+        if not sha or email == machine or "Memd-Auto:" in body:
+            continue
+        before = seqs_at(vault, f"{sha}^")
+        after = seqs_at(vault, sha)
+        found |= (before - after) & seqs
+    return found
+
+
+def seqs_at(vault: Vault, rev: str, paths: tuple[str, ...] = ("CURRENT.md", "topics")) -> set[int]:
+    """Every seq a signature names in ``paths`` at commit ``rev`` (read from git objects)."""
+    from .signature import SeqSet
+
+    if not paths:
+        return set()
+    out = git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", rev, "--", *paths).stdout
+    seqs: set[int] = set()
+    for value in _SEQ_VALUE.findall(out):
+        try:
+            seqs.update(SeqSet.parse(value))
+        except FormatError:
+            continue
+    return seqs
+
+
+def seqs_at_head(vault: Vault, paths: list[str]) -> set[int]:
+    """Seqs the last commit holds in ``paths`` (files deleted from the working tree since)."""
+    return seqs_at(vault, "HEAD", tuple(paths))
+
+
+def head(vault: Vault) -> str | None:
+    result = git(vault, "rev-parse", "--verify", "-q", "HEAD")
+    return result.stdout.strip() or None
+
+
+def is_ancestor(vault: Vault, older: str, newer: str) -> bool:
+    return git(vault, "merge-base", "--is-ancestor", older, newer).returncode == 0
+
+def undone_by(vault: Vault) -> dict[str, str]:
+    """Undo commit -> the consolidation it undid (its ``Memd-Undo`` trailer)."""
+    out = git(vault, "log", "--grep=^Memd-Undo:", "--format=%H%x1f%B%x1e").stdout
+    found = {}
+    for record in out.split("\x1e"):
+        sha, _, body = record.strip("\n").partition("\x1f")
+        match = re.search(r"^Memd-Undo:\s*([0-9a-f]{40})\s*$", body, re.MULTILINE)
+        if sha and match:
+            found[sha] = match.group(1)
+    return found

@@ -16,7 +16,6 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from datetime import timedelta
 from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -25,8 +24,8 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from . import __version__
+from .app import Memory
 from .errors import MemdError
-from .vault import Vault
 
 log = logging.getLogger("memd.mcp")
 
@@ -47,8 +46,35 @@ APPEND_ONLY = ToolAnnotations(read_only_hint=False, destructive_hint=False, open
 F = TypeVar("F", bound=Callable[..., dict[str, Any]])
 
 
-def build_server(vault: Vault) -> MCPServer[Any]:
-    """An MCP server exposing the memory tools of ``vault``."""
+class _Server(MCPServer[Any]):
+    """Argument mistakes come back as one plain sentence per field, not a
+    validation library's dump: the reader is a model deciding what to fix."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        from pydantic import ValidationError
+
+        try:
+            return await super().call_tool(name, arguments, *args, **kwargs)
+        except ToolError as err:
+            cause = err.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(f"{name}: {_plain(cause)}") from None
+            raise
+
+
+def _plain(error: Any) -> str:
+    parts = []
+    for item in error.errors():
+        field = ".".join(str(p) for p in item.get("loc", ())) or "arguments"
+        message = str(item.get("msg", "is invalid")).replace("Input should be", "must be")
+        given = item.get("input")
+        shown = f" (got {given!r})" if given is not None and not isinstance(given, dict) else ""
+        parts.append(f"{field} {message[0].lower() + message[1:] if message else message}{shown}")
+    return "; ".join(parts)
+
+
+def build_server(memory: Memory) -> MCPServer[Any]:
+    """An MCP server exposing the memory tools of ``memory``'s vault."""
     turn = threading.Lock()
 
     def tool(fn: F) -> F:
@@ -56,15 +82,14 @@ def build_server(vault: Vault) -> MCPServer[Any]:
         def call(*args: Any, **kwargs: Any) -> dict[str, Any]:
             with turn:
                 try:
-                    _recover(vault)
                     return fn(*args, **kwargs)
                 except MemdError as err:
                     # The message is written for a person or a model to act on.
-                    raise ToolError(str(err)) from None
+                    raise ToolError(err.for_door("mcp")) from None
 
         return call  # type: ignore[return-value]
 
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = _Server(
         "memd",
         title="memd memory",
         instructions=INSTRUCTIONS,
@@ -82,21 +107,20 @@ def build_server(vault: Vault) -> MCPServer[Any]:
         source: Annotated[str, Field(description="Who it comes from: 'user' for the user's own words, "
                                      "'ai' for your own conclusions, or 'import:NAME'.")] = "ai",
         src: Annotated[str | None, Field(description="Optional provenance, e.g. a file path#anchor or URL.")] = None,
+        meta: Annotated[dict[str, str] | None, Field(description="Optional extra signature keys, e.g. "
+                                                     "{\"confidence\": \"high\", \"project\": \"atlas\"}.")] = None,
     ) -> dict[str, Any]:
         """Save one memory to the user's long-term memory (appended to CURRENT.md with a new seq).
 
         Use it for durable facts worth recalling in a later session: preferences, facts about people,
         decisions, plans and dates. Do not store secrets or passing chit-chat. The entry is searchable at
         once; memd later files it into a topic. Returns the new entry's seq and where it was written."""
-        from .buffer import NewEntry, append_entries
-
-        added = append_entries(vault, [NewEntry(text, time, source, src)])
-        return {
-            "added": [
-                {"seq": a.seq, "path": "CURRENT.md", "line": a.line, "signature": a.signature, "text": a.text}
-                for a in added
-            ]
-        }
+        reserved = sorted(set(meta or {}) & {"seq", "time", "source", "src"})
+        if reserved:
+            raise ToolError(f"meta cannot set {', '.join(reserved)}: seq is assigned by memd; use the time, "
+                            "source and src arguments for the others")
+        added = memory.add(text, time=time, source=source, src=src, meta=tuple((meta or {}).items()))
+        return {"added": [a.to_json() for a in added]}
 
     @tool
     def memory_search(
@@ -105,16 +129,15 @@ def build_server(vault: Vault) -> MCPServer[Any]:
         since: Annotated[str | None, Field(description="Only entries from this ISO date or time on.")] = None,
         until: Annotated[str | None, Field(description="Only entries up to this ISO date (inclusive) or time.")] = None,
         source: Annotated[str | None, Field(description="Only entries with this source: user, ai, hand...")] = None,
+        as_of: Annotated[str | None, Field(description="Search the memory as it was then: an ISO date "
+                                           "(through that day), a time or a git commit. Default: now.")] = None,
     ) -> dict[str, Any]:
         """Search the user's long-term memory by keywords (BM25 ranking over entries and topic sections).
 
-        Each result has `path`, `line`, `seq`, `time`, `source` and a `snippet`; cite results as path:line.
-        Use memory_read to see more lines around a result. Returns {"results": [...]}, best first."""
-        from .index import Filters
-        from .tools import search
-
-        filters = Filters(since=_bound(since, end_of_day=False), until=_bound(until, end_of_day=True), source=source)
-        return {"query": query, "results": search(vault, query, limit, filters)}
+        Each result has `path`, `line`, `seq`, `time`, `source` and a `snippet`; cite results as path:line
+        (with `as_of`, each has a `cite` path:line@commit). Use memory_read to see more lines around a result.
+        Returns {"results": [...]}, best first."""
+        return memory.search(query, limit=limit, since=since, until=until, source=source, as_of=as_of).to_json()
 
     @tool
     def memory_grep(
@@ -129,11 +152,7 @@ def build_server(vault: Vault) -> MCPServer[Any]:
 
         Better than memory_search for names, numbers and exact phrases. Each match has `path`, `line`, `text`
         and the lines `before` and `after`; `truncated` is true when more matches exist than `limit`."""
-        from .tools import grep, grep_doc
-
-        if doc is not None:
-            return grep_doc(vault, doc, pattern, limit, context, ignore_case=not case_sensitive)
-        return grep(vault, pattern, limit, context, ignore_case=not case_sensitive)
+        return memory.grep(pattern, doc=doc, limit=limit, context=context, ignore_case=not case_sensitive).to_json()
 
     @tool
     def memory_read(
@@ -147,9 +166,7 @@ def build_server(vault: Vault) -> MCPServer[Any]:
 
         Use it to see a citation in context (for a result at topics/travel.md:12, read doc 'topics/travel.md'
         with start 5 and end 20). `next` gives the line to continue from when the document is longer."""
-        from .tools import read_lines
-
-        return read_lines(vault, doc, start, end)
+        return memory.read(doc, start, end).to_json()
 
     @tool
     def memory_list(
@@ -160,9 +177,7 @@ def build_server(vault: Vault) -> MCPServer[Any]:
 
         Use it to see what the memory covers, then memory_read a topic by its id. `total` counts all
         documents; page with offset."""
-        from .tools import list_docs
-
-        return list_docs(vault, offset, limit)
+        return memory.list(offset=offset, limit=limit).to_json()
 
     @tool
     def memory_ask(
@@ -172,18 +187,32 @@ def build_server(vault: Vault) -> MCPServer[Any]:
     ) -> dict[str, Any]:
         """Answer a question from the user's long-term memory, with the evidence and citations.
 
-        Gathers the best-matching entries (including recent ones not yet filed into topics) and returns
-        `answer` (quoting the supporting entries, newest first, each with path:line), `found`, and
-        `evidence` blocks. Check the evidence before relying on the answer; newer entries supersede older."""
-        from .ask import ask
+        With a language model configured, the model searches the memory with the memory tools and answers
+        from what it found, citing `path:line`; the answer is checked against that evidence. Otherwise, or
+        when the model cannot be used (then `fallback` says why), `answer` quotes the best-matching entries
+        (including recent ones not yet filed into topics), newest first. Returns `answer`, `engine` (who
+        wrote the answer), `fallback`, `found`, `support` and `evidence` blocks. Check the evidence before
+        relying on the answer; newer entries supersede older."""
+        return memory.ask(question, budget=budget).to_json()
 
-        return ask(vault, question, budget).to_json()
+    @tool
+    def memory_history(
+        target: Annotated[str, Field(description="A seq from a result (e.g. '12' or '12+41'), or words that "
+                                     "pick the best-matching entry.")],
+    ) -> dict[str, Any]:
+        """How one memory changed over time, from the vault's git history: when it was added, filed, merged,
+        moved, edited (by memd or by hand), superseded (with the newer entry) or removed.
+
+        Check it before relying on a fact that may have changed. Returns `steps` (each with `kind`, `date`,
+        `commit`, `author`, `entry` as it read then, and `superseded_by` when replaced) and `now` (where the
+        entry is today; empty when it was superseded or removed)."""
+        return memory.history(target).to_json()
 
     @tool
     def memory_status() -> dict[str, Any]:
         """Show the state of the memory: entries and tokens waiting in the CURRENT buffer against the
         consolidation thresholds, the number of topics, the next seq and the last consolidation."""
-        return status(vault)
+        return memory.status().to_json()
 
     server.add_tool(memory_add, annotations=APPEND_ONLY, title="Add a memory")
     server.add_tool(memory_search, annotations=READ_ONLY, title="Search memory")
@@ -191,44 +220,15 @@ def build_server(vault: Vault) -> MCPServer[Any]:
     server.add_tool(memory_read, annotations=READ_ONLY, title="Read memory lines")
     server.add_tool(memory_list, annotations=READ_ONLY, title="List memory documents")
     server.add_tool(memory_ask, annotations=READ_ONLY, title="Ask memory")
+    server.add_tool(memory_history, annotations=READ_ONLY, title="Memory history")
     server.add_tool(memory_status, annotations=READ_ONLY, title="Memory status")
     return server
 
 
-def status(vault: Vault) -> dict[str, Any]:
-    """The same facts `memd status --json` prints."""
-    from .buffer import buffer_status
-    from .state import read_state
-    from .timeutil import format_duration, format_time
-
-    buffer = buffer_status(vault)
-    state, problem = read_state(vault)
-    age = buffer.age_seconds
-    return {
-        "vault": str(vault.root),
-        "engine": vault.config.engine,
-        "buffer": {
-            "entries": buffer.entries,
-            "tokens": buffer.tokens,
-            "token_threshold": buffer.token_threshold,
-            "age": format_duration(timedelta(seconds=age)) if age is not None else None,
-            "age_threshold": format_duration(timedelta(seconds=buffer.age_threshold_seconds)),
-            "since": format_time(buffer.since) if buffer.since else None,
-            "due": buffer.due_reason,
-        },
-        "topics": len(vault.topic_files()),
-        "next_seq": state.next_seq,
-        "consolidations": state.epoch,
-        "last_consolidation": state.last_consolidation,
-        "state_problem": problem,
-    }
-
-
-def serve(vault: Vault) -> None:
-    """Serve ``vault`` over stdin/stdout until the client disconnects."""
-    _recover(vault)
+def serve(memory: Memory) -> None:
+    """Serve ``memory`` over stdin/stdout until the client disconnects."""
     sys.stdout.flush()
-    build_server(vault).run("stdio")
+    build_server(memory).run("stdio")
 
 
 @asynccontextmanager
@@ -241,24 +241,3 @@ async def _stdout_to_stderr(_: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
         yield {}
     finally:
         sys.stdout = previous
-
-
-def _recover(vault: Vault) -> None:
-    """Finish or undo an interrupted consolidation before reading, as the CLI does."""
-    if (vault.meta_dir / "journal" / "pending.json").exists():
-        from .consolidate import recover
-
-        note = recover(vault)
-        if note:
-            log.warning("memd: %s", note)
-
-
-def _bound(value: str | None, *, end_of_day: bool) -> Any:
-    from .timeutil import parse_time
-
-    if value is None:
-        return None
-    moment = parse_time(value)
-    if end_of_day and "T" not in value and " " not in value.strip():
-        moment += timedelta(days=1, microseconds=-1)  # a bare date as `until` means through that day
-    return moment

@@ -51,6 +51,30 @@ def write_state(vault: Vault, state: State) -> None:
     atomic_write(vault.state_path, render_state(state))
 
 
+def seqs_in_text(text: str) -> set[int]:
+    """Every seq a signature in ``text`` names (ranges bounded, see ``SeqSet``)."""
+    from .errors import FormatError
+    from .signature import SeqSet
+
+    found: set[int] = set()
+    for match in _SEQ_VALUE.finditer(text.encode("utf-8", errors="surrogateescape")):
+        try:
+            found.update(SeqSet.parse(match.group(1).decode()))
+        except FormatError:
+            continue
+    return found
+
+
+def seqs_in_files(paths: list[Path]) -> set[int]:
+    found: set[int] = set()
+    for path in paths:
+        try:
+            found |= seqs_in_text(path.read_bytes().decode("utf-8", errors="surrogateescape"))
+        except OSError:
+            continue
+    return found
+
+
 def highest_seq_in(paths: list[Path]) -> int:
     """The highest seq named in any signature in these files (0 if none)."""
     best = 0
@@ -67,19 +91,58 @@ def highest_seq_in(paths: list[Path]) -> int:
 
 
 def highest_seq(vault: Vault) -> int:
-    return highest_seq_in([vault.current, *vault.topic_files()])
+    return highest_seq_in(vault.entry_files())
 
 
 def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: str | None = None) -> range:
     """Reserve ``count`` fresh seqs. Call with the vault lock held.
 
-    The counter is saved before the caller writes any entry, so a crash in
+    The next seq is past the stored counter, past every seq this machine ever
+    handed out, and past every seq in any file: an old state.json restored
+    from git, or a topic pulled from another clone, cannot make a seq come
+    back. The cost follows the change, not the vault: a machine-local cache
+    (``.memd/seq.local``, never committed) keeps each file's highest seq with
+    its size and mtime, so only files that changed since are read again. The
+    counter is saved before the caller writes any entry, so a crash in
     between leaves a gap, never a reused seq.
     """
-    state, _ = read_state(vault)
-    start = max(state.next_seq, highest_seq(vault) + 1)
+    state, problem = read_state(vault)
+    cache = _load_cache(vault) if problem is None else None
+    mark, files = cache if cache is not None else (0, {})
+    highest, fresh = 0, {}
+    for path in vault.entry_files():
+        rel = vault.rel_of(path)
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        known = files.get(rel)
+        if known is not None and known[0] == stat.st_mtime_ns and known[1] == stat.st_size:
+            high = known[2]
+        else:
+            high = highest_seq_in([path])
+        fresh[rel] = (stat.st_mtime_ns, stat.st_size, high)
+        highest = max(highest, high)
+    start = max(state.next_seq, mark + 1, highest + 1)
     updated = replace(state, next_seq=start + count)
     if buffer_was_empty and at is not None:
         updated = replace(updated, buffer_since=at)
     write_state(vault, updated)
+    _save_cache(vault, start + count - 1, fresh)
     return range(start, start + count)
+
+
+_CACHE = "seq.local"
+
+
+def _load_cache(vault: Vault) -> tuple[int, dict[str, tuple[int, int, int]]] | None:
+    try:
+        raw = json.loads((vault.meta_dir / _CACHE).read_text(encoding="utf-8"))
+        files = {str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in raw["files"].items()}
+        return int(raw["mark"]), files
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
+
+
+def _save_cache(vault: Vault, mark: int, files: dict[str, tuple[int, int, int]]) -> None:
+    atomic_write(vault.meta_dir / _CACHE, json.dumps({"mark": mark, "files": files}, separators=(",", ":")))

@@ -67,3 +67,14 @@ def format_duration(delta: timedelta) -> str:
     if seconds >= 60:
         return f"{seconds // 60}m{seconds % 60:02d}s"
     return f"{seconds}s"
+
+
+def time_bound(value: str | None, *, end_of_day: bool = False) -> datetime | None:
+    """A ``--since``/``--until`` bound; a bare date as an upper bound means
+    through that day, not "before it began"."""
+    if value is None:
+        return None
+    moment = parse_time(value)
+    if end_of_day and "T" not in value and " " not in value.strip():
+        moment += timedelta(days=1, microseconds=-1)
+    return moment

@@ -6,16 +6,17 @@ import os
 import re
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .atomic import atomic_write, read_text
-from .config import CONFIG_TEMPLATE, Config, load_config
+from .atomic import read_text
+from .config import Config, load_config
 from .document import Document, parse_document
 from .errors import NotFound, VaultError, VaultNotFound
+from .layout import CURRENT_NAME, classify, holds_entries
+from .layout import doc_id as _doc_id
 
-CURRENT_NAME = "CURRENT.md"
 CURRENT_TEMPLATE = """\
 # CURRENT
 
@@ -31,6 +32,10 @@ GITIGNORE_TEMPLATE = """\
 .memd/journal/
 .memd/logs/
 .memd/ledger.jsonl
+.memd/acks.jsonl
+.memd/git.lock
+.memd/seq.local
+.memd/verify.json
 .memd/daemon.*
 *.memd-tmp
 # raw drops (transcripts may hold secrets); their redacted copies live in sources/
@@ -88,21 +93,39 @@ class Vault:
             yield
 
     def rel(self, path: Path) -> str:
+        """Vault-relative path; a path given through a link or ``..`` is resolved first."""
+        if path.is_absolute() and ".." not in path.parts:
+            try:
+                return path.relative_to(self.root).as_posix()
+            except ValueError:
+                pass
         return path.resolve().relative_to(self.root.resolve()).as_posix()
 
+    def documents(self) -> list[Path]:
+        """Every file that is memory (CURRENT, topics, sources), sorted by path."""
+        found = [self.current] if self.current.is_file() else []
+        for folder in (self.topics_dir, self.sources_dir):
+            if folder.is_dir():
+                found += [p for p in folder.rglob("*.md") if classify(self.rel_of(p)) and p.is_file()]
+        return sorted(found, key=self.rel_of)
+
+    def entry_files(self) -> list[Path]:
+        """The documents whose signed entries are memory: CURRENT and topics."""
+        found = [self.current] if self.current.is_file() else []
+        if self.topics_dir.is_dir():
+            found += sorted(p for p in self.topics_dir.rglob("*.md") if holds_entries(self.rel_of(p)) and p.is_file())
+        return found
+
     def topic_files(self) -> list[Path]:
-        if not self.topics_dir.is_dir():
-            return []
-        return sorted(p for p in self.topics_dir.rglob("*.md") if p.is_file() and not p.name.startswith("."))
+        return [p for p in self.entry_files() if p != self.current]
+
+    def rel_of(self, path: Path) -> str:
+        """Vault-relative path of a path under the root (no symlink resolution)."""
+        return path.relative_to(self.root).as_posix()
 
     def doc_id(self, path: Path) -> str:
         """``topics/coffee.md`` -> ``coffee``; CURRENT.md -> ``CURRENT``."""
-        rel = self.rel(path)
-        if rel == CURRENT_NAME:
-            return "CURRENT"
-        if rel.startswith("topics/"):
-            return rel[len("topics/") : -len(".md")]
-        return rel
+        return _doc_id(self.rel(path))
 
     def topic_path(self, doc_id: str) -> Path:
         if not _SLUG.match(doc_id):
@@ -121,7 +144,10 @@ class Vault:
             path = (root / candidate).resolve()
             if root in path.parents and path.is_file():
                 return path
-        raise NotFound(f"no document {name!r} in the vault (try `memd show` or `memd list`)")
+        raise NotFound(
+            f"no document {name!r} in the vault",
+            hints={"cli": "try `memd list`", "mcp": "call memory_list to see the documents"},
+        )
 
     def read(self, path: Path) -> Document:
         return parse_document(read_text(path, self.rel(path)))
@@ -142,60 +168,6 @@ def find_vault(explicit: str | os.PathLike[str] | None = None, cwd: Path | None 
         if (folder / ".memd").is_dir():
             return Vault(folder)
     raise VaultNotFound("no memd vault here or in any parent folder; create one with `memd init PATH`")
-
-
-@dataclass(frozen=True)
-class InitResult:
-    vault: Vault
-    created: tuple[str, ...]
-    git_initialised: bool
-
-
-def init_vault(path: Path) -> InitResult:
-    """Create the layout (idempotent: existing files are never touched)."""
-    if path.exists() and not path.is_dir():
-        raise VaultError(f"{path} is a file, not a vault folder")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        vault = Vault(path.resolve())
-        created: list[str] = []
-        for folder in (vault.topics_dir, vault.sources_dir, vault.inbox_dir, vault.meta_dir):
-            if not folder.is_dir():
-                folder.mkdir(parents=True)
-                created.append(vault.rel(folder) + "/")
-        # Empty folders vanish from git; a .gitkeep keeps the layout in clones.
-        for folder in (vault.topics_dir, vault.sources_dir, vault.inbox_dir):
-            if not any(folder.iterdir()):
-                (folder / ".gitkeep").touch()
-    except OSError as err:
-        raise VaultError(f"cannot create a vault at {path}: {err.strerror}") from None
-    from .state import State, write_state
-
-    files = {
-        vault.current: CURRENT_TEMPLATE,
-        vault.config_path: CONFIG_TEMPLATE,
-        vault.root / ".gitignore": GITIGNORE_TEMPLATE,
-    }
-    for file, text in files.items():
-        if not file.exists():
-            atomic_write(file, text)
-            created.append(vault.rel(file))
-    if not vault.state_path.exists():
-        write_state(vault, State())
-        created.append(vault.rel(vault.state_path))
-    git_initialised = False
-    if not in_git_repo(vault.root):
-        try:
-            subprocess.run(["git", "init", "-q", str(vault.root)], check=True, capture_output=True)
-            git_initialised = True
-        except (OSError, subprocess.CalledProcessError):
-            pass  # git is optional for the files; consolidation says so when it cannot commit
-    if git_initialised:
-        from .history import GitError, commit, vault_specs
-
-        with suppress(GitError):  # the layout as memd's first commit, so later edits stand out
-            commit(vault, "init: memd vault", vault_specs(vault), vault.config.git_author)
-    return InitResult(vault, tuple(created), git_initialised)
 
 
 def in_git_repo(path: Path) -> bool:

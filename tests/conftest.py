@@ -11,9 +11,24 @@ import pytest
 from click.testing import CliRunner, Result
 
 from memd.cli import main
-from memd.vault import Vault, init_vault
+from memd.setup import init_vault
+from memd.vault import Vault
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--all", action="store_true", help="also run the slow tests (always on when CI=true)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # A developer's default run stays under a minute; CI and --all run everything.
+    if config.getoption("--all") or os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --all (CI runs it)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)
@@ -53,3 +68,12 @@ class Memd:
 @pytest.fixture
 def memd(vault: Vault) -> Iterator[Memd]:
     yield Memd(vault)
+
+
+def snapshot(vault: Vault) -> dict[str, bytes]:
+    """Every file of the vault but git's and the derived or machine-local ones, by path."""
+    return {
+        p.relative_to(vault.root).as_posix(): p.read_bytes()
+        for p in sorted(vault.root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts and p.parent.name not in {"index", "journal"} and p.name != "lock"
+    }

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from memd.buffer import NewEntry, append_entries
-from memd.consolidate import consolidate
+from memd.consolidation.run import consolidate
+from memd.consolidation.verify import verify_vault
 from memd.evaluate import load_locomo
 from memd.vault import Vault
-from memd.verify import verify_vault
 
 from .conftest import REPO
 

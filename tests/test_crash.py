@@ -9,12 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memd.consolidate import recover
-from memd.vault import Vault
-from memd.verify import verify_vault
+import pytest
 
-from .conftest import Memd
-from .test_consolidate import snapshot
+from memd.consolidation.run import recover
+from memd.consolidation.verify import verify_vault
+from memd.vault import Vault
+
+from .conftest import Memd, snapshot
 
 # Twenty unrelated subjects, three notes each: twenty new topics, so the
 # consolidation has many steps (journal, each file, state, commit, cleanup).
@@ -50,6 +51,7 @@ def run_consolidate(vault: Path, crash_at: int | None) -> int:
     return subprocess.run([sys.executable, "-m", "memd", "consolidate"], env=env, capture_output=True).returncode
 
 
+@pytest.mark.slow
 def test_a_kill_at_any_step_leaves_the_vault_before_or_after(memd: Memd, tmp_path: Path) -> None:
     notes = [f"{s} lesson {k}: {s} practice notes about {s} gear and {s} teachers" for s in SUBJECTS for k in range(3)]
     memd("add", "\n".join(notes))

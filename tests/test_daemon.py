@@ -258,8 +258,8 @@ def test_a_rescan_finds_changes_no_event_reported(handler: Handler, clock: Clock
 def test_a_failing_consolidation_is_counted_and_retried_later(
     handler: Handler, clock: Clock, vault: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memd import consolidate as module
-    from memd.consolidate import ConsolidationError
+    import memd.consolidation as module
+    from memd.consolidation.run import ConsolidationError
 
     calls: list[str] = []
 

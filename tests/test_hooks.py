@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from memd.hooks import AGENTS_SNIPPET, claude_settings_snippet, mcp_config, render_pre_commit
-from memd.vault import Vault, init_vault
+from memd.setup import init_vault
+from memd.vault import Vault
 
 from .conftest import REPO, Memd
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.consolidate import consolidate
+from memd.consolidation.run import consolidate
 from memd.ingest import process_inbox
 from memd.vault import Vault
 

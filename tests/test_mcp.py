@@ -29,6 +29,7 @@ TOOLS = {
     "memory_list",
     "memory_ask",
     "memory_status",
+    "memory_history",
 }
 
 
@@ -98,7 +99,7 @@ def test_an_agent_lists_the_tools_adds_a_memory_then_searches_and_asks(vault: Va
     assert f"CURRENT.md:{added['line']}" in answer["answer"]
 
     assert seen["status"]["buffer"]["entries"] == 1
-    assert seen["status"]["engine"] == "offline"
+    assert seen["status"]["engine"]["name"] == "offline"
 
 
 @pytest.fixture
@@ -156,6 +157,9 @@ def test_mistakes_come_back_as_tool_errors_the_agent_can_read(example: Vault) ->
     assert "last tuesday" in errors["bad time"]
     assert "nothing to add" in errors["empty text"]
     assert "limit" in errors["limit"]
+    assert "memory_list" in errors["unknown doc"] and "memd " not in errors["unknown doc"]
+    assert errors["limit"] == "memory_search: limit must be greater than or equal to 1 (got 0)"
+    assert "pydantic" not in " ".join(errors.values()) and "validation error" not in " ".join(errors.values())
     assert "x" not in example.current.read_text().split("source=")[-1].split(">")[-1]
 
 
@@ -203,3 +207,47 @@ def test_memd_help_does_not_load_the_mcp_sdk() -> None:
     code = "import sys; from memd.cli import main; main(['--help'], standalone_mode=False); print('mcp' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "mcp " in done.stdout and done.stdout.strip().endswith("False")
+
+
+def test_the_cli_and_mcp_report_the_same_facts_and_write_the_same_entries(vault: Vault) -> None:
+    from click.testing import CliRunner
+
+    from memd.cli import main
+
+    def cli(*args: str) -> Any:
+        result = CliRunner().invoke(main, ["--vault", str(vault.root), *args, "--json"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+
+    [by_cli] = cli("add", "Dana takes her coffee with oat milk.", "--time", "2026-11-20T09:00:00Z")
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        seen["add"] = await call(session, "memory_add", text="Dana is allergic to peanuts.", source="user",
+                                 time="2026-11-20T09:00:00Z")
+        seen["status"] = await call(session, "memory_status")
+
+    with_session(vault, body)
+    [by_mcp] = seen["add"]["added"]
+    assert set(by_mcp) == set(by_cli) and by_mcp["path"] == by_cli["path"] == "CURRENT.md"
+    assert by_mcp["seq"] == by_cli["seq"] + 1 and by_mcp["line"] == by_cli["line"] + 1
+    assert by_mcp["signature"] == by_cli["signature"].replace(f"seq={by_cli['seq']}", f"seq={by_mcp['seq']}")
+    status = cli("status")
+    for facts in (status, seen["status"]):
+        facts["buffer"].pop("age_seconds")  # seconds pass between the two calls
+    assert status == seen["status"]
+
+
+def test_an_agent_can_set_extra_signature_keys_but_not_the_seq(vault: Vault) -> None:
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        seen["added"] = await call(session, "memory_add", text="The Atlas cut-over moved to May.",
+                                   meta={"project": "atlas", "confidence": "high"})
+        refused = await session.call_tool("memory_add", {"text": "x", "meta": {"seq": "5"}})
+        seen["refused"] = (refused.is_error, refused.content[0].text)
+
+    with_session(vault, body)
+    [added] = seen["added"]["added"]
+    assert added["signature"].endswith(",project=atlas,confidence=high>")
+    assert seen["refused"][0] and "seq is assigned by memd" in seen["refused"][1]

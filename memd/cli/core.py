@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..config import Config
-from . import emit_json, get_vault, json_option
+from . import emit_json, get_memory, get_vault, json_option
 
 _RESERVED_KEYS = {"seq", "time", "source", "src"}
 
@@ -25,9 +24,9 @@ def init(path: Path, as_json: bool) -> None:
     Example:
         memd init ~/memory
     """
-    from ..vault import init_vault
+    from ..app import Memory
 
-    result = init_vault(path)
+    result = Memory.init(path)
     if as_json:
         emit_json(
             {"vault": str(result.vault.root), "created": list(result.created), "git_init": result.git_initialised}
@@ -72,22 +71,15 @@ def add(
         git log -1 --format=%s | memd add --source import:git
         memd add --one --time 2026-11-20 < meeting-notes.txt
     """
-    from ..buffer import NewEntry, append_entries
-
     if text is None or text == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise click.UsageError("give TEXT, or pipe text on standard input")
         text = sys.stdin.read()
     extra = tuple(_parse_meta(item) for item in meta)
     pieces = [text] if one else text.splitlines()
-    items = [NewEntry(p, when, source, src, extra) for p in pieces if p.strip()]
-    vault = get_vault(ctx)
-    added = append_entries(vault, items)
+    added = get_memory(ctx).add(pieces, time=when, source=source, src=src, meta=extra)
     if as_json:
-        emit_json([
-            {"seq": a.seq, "path": "CURRENT.md", "line": a.line, "signature": a.signature, "text": a.text}
-            for a in added
-        ])
+        emit_json([a.to_json() for a in added])
         return
     for item in added:
         click.echo(f"CURRENT.md:{item.line}: {item.signature} {_clip(item.text)}")
@@ -97,6 +89,8 @@ def _parse_meta(item: str) -> tuple[str, str]:
     key, eq, value = item.partition("=")
     if not eq or not key:
         raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--meta")
+    if key == "seq":
+        raise click.BadParameter("seq is assigned by memd and cannot be set", param_hint="--meta")
     if key in _RESERVED_KEYS:
         raise click.BadParameter(f"use --{key} to set {key}", param_hint="--meta")
     return key, value
@@ -159,77 +153,33 @@ def status(ctx: click.Context, as_json: bool) -> None:
     Example:
         memd --vault ~/memory status --json
     """
-    from datetime import timedelta
-
-    from ..buffer import buffer_status
-    from ..state import read_state
-    from ..timeutil import format_duration, format_time
-
-    vault = get_vault(ctx)
-    buffer = buffer_status(vault)
-    state, state_problem = read_state(vault)
-    topics = len(vault.topic_files())
-    engine = describe_engine(vault.config)
+    from ..app.memory import age_text
     from ..index.embedding import describe_retrieval
 
-    retrieval = describe_retrieval(vault.config.embedding)
-    data = {
-        "vault": str(vault.root),
-        "engine": engine,
-        "retrieval": retrieval,
-        "buffer": {
-            "entries": buffer.entries,
-            "unsigned": buffer.unsigned,
-            "tokens": buffer.tokens,
-            "token_threshold": buffer.token_threshold,
-            "since": format_time(buffer.since) if buffer.since else None,
-            "age_seconds": round(buffer.age_seconds) if buffer.age_seconds is not None else None,
-            "age_threshold_seconds": buffer.age_threshold_seconds,
-            "due": buffer.due_reason,
-        },
-        "topics": topics,
-        "next_seq": state.next_seq,
-        "consolidations": state.epoch,
-        "last_consolidation": state.last_consolidation,
-        "state_problem": state_problem,
-    }
+    memory = get_memory(ctx)
+    facts = memory.status()
+    retrieval = describe_retrieval(memory.vault.config.embedding)
     if as_json:
-        emit_json(data)
+        emit_json({**facts.to_json(), "retrieval": retrieval})
         return
-    age = format_duration(timedelta(seconds=buffer.age_seconds)) if buffer.age_seconds is not None else "-"
-    limit = format_duration(timedelta(seconds=buffer.age_threshold_seconds))
-    due = f"due ({buffer.due_reason})" if buffer.due_reason else "not due"
-    last = state.last_consolidation or "never"
-    click.echo(f"vault       {vault.root}")
-    click.echo(f"engine      {engine['summary']}")
+    buffer = facts.buffer
+    due = f"due ({buffer.due})" if buffer.due else "not due"
+    click.echo(f"vault       {facts.vault}")
+    click.echo(f"engine      {facts.engine['summary']}")
     click.echo(f"retrieval   {retrieval['summary']}")
     tokens = f"{buffer.tokens}/{buffer.token_threshold} tokens"
-    click.echo(f"buffer      {buffer.entries} entries, {tokens}, age {age}/{limit}: {due}")
-    click.echo(f"topics      {topics}")
-    click.echo(f"next seq    {state.next_seq}")
-    click.echo(f"consolidated {state.epoch} times, last {last}")
-    if state_problem:
-        click.echo(f"warning: {state_problem}", err=True)
-
-
-def describe_engine(config: Config) -> dict[str, object]:
-    """Which engine runs, and whether memory content leaves this machine."""
-    if config.engine != "llm":
-        return {"name": "offline", "local": True, "summary": "offline (no model; nothing leaves this machine)"}
-    from urllib.parse import urlparse
-
-    from ..engine.client import is_local
-
-    host = urlparse(config.llm.base_url or "https://api.openai.com/v1").hostname or "?"
-    local = is_local(config.llm.base_url)
-    where = "local: nothing leaves this machine" if local else f"content is sent to {host}"
-    return {
-        "name": "llm",
-        "model": config.llm.model,
-        "base_url": config.llm.base_url,
-        "local": local,
-        "summary": f"llm ({config.llm.model} at {host}, {where})",
-    }
+    age = f"age {age_text(buffer.age_seconds)}/{age_text(buffer.age_threshold_seconds)}"
+    click.echo(f"buffer      {buffer.entries} entries, {tokens}, {age}: {due}")
+    click.echo(f"topics      {facts.topics}")
+    click.echo(f"next seq    {facts.next_seq}")
+    click.echo(f"consolidated {facts.consolidations} times, last {facts.last_consolidation or 'never'}")
+    endpoint = facts.extra.get("endpoint")
+    if endpoint:
+        click.echo(f"model       {endpoint.get('endpoint')}: {endpoint['state']}")
+    if facts.state_problem:
+        click.echo(f"warning: {facts.state_problem}", err=True)
+    if facts.extra.get("uncommitted"):
+        click.echo(f"warning: not committed yet: {facts.extra['uncommitted']} (memd retries on its next run)", err=True)
 
 
 @click.command()
@@ -247,17 +197,16 @@ def lint(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
         memd lint vault
         memd lint topics/coffee.md CURRENT.md
     """
-    from ..lint import lint_vault
+    from ..app import Memory
     from ..vault import find_vault
 
     if len(paths) == 1 and paths[0].is_dir():
-        vault, files = find_vault(paths[0]), None
+        memory, files = Memory(find_vault(paths[0])), None
     elif paths:
-        vault = find_vault(cwd=paths[0].resolve().parent)
-        files = list(paths)
+        memory, files = Memory(find_vault(cwd=paths[0].resolve().parent)), list(paths)
     else:
-        vault, files = get_vault(ctx), None
-    problems = lint_vault(vault, files)
+        memory, files = get_memory(ctx), None
+    problems = memory.lint(files)
     errors = [p for p in problems if p.severity == "error"]
     if as_json:
         emit_json(
@@ -275,3 +224,31 @@ def lint(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
         click.echo(summary if problems else "ok: no problems", err=True)
     if errors:
         ctx.exit(1)
+
+
+@click.command()
+@click.argument("seqs")
+@json_option
+@click.pass_context
+def forget(ctx: click.Context, seqs: str, as_json: bool) -> None:
+    """Remove the entries holding SEQS on purpose, and commit that under your name.
+
+    Deleting a line by hand works too, but memd puts back an entry it
+    acknowledged in the last 24 hours when it vanishes without a commit (an
+    editor saving an old copy looks the same); `forget` says you meant it.
+
+    \b
+    Examples:
+        memd forget 12
+        memd forget 41-43 --json
+    """
+    result = get_memory(ctx).forget(seqs)
+    if as_json:
+        emit_json(result.to_json())
+        return
+    for path, line, text in result.entries:
+        click.echo(f"forgot {path}:{line}: {_clip(text)}")
+    if result.warning:
+        click.echo(f"warning: {result.warning}", err=True)
+    elif result.commit:
+        click.echo(f"committed {result.commit[:10]}")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
-from . import emit_json, get_vault, json_option
+from . import emit_json, get_memory, json_option
 
 _BAR_MIN_TURNS = 500
 
@@ -32,15 +32,15 @@ def ingest(ctx: click.Context, files: tuple[Path, ...], max_size: int, as_json: 
         memd ingest meeting-notes.md
         memd ingest ~/.claude/projects/x/session.jsonl conversations.json --json
     """
-    from ..ingest import Rejected, ingest_file
+    from ..ingest import Rejected
 
-    vault = get_vault(ctx)
+    memory = get_memory(ctx)
     results: list[dict[str, object]] = []
     rejected = 0
     for path in files:
         try:
             with _progress(path.name, as_json) as progress:
-                result = ingest_file(vault, path, max_bytes=max_size * 1024 * 1024, progress=progress)
+                result = memory.ingest(path, max_bytes=max_size * 1024 * 1024, progress=progress)
         except Rejected as err:
             rejected += 1
             results.append({"name": path.name, "rejected": str(err)})
@@ -66,7 +66,7 @@ def ingest(ctx: click.Context, files: tuple[Path, ...], max_size: int, as_json: 
 
 
 @contextmanager
-def _progress(label: str, quiet: bool) -> Iterator[object]:
+def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
     """A progress bar on a terminal, for transcripts big enough to wait for."""
     if quiet or not sys.stderr.isatty():
         yield None

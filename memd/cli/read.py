@@ -4,26 +4,14 @@ from __future__ import annotations
 
 import re
 import sys
-from datetime import timedelta
 from typing import Any
 
 import click
 
-from . import emit_json, get_vault, json_option
+from . import emit_json, get_memory, json_option
+from .review import as_of_option
 
 _RANGE = re.compile(r"^(?P<doc>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
-
-
-def _time_bound(value: str | None, end_of_day: bool) -> Any:
-    from ..timeutil import parse_time
-
-    if value is None:
-        return None
-    moment = parse_time(value)
-    # A bare date as --until means "through that day", not "before it began".
-    if end_of_day and "T" not in value and " " not in value.strip():
-        moment += timedelta(days=1, microseconds=-1)
-    return moment
 
 
 def _signature(hit: dict[str, Any]) -> str:
@@ -35,22 +23,18 @@ def _signature(hit: dict[str, Any]) -> str:
     return Signature.make(hit["seq"], hit.get("time"), hit.get("source"), hit.get("src"), meta).render()
 
 
-def _cite(hit: dict[str, Any]) -> str:
-    if hit["line"] == hit["end_line"]:
-        return f"{hit['path']}:{hit['line']}"
-    return f"{hit['path']}:{hit['line']}-{hit['end_line']}"
-
-
 @click.command()
 @click.argument("query")
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1), help="Most results to show.")
 @click.option("--since", metavar="ISO", help="Only entries from this time on (date or datetime).")
 @click.option("--until", metavar="ISO", help="Only entries up to this time (a date includes the whole day).")
 @click.option("--source", help="Only entries with this source (user, ai, hand, import:NAME...).")
+@as_of_option
 @json_option
 @click.pass_context
 def search(
-    ctx: click.Context, query: str, limit: int, since: str | None, until: str | None, source: str | None, as_json: bool
+    ctx: click.Context, query: str, limit: int, since: str | None, until: str | None, source: str | None, as_json: bool,
+    as_of: str | None = None,
 ) -> None:
     """Find memories matching QUERY (BM25 over entries and heading blocks).
 
@@ -60,12 +44,10 @@ def search(
     Examples:
         memd search "oat milk"
         memd search kyoto --since 2026-10-01 --source user --json
+        memd search "phone number" --as-of 2026-10-01
     """
-    from ..index import Filters
-    from ..tools import search as run_search
-
-    filters = Filters(since=_time_bound(since, False), until=_time_bound(until, True), source=source)
-    hits = run_search(get_vault(ctx), query, limit, filters)
+    found = get_memory(ctx).search(query, limit=limit, since=since, until=until, source=source, as_of=as_of)
+    hits = list(found.results)
     if as_json:
         emit_json(hits)
         return
@@ -74,7 +56,7 @@ def search(
         return
     for hit in hits:
         note = "  (next to a hit)" if hit["via"] == "neighbour" else ""
-        click.echo(f"{_cite(hit)}  {_signature(hit)}{note}")
+        click.echo(f"{hit['cite']}  {_signature(hit)}{note}")
         click.echo(f"    {hit['snippet']}")
 
 
@@ -96,14 +78,8 @@ def grep(
         memd grep "oat ?milk"
         memd grep "seq=4[0-9]" --doc coffee-and-food -C 0
     """
-    from ..tools import grep as run_grep
-    from ..tools import grep_doc
-
-    vault = get_vault(ctx)
-    if doc is not None:
-        result = grep_doc(vault, doc, pattern, limit, context, ignore_case=not case_sensitive)
-    else:
-        result = run_grep(vault, pattern, limit, context, ignore_case=not case_sensitive)
+    memory = get_memory(ctx)
+    result = memory.grep(pattern, doc=doc, limit=limit, context=context, ignore_case=not case_sensitive).to_json()
     if as_json:
         emit_json(result)
         return
@@ -134,15 +110,13 @@ def read(ctx: click.Context, target: str, as_json: bool) -> None:
         memd read topics/travel.md:7-12
         memd read CURRENT:40
     """
-    from ..tools import read_lines
-
-    vault = get_vault(ctx)
+    memory = get_memory(ctx)
     match = _RANGE.match(target)
     doc, start, end = target, 1, None
-    if match and not (vault.root / target).is_file():
+    if match and not (memory.vault.root / target).is_file():
         doc, start = match.group("doc"), int(match.group("start"))
         end = int(match.group("end")) if match.group("end") else start
-    result = read_lines(vault, doc, start, end)
+    result = memory.read(doc, start, end).to_json()
     if as_json:
         emit_json(result)
         return
@@ -166,9 +140,7 @@ def list_docs(ctx: click.Context, offset: int, limit: int, as_json: bool) -> Non
         memd list
         memd list --offset 50 --limit 50 --json
     """
-    from ..tools import list_docs as run_list
-
-    result = run_list(get_vault(ctx), offset, limit)
+    result = get_memory(ctx).list(offset=offset, limit=limit).to_json()
     if as_json:
         emit_json(result)
         return
@@ -184,53 +156,53 @@ def list_docs(ctx: click.Context, offset: int, limit: int, as_json: bool) -> Non
 @click.argument("question")
 @click.option("--budget", default=1500, show_default=True, type=click.IntRange(min=50), help="Evidence tokens.")
 @click.option("--show-steps", is_flag=True, help="Print each round of the model's tool use (stderr).")
+@as_of_option
 @json_option
 @click.pass_context
-def ask(ctx: click.Context, question: str, budget: int, show_steps: bool, as_json: bool) -> None:
+def ask(
+    ctx: click.Context, question: str, budget: int, show_steps: bool, as_json: bool, as_of: str | None = None
+) -> None:
     """Answer QUESTION from memory, citing the evidence.
 
     With a model configured, the model searches the vault with the memory
     tools (at most 7 rounds) and answers with citations; offline, the best
-    matching entries are quoted.
+    matching entries are quoted. When a configured model could not be used
+    (endpoint down, an answer its evidence does not support), the offline
+    answer is given and a note on stderr (and "fallback" in --json) says why.
 
     \b
     Examples:
         memd ask "how does Dana take her coffee?"
         memd ask "when is the Kyoto trip?" --json
         memd ask "what did Priya ask for?" --show-steps
+        memd ask "what is Dana's phone number?" --as-of 2026-10-01
     """
-    from ..ask import ask as run_ask
-    from ..engine import get_engine
+    def report(step: Any) -> None:
+        if show_steps and not as_json:
+            click.echo(_describe_step(step), err=True)
 
-    vault = get_vault(ctx)
-    engine = get_engine(vault)
-    steps: list = []
-    if engine.name == "llm":
-        from ..agent import agent_ask
-
-        def report(step: Any) -> None:
-            if show_steps and not as_json:
-                click.echo(_describe_step(step), err=True)
-
-        client = engine.client  # type: ignore[attr-defined]
-        model = vault.config.llm.ask_model or None
-        answer, steps = agent_ask(vault, question, client, model=model, report=report, budget=budget)
+    memory = get_memory(ctx)
+    past = None
+    if as_of:
+        past, answer = memory.ask_as_of(question, as_of, budget=budget, report=report)
     else:
-        answer = run_ask(vault, question, budget)
+        answer = memory.ask(question, budget=budget, report=report)
+    if answer.fallback:
+        click.echo(f"note: {answer.fallback}", err=True)
     if as_json:
         data = answer.to_json()
         if show_steps:
-            data["steps"] = [{"round": s.round, "calls": list(s.calls), "done": s.done, "note": s.note} for s in steps]
-        emit_json(data)
+            data["steps"] = [step.to_json() for step in answer.steps]
+        emit_json(past.cite_answer(data) if past else data)
         return
-    click.echo(answer.answer)
-    if not answer.found:
+    click.echo(past.cite_text(answer.answer) if past else answer.answer)
+    if not answer.evidence:
         return
-    click.echo("\nevidence:")
+    click.echo("\nevidence:" if answer.found else "\nclosest:")
     for item in answer.evidence:
         r = item.record
         seq = f" seq {r.seq}" if r.seq else ""
-        click.echo(f"  {r.cite}{seq}")
+        click.echo(f"  {past.cite(r.cite) if past else r.cite}{seq}")
         for line in r.text.splitlines()[:6]:
             click.echo(f"    {line[:200]}")
 
@@ -258,11 +230,9 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
     Example:
         memd reindex
     """
-    from ..index import IndexStore
-
-    store = IndexStore(get_vault(ctx))
+    memory = get_memory(ctx)
     if as_json or not sys.stderr.isatty():
-        report = store.rebuild()
+        report = memory.reindex()
     else:
         with click.progressbar(length=1, label="indexing", file=sys.stderr) as bar:
 
@@ -270,8 +240,7 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
                 bar.length = total
                 bar.update(done - bar.pos)
 
-            report = store.rebuild(progress)
-    store.close()
+            report = memory.reindex(progress)
     data = {"files": len(report.updated), "records": report.records, "seconds": round(report.seconds, 3)}
     if as_json:
         emit_json(data)

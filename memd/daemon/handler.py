@@ -21,8 +21,10 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
+from ..app import Memory
 from ..vault import Vault
 from .status import StatusBook
 from .watch import DOCUMENT_KINDS, Debouncer, classify
@@ -53,6 +55,7 @@ class Handler:
         log: Log | None = None,
     ) -> None:
         self.vault = vault
+        self.memory = Memory(vault)
         self.clock = clock
         self.changes = Debouncer(debounce)  # paths to look at
         self.settling = Debouncer(quiet)  # edited documents waiting for quiet
@@ -102,10 +105,9 @@ class Handler:
         """Reconcile what changed while no daemon ran: finish an interrupted
         consolidation, re-index, treat uncommitted edits as fresh hand edits,
         and queue every waiting inbox file."""
-        from ..consolidate import recover
         from ..history import blocked, changed_paths
 
-        note = self._guard("recover", lambda: recover(self.vault))
+        note = self._guard("recover", self.memory.recover)
         if note:
             self.book.note(str(note))
         self._guard("index", self._sync)
@@ -132,10 +134,10 @@ class Handler:
             self.next_rescan = now + self.rescan_every
             self._guard("rescanning", self.rescan)
         for rel in self.changes.due(now):
-            self._guard(f"looking at {rel}", lambda rel=rel: self._changed(rel))
+            self._guard(f"looking at {rel}", partial(self._changed, rel))
             done += 1
         for rel in self.settling.due(self.clock()):
-            self._guard(f"committing {rel}", lambda rel=rel: self._settled(rel))
+            self._guard(f"committing {rel}", partial(self._settled, rel))
             done += 1
         if self.clock() >= self.next_check:
             self.next_check = self.clock() + self.check_every
@@ -176,54 +178,27 @@ class Handler:
             self.next_check = self.clock()
 
     def _settled(self, rel: str) -> None:
-        from ..history import blocked, commit_hand_edits
-
         if file_hash(self.vault.root / rel) != self.seen.get(rel):
             self.changes.touch(rel, self.clock())  # changed again: not quiet yet
             return
-        if blocked(self.vault) is None:
-            with self.vault.locked():
-                sha = commit_hand_edits(self.vault)
-            if sha:
-                self.book.record("last_commit", commit=sha, kind="edit", path=rel)
-                self.log(f"committed hand edit {sha[:10]} ({rel})")
+        sha = self.memory.commit_hand_edits()
+        if sha:
+            self.book.record("last_commit", commit=sha, kind="edit", path=rel)
+            self.log(f"committed hand edit {sha[:10]} ({rel})")
         if classify(rel) in ("current", "topic") and self.seen.get(rel) is not None:
             self._adopt(rel)
 
     def _adopt(self, rel: str) -> None:
-        from ..atomic import atomic_write
-        from ..document import parse_document
-        from ..history import blocked, commit
-        from ..state import allocate
-        from ..timeutil import format_time, now
-        from ..topics import adopt_unsigned
-
         if rel in self.book.data["invalid_files"]:
             return  # never rewrite a file that does not parse
-        path = self.vault.root / rel
-        with self.vault.locked():
-            data = path.read_bytes() if path.exists() else None
-            if data is None or hashlib.sha1(data).hexdigest() != self.seen.get(rel):
-                return  # edited meanwhile: the next quiet period decides
-            document = parse_document(data.decode("utf-8"))
-            unsigned = [e for e in document.entries() if e.entry.signature is None]
-            if not unsigned:
-                return
-            stamp = format_time(now())
-            seqs = iter(allocate(self.vault, len(unsigned), buffer_was_empty=not document.signed(), at=stamp))
-            adopted, _ = adopt_unsigned(document, lambda: next(seqs), stamp)
-            text = adopted.render()
-            atomic_write(path, text)
-            self._remember(rel)
-            if blocked(self.vault) is None:
-                message = f"adopt: {len(unsigned)} hand-written entr{'y' if len(unsigned) == 1 else 'ies'} in {rel}"
-                commit(self.vault, message, [rel], self.vault.config.git_author)
+        adopted = self.memory.adopt(rel, expected=self.seen.get(rel))
+        if not adopted:
+            return
+        self._remember(rel)
         self._sync()
-        self.log(f"adopted {len(unsigned)} hand-written entries in {rel}")
+        self.log(f"adopted {adopted} hand-written entries in {rel}")
 
     def _inbox(self, rel: str) -> None:
-        from ..ingest import process_inbox_file
-
         path = self.vault.root / rel
         stat = self._stat(rel)
         if stat is None or not path.is_file():
@@ -235,7 +210,7 @@ class Handler:
             self.changes.touch(rel, self.clock())
             return
         del self.inbox_stat[rel]
-        outcome = process_inbox_file(self.vault, path)
+        outcome = self.memory.ingest_inbox_file(path)
         entries = outcome.result.entries if outcome.result else 0
         self.book.record("last_ingest", name=outcome.name, status=outcome.status, entries=entries,
                          moved_to=outcome.moved_to, reason=outcome.reason)
@@ -249,13 +224,10 @@ class Handler:
             self.next_check = self.clock()
 
     def _maybe_consolidate(self) -> bool:
-        from ..buffer import buffer_status
-        from ..consolidate import consolidate
-
-        if self.clock() < self.consolidate_after or buffer_status(self.vault).due_reason is None:
+        if self.clock() < self.consolidate_after or self.memory.status().buffer.due is None:
             return False
         self.consolidate_after = self.clock() + self.retry_after  # until it succeeds
-        outcome = consolidate(self.vault, trigger="daemon", if_due=True)
+        outcome = self.memory.consolidate(trigger="daemon", if_due=True)
         if outcome.skipped:
             return False
         for rel in [*self._documents()]:
@@ -275,8 +247,12 @@ class Handler:
     # -- helpers ----------------------------------------------------------------
     def _guard(self, what: str, action: Callable[[], object]) -> object:
         """Run one action; a failure is counted and reported, never fatal."""
+        from ..cancel import Cancelled
+
         try:
             return action()
+        except Cancelled:
+            return None  # asked to stop: nothing was left half-done, and it is not an error
         except Exception as err:
             message = f"{what}: {err}"
             self.book.error(message)
@@ -284,9 +260,7 @@ class Handler:
             return None
 
     def _sync(self) -> None:
-        from ..index import IndexStore
-
-        store = IndexStore(self.vault)
+        store = self.memory.index()
         try:
             store.sync()
         finally:
@@ -323,11 +297,7 @@ class Handler:
         return stat.st_mtime_ns, stat.st_size
 
     def _documents(self) -> list[str]:
-        found = ["CURRENT.md"] if self.vault.current.exists() else []
-        for folder in (self.vault.topics_dir, self.vault.sources_dir):
-            if folder.is_dir():
-                found += [self.vault.rel(p) for p in folder.rglob("*.md") if p.is_file()]
-        return sorted(rel for rel in found if classify(rel) is not None)
+        return [self.vault.rel_of(path) for path in self.vault.documents()]
 
     def _inbox_files(self) -> list[Path]:
         from ..ingest import inbox_files

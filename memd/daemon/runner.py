@@ -106,6 +106,9 @@ class Runner:
         print(f"memd daemon: {message}", file=sys.stderr, flush=True)
 
     def stop(self, *_: object) -> None:
+        from .. import cancel
+
+        cancel.request()  # a long step stops at its next safe point, leaving the vault as it was
         self.stopping.set()
         self.events.put(None)  # wake the loop
 

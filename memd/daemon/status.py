@@ -9,6 +9,9 @@ pid. ``.memd/daemon.json`` says what the daemon is doing::
      "last_ingest": {...}, "last_consolidation": {...}, "last_commit": {...},
      "errors": 0, "last_error": null, "invalid_files": {"topics/x.md": ["..."]},
      "notes": ["inotify watch limit reached ..."]}
+
+``read_status`` adds ``endpoint``, the model endpoint's health, when a model
+was ever called (see ``memd.engine.breaker``).
 """
 
 from __future__ import annotations
@@ -90,7 +93,20 @@ def read_status(vault: Vault) -> dict[str, Any] | None:
         data = json.loads(status_path(vault).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    endpoint = endpoint_health(vault)
+    if endpoint is not None:
+        data["endpoint"] = endpoint
+    return data
+
+
+def endpoint_health(vault: Vault) -> dict[str, Any] | None:
+    """The model endpoint's health: last success, last failure and its cause,
+    paused until when (the circuit breaker); None when no model was called."""
+    from ..engine.breaker import describe, health_path, read_health
+
+    return describe(read_health(health_path(vault.meta_dir)))
 
 
 def stamp() -> str:

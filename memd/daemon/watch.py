@@ -11,31 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ingest.inbox import is_scratch
+from ..layout import DOCUMENT_KINDS, IGNORED_DIRS, classify
 
-# Folders whose contents never matter to memd: git, editors, memd's own
-# derived files (index, locks, logs, journal, daemon status).
-IGNORED_DIRS = frozenset({".git", ".obsidian", ".trash", ".memd", ".stfolder", "node_modules"})
-DOCUMENT_KINDS = frozenset({"current", "topic", "source"})
-
-
-def classify(rel: str) -> str | None:
-    """``current`` / ``topic`` / ``source`` / ``inbox`` for a vault-relative
-    path memd cares about, None for everything else."""
-    parts = rel.replace("\\", "/").strip("/").split("/")
-    if not parts or not parts[0] or parts[0] == "..":
-        return None
-    if any(part in IGNORED_DIRS or part.startswith(".") for part in parts[:-1]) or is_scratch(parts[-1]):
-        return None
-    if parts == ["CURRENT.md"]:
-        return "current"
-    if parts[0] == "topics" and len(parts) > 1 and parts[-1].endswith(".md"):
-        return "topic"
-    if parts[0] == "sources" and len(parts) > 1 and parts[-1].endswith(".md"):
-        return "source"
-    if parts[0] == "inbox" and len(parts) == 2:
-        return "inbox"
-    return None
+__all__ = ["DOCUMENT_KINDS", "IGNORED_DIRS", "Debouncer", "classify"]
 
 
 @dataclass

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..document import Document, Entry, Heading, LocatedEntry, parse_document
+from ..layout import doc_id as doc_id_for
 from ..signature import SeqSet
 
 # A heading partition with more lines than this is cut into chunks, so one
@@ -47,6 +48,7 @@ class Record:
     def to_json(self) -> dict[str, object]:
         return {
             "id": self.rid,
+            "cite": self.cite,
             "kind": self.kind,
             "doc": self.doc,
             "path": self.path,
@@ -75,14 +77,6 @@ def when_spans(record: Record) -> list[Any]:
 
 def content_hash(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
-
-
-def doc_id_for(rel: str) -> str:
-    if rel == "CURRENT.md":
-        return "CURRENT"
-    if rel.startswith("topics/") and rel.endswith(".md"):
-        return rel[len("topics/") : -len(".md")]
-    return rel
 
 
 def records_for(rel: str, text: str) -> list[Record]:

@@ -20,13 +20,11 @@ is appended. Without the model the index is lexical only.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from ..atomic import atomic_write
@@ -55,27 +53,13 @@ class SyncReport:
 def indexed_files(vault: Vault) -> dict[str, tuple[int, int]]:
     """Vault-relative path -> (mtime_ns, size) of every file the index covers."""
     found: dict[str, tuple[int, int]] = {}
-    root = vault.root
-    candidates: Iterator[Path] = iter([vault.current])
-    for folder in (vault.topics_dir, vault.sources_dir):
-        if folder.is_dir():
-            candidates = _chain(candidates, folder.rglob("*.md"))
-    for path in candidates:
-        if path.name.startswith("."):
-            continue
+    for path in vault.documents():
         try:
             stat = path.stat()
         except OSError:
             continue
-        if not os.path.isfile(path):
-            continue
-        found[path.relative_to(root).as_posix()] = (stat.st_mtime_ns, stat.st_size)
+        found[vault.rel_of(path)] = (stat.st_mtime_ns, stat.st_size)
     return found
-
-
-def _chain(first: Iterator[Path], second: Iterator[Path]) -> Iterator[Path]:
-    yield from first
-    yield from second
 
 
 class IndexStore:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MemdError
+from ..layout import is_scratch
 from ..timeutil import format_time, now
 from ..vault import Vault
 from .formats import Rejected
@@ -22,15 +23,6 @@ from .pipeline import MAX_BYTES, IngestResult, ingest_file
 
 DONE = "done"
 REJECTED = "rejected"
-_SCRATCH_SUFFIXES = (".swp", ".swx", ".swo", "~", ".tmp", ".temp", ".part", ".crdownload", ".memd-tmp", ".reason.txt")
-_SCRATCH_PREFIXES = (".", "~$", "#", ".goutputstream-")
-
-
-def is_scratch(name: str) -> bool:
-    """Editor swap files, temp files, partial downloads and hidden files."""
-    return name.startswith(_SCRATCH_PREFIXES) or name.endswith(_SCRATCH_SUFFIXES) or name == "4913"
-
-
 @dataclass(frozen=True)
 class InboxOutcome:
     name: str

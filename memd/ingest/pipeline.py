@@ -1,4 +1,4 @@
-"""The write pipeline for files (DESIGN §2.1): input -> redact -> verbatim copy
+"""The write pipeline for files (ARCHITECTURE.md §3.1): input -> redact -> verbatim copy
 under ``sources/`` -> extract entries -> append to CURRENT with fresh seqs.
 
 Extraction goes through the engine seam. A note gives one entry per
@@ -162,18 +162,12 @@ def _commit(vault: Vault, rel: str, name: str, turns: int, entries: int) -> tupl
     """Commit the source copy as memd's own change right away, so a later
     hand-edit commit never sweeps it up. CURRENT's appends wait for the next
     consolidation, like every other append."""
-    from ..history import GitError, blocked
-    from ..history import commit as git_commit
+    from ..history import commit_as_memd
 
-    reason = blocked(vault)
-    if reason:
-        return None, (f"source not committed: {reason}",)
     what = f"{turns} turns" if turns else "note"
-    message = f"ingest: {name} -> {rel} ({what}, {entries} entries)\n\nMemd-Source: {rel}"
-    try:
-        return git_commit(vault, message, [rel], vault.config.git_author), ()
-    except GitError as err:
-        return None, (f"source not committed: {err}",)
+    sha, note = commit_as_memd(vault, f"ingest: {name} -> {rel} ({what}, {entries} entries)", [rel],
+                               {"Memd-Source": rel})
+    return sha, tuple(f"source {note}" for note in [note] if note)
 
 
 def note_units(note: str) -> list[tuple[int, str]]:

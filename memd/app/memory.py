@@ -1,0 +1,338 @@
+"""``Memory``: one vault, opened once, and the verbs people and agents use.
+
+Opening finds the vault and finishes or undoes an interrupted consolidation
+(before anything reads or writes); every verb checks again, cheaply, because
+a long-lived process (the daemon, the MCP server) may outlive a crash in
+another one. The engine and settings are looked up per call, so a daemon sees
+edits to ``.memd/config.toml`` without a restart.
+
+Example::
+
+    from memd import Memory
+
+    memory = Memory.open("~/memory")
+    memory.add("Dana takes her coffee with oat milk")
+    for hit in memory.search("oat milk").results:
+        print(hit["cite"], hit["snippet"])
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..vault import Vault, find_vault
+from .results import Added, BufferFacts, Hits, JsonResult, Status
+
+if TYPE_CHECKING:
+    from ..ask import Answer
+    from ..consolidation import Outcome, Report
+    from ..consolidation.forget import Forgotten
+    from ..engine.base import Engine
+    from ..history import Commit
+    from ..index import IndexStore
+    from ..ingest import InboxOutcome, IngestResult
+    from ..lint import Problem
+    from ..review.asof import PastVault
+    from ..review.diff import MemoryDiff
+    from ..review.life import Life
+    from ..review.undo import UndoOutcome
+    from ..setup import InitResult
+
+Warn = Callable[[str], None]
+Progress = Callable[[int, int], None]
+
+
+class Memory:
+    """A vault and everything memd does with it."""
+
+    def __init__(self, vault: Vault, *, warn: Warn | None = None) -> None:
+        self.vault = vault
+        self._warn = warn or (lambda message: None)
+
+    # -- opening ----------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None, *, warn: Warn | None = None) -> Memory:
+        """The vault at ``path`` (else ``$MEMD_VAULT``, else the current folder or a parent)."""
+        if path is not None:
+            path = Path(path).expanduser()
+        memory = cls(find_vault(path), warn=warn)
+        memory.recover()
+        return memory
+
+    @staticmethod
+    def init(path: str | os.PathLike[str]) -> InitResult:
+        """Create a vault (idempotent: existing files are never touched)."""
+        from ..setup import init_vault
+
+        return init_vault(Path(path).expanduser())
+
+    def recover(self) -> str | None:
+        """Finish or undo an interrupted consolidation; says what it did, if anything."""
+        from ..consolidation import recover
+        from ..consolidation.journal import pending
+
+        if not pending(self.vault):
+            return None
+        note = recover(self.vault)
+        if note:
+            self._warn(note)
+        return note
+
+    @property
+    def engine(self) -> Engine:
+        from ..engine import get_engine
+
+        return get_engine(self.vault)
+
+    # -- writing ----------------------------------------------------------------
+    def add(
+        self,
+        text: str | Sequence[str],
+        *,
+        time: str | None = None,
+        source: str = "user",
+        src: str | None = None,
+        meta: Sequence[tuple[str, str]] = (),
+    ) -> tuple[Added, ...]:
+        """Append entries to CURRENT.md: one per string given (a string is one entry)."""
+        from ..buffer import NewEntry, append_entries
+
+        self.recover()
+        pieces = [text] if isinstance(text, str) else list(text)
+        items = [NewEntry(piece, time, source, src, tuple(meta)) for piece in pieces if piece.strip()]
+        return tuple(append_entries(self.vault, items))
+
+    def ingest(self, path: Path, *, max_bytes: int | None = None, progress: Progress | None = None) -> IngestResult:
+        """Ingest one file (note or transcript); raises ``Rejected`` when it cannot be."""
+        from ..ingest import MAX_BYTES, ingest_file
+
+        self.recover()
+        return ingest_file(self.vault, path, max_bytes=max_bytes or MAX_BYTES, progress=progress)
+
+    def ingest_inbox_file(self, path: Path) -> InboxOutcome:
+        """Ingest one file dropped in ``inbox/`` and move it to done/ or rejected/ (never raises)."""
+        from ..ingest import process_inbox_file
+
+        self.recover()
+        return process_inbox_file(self.vault, path)
+
+    def consolidate(
+        self, *, if_due: bool = False, dry_run: bool = False, trigger: str = "manual", progress: Progress | None = None
+    ) -> Outcome:
+        """Move the buffer into topics, prove nothing was lost, commit."""
+        from ..consolidation import consolidate
+
+        return consolidate(self.vault, trigger=trigger, dry_run=dry_run, if_due=if_due, progress=progress)
+
+    def adopt(self, rel: str, expected: str | None = None) -> int:
+        """Give unsigned list items in one managed file a seq; returns how many."""
+        from ..consolidation.adopt import adopt_file
+
+        self.recover()
+        return adopt_file(self.vault, rel, expected)
+
+    def forget(self, seqs: str) -> Forgotten:
+        """Remove the entries holding ``seqs`` (e.g. ``12`` or ``12+41-43``) on purpose."""
+        from ..consolidation.forget import forget
+        from ..signature import SeqSet
+
+        self.recover()
+        return forget(self.vault, SeqSet.parse(seqs))
+
+    def commit_hand_edits(self) -> str | None:
+        """Commit what people changed by hand, under their name."""
+        from .. import acks
+        from ..consolidation.restore import restore
+        from ..history import blocked, commit_hand_edits
+
+        if blocked(self.vault) is not None:
+            return None
+        with self.vault.locked():
+            wiped = restore(self.vault)  # an editor's stale save is not the person's deletion
+        if wiped.restored:
+            self._warn(f"put back {len(wiped.restored)} entries an editor's save had removed from CURRENT.md")
+        sha = commit_hand_edits(self.vault, wiped.removed_span)
+        if sha and wiped.removed:
+            with self.vault.locked():
+                acks.settle(self.vault, wiped.removed)
+        return sha
+
+    # -- reading ----------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        since: str | None = None,
+        until: str | None = None,
+        source: str | None = None,
+        as_of: str | None = None,
+    ) -> Hits:
+        """Ranked records for ``query``; ``since``/``until`` take ISO dates or times;
+        ``as_of`` (a date or a revision) searches the vault as it was then, and
+        each hit cites ``path:line@commit``."""
+        from ..index import Filters
+        from ..timeutil import time_bound
+        from ..tools import search
+
+        self.recover()
+        filters = Filters(since=time_bound(since), until=time_bound(until, end_of_day=True), source=source)
+        if as_of:
+            from ..review.asof import search_as_of
+
+            past = search_as_of(self.vault, query, as_of, limit, filters)
+            return Hits(query, past.hits, past.past.to_json())
+        return Hits(query, tuple(search(self.vault, query, limit, filters)))
+
+    def grep(
+        self, pattern: str, *, doc: str | None = None, limit: int = 30, context: int = 3, ignore_case: bool = True
+    ) -> JsonResult:
+        """Lines matching a regular expression, in the whole vault or one document."""
+        from ..tools import grep, grep_doc
+
+        self.recover()
+        if doc is not None:
+            return JsonResult(grep_doc(self.vault, doc, pattern, limit, context, ignore_case=ignore_case))
+        return JsonResult(grep(self.vault, pattern, limit, context, ignore_case=ignore_case))
+
+    def read(self, doc: str, start: int = 1, end: int | None = None) -> JsonResult:
+        """Lines of one document (at most 100)."""
+        from ..tools import read_lines
+
+        self.recover()
+        return JsonResult(read_lines(self.vault, doc, start, end))
+
+    def list(self, *, offset: int = 0, limit: int = 50) -> JsonResult:
+        """The catalog: CURRENT then each topic with id, tokens and summary."""
+        from ..tools import list_docs
+
+        self.recover()
+        return JsonResult(list_docs(self.vault, offset, limit))
+
+    def ask(self, question: str, *, budget: int = 1500, report: Callable[[Any], None] | None = None) -> Answer:
+        """Answer from memory with cited evidence, the way the vault's engine answers."""
+        from ..engine.answering import answer
+
+        self.recover()
+        return answer(self.vault, question, budget=budget, report=report)
+
+    def ask_as_of(
+        self, question: str, when: str, *, budget: int = 1500, report: Callable[[Any], None] | None = None
+    ) -> tuple[PastVault, Answer]:
+        """``ask`` over the vault as it was at ``when`` (a date or a revision), read from git."""
+        from ..engine.answering import answer
+        from ..review.asof import past_vault
+
+        past = past_vault(self.vault, when)
+        return past, answer(past.vault, question, budget=budget, report=report)
+
+    # -- history review ---------------------------------------------------------
+    def history(self, target: str) -> Life:
+        """The life of one memory (a seq, or words picking the best-matching entry) across git history."""
+        from ..review.life import history
+
+        return history(self.vault, target)
+
+    def diff(self, revs: str | None = None) -> MemoryDiff:
+        """What a consolidation (default: the last) or a range of commits changed, in memory terms."""
+        from ..review.diff import diff
+
+        return diff(self.vault, revs)
+
+    def undo(self, rev: str | None = None, *, dry_run: bool = False) -> UndoOutcome:
+        """Revert one consolidation (default: the last) as a new commit; its buffer entries come back."""
+        from ..review.undo import undo
+
+        self.recover()
+        return undo(self.vault, rev, dry_run=dry_run)
+
+    def reindex(self, progress: Progress | None = None) -> Any:
+        """Rebuild the search index from the files alone."""
+        store = self.index()
+        try:
+            return store.rebuild(progress)
+        finally:
+            store.close()
+
+    def index(self) -> IndexStore:
+        from ..index import IndexStore
+
+        return IndexStore(self.vault)
+
+    # -- state and history ------------------------------------------------------
+    def status(self) -> Status:
+        """The buffer against its thresholds, topics, seqs, consolidations."""
+        from ..buffer import buffer_status
+        from ..engine.answering import describe
+        from ..state import read_state
+        from ..timeutil import format_time
+
+        self.recover()
+        buffer = buffer_status(self.vault)
+        state, problem = read_state(self.vault)
+        facts = BufferFacts(
+            entries=buffer.entries,
+            unsigned=buffer.unsigned,
+            tokens=buffer.tokens,
+            token_threshold=buffer.token_threshold,
+            since=format_time(buffer.since) if buffer.since else None,
+            age_seconds=round(buffer.age_seconds) if buffer.age_seconds is not None else None,
+            age_threshold_seconds=buffer.age_threshold_seconds,
+            due=buffer.due_reason,
+        )
+        return Status(
+            vault=str(self.vault.root),
+            engine=describe(self.vault.config),
+            buffer=facts,
+            topics=len(self.vault.topic_files()),
+            next_seq=state.next_seq,
+            consolidations=state.epoch,
+            last_consolidation=state.last_consolidation,
+            state_problem=problem,
+            extra={"uncommitted": owed_commit(self.vault), "endpoint": endpoint_health(self.vault)},
+        )
+
+    def verify(self, *, full: bool = False) -> Report:
+        """Account for every seq the vault ever held (``full``: walk all history again)."""
+        from ..consolidation import verify_vault
+
+        self.recover()
+        return verify_vault(self.vault, full=full)
+
+    def log(self, limit: int = 20) -> builtins.list[Commit]:
+        """Consolidations and hand edits, newest first."""
+        from ..history import log
+
+        return log(self.vault, limit)
+
+    def lint(self, paths: Sequence[Path] | None = None) -> builtins.list[Problem]:
+        """Every problem in the vault's files (or the given ones)."""
+        from ..lint import lint_vault
+
+        return lint_vault(self.vault, builtins.list(paths) if paths is not None else None)
+
+
+def age_text(seconds: float | None) -> str:
+    from ..timeutil import format_duration
+
+    return format_duration(timedelta(seconds=seconds)) if seconds is not None else "-"
+
+
+def owed_commit(vault: Vault) -> str | None:
+    """The subject of a consolidation whose files are written but not yet committed."""
+    from ..consolidation.journal import owed
+
+    record = owed(vault)
+    return record[0].splitlines()[0] if record else None
+
+
+def endpoint_health(vault: Vault) -> dict[str, Any] | None:
+    """The model endpoint's health (last success, last failure, breaker open until); None before any call."""
+    from ..engine.breaker import describe, health_path, read_health
+
+    return describe(read_health(health_path(vault.meta_dir)))

@@ -1,0 +1,91 @@
+"""Typed results of the application layer's verbs, each with ``to_json()``.
+
+The JSON is the contract the CLI's ``--json`` and the MCP tools share: the
+same question through either door gives the same facts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..buffer import Added
+
+__all__ = ["Added", "BufferFacts", "Hits", "JsonResult", "Status"]
+
+
+@dataclass(frozen=True)
+class JsonResult:
+    """A result that is already plain JSON data (search hits, grep matches, lines, the catalog)."""
+
+    data: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.data
+
+
+@dataclass(frozen=True)
+class Hits:
+    """Ranked search results for a query."""
+
+    query: str
+    results: tuple[dict[str, Any], ...]
+    as_of: dict[str, Any] | None = None  # the commit searched, for a search of the past
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"query": self.query, "results": list(self.results)}
+        if self.as_of is not None:
+            data["as_of"] = self.as_of
+        return data
+
+
+@dataclass(frozen=True)
+class BufferFacts:
+    entries: int
+    unsigned: int
+    tokens: int
+    token_threshold: int
+    since: str | None
+    age_seconds: int | None
+    age_threshold_seconds: float
+    due: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entries": self.entries,
+            "unsigned": self.unsigned,
+            "tokens": self.tokens,
+            "token_threshold": self.token_threshold,
+            "since": self.since,
+            "age_seconds": self.age_seconds,
+            "age_threshold_seconds": self.age_threshold_seconds,
+            "due": self.due,
+        }
+
+
+@dataclass(frozen=True)
+class Status:
+    """What ``memd status`` and MCP ``memory_status`` report."""
+
+    vault: str
+    engine: dict[str, Any]
+    buffer: BufferFacts
+    topics: int
+    next_seq: int
+    consolidations: int
+    last_consolidation: str | None
+    state_problem: str | None
+    extra: dict[str, Any] = field(default_factory=dict)  # facts later layers add (retrieval, git health)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "vault": self.vault,
+            "engine": self.engine,
+            "buffer": self.buffer.to_json(),
+            "topics": self.topics,
+            "next_seq": self.next_seq,
+            "consolidations": self.consolidations,
+            "last_consolidation": self.last_consolidation,
+            "state_problem": self.state_problem,
+            **self.extra,
+        }

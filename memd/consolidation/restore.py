@@ -1,0 +1,116 @@
+"""Putting back acknowledged entries that vanished without anyone meaning it.
+
+An editor that opened a file before memd wrote to it, then saved, writes its
+old copy over memd's appends (CURRENT.md) or over what a consolidation filed
+(a topic). memd told the caller those entries were saved, so before it
+commits or consolidates anything it puts back, at the end of CURRENT.md and
+with their original signatures, every entry it acknowledged in the last
+``acks.RETENTION`` that is in no file now, unless a person removed it on
+purpose: with ``memd forget``, in a commit they made themselves, or by
+deleting the whole file. Such a removal is recorded (``Memd-Removed``) when
+memd commits the person's edit, so ``memd verify`` accounts for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .. import acks
+from ..atomic import append_bytes
+from ..document import Block, Document, Entry
+from ..signature import SeqSet
+from ..state import seqs_in_files
+from ..vault import Vault
+
+
+@dataclass(frozen=True)
+class Vanished:
+    restored: tuple[int, ...]  # put back at the end of CURRENT.md
+    removed: tuple[int, ...]  # removed on purpose by a person (recorded with their commit)
+
+    @property
+    def removed_span(self) -> str | None:
+        return str(SeqSet.of(self.removed)) if self.removed else None
+
+
+def vanished(vault: Vault) -> list[acks.Ack]:
+    """Recently acknowledged entries that are in no file and not recorded as superseded."""
+    waiting = acks.pending(vault)
+    if not waiting:
+        return []
+    live = seqs_in_files(vault.entry_files())
+    gone = [ack for seq, ack in sorted(waiting.items()) if seq not in live]
+    if not gone:
+        return []
+    from .verify import superseded_in
+
+    superseded = superseded_in(vault.read(p) for p in vault.topic_files() if _readable(vault, p))
+    return [ack for ack in gone if ack.seq not in superseded]
+
+
+def _readable(vault: Vault, path: object) -> bool:
+    from ..errors import MemdError
+
+    try:
+        vault.read(path)  # type: ignore[arg-type]
+    except MemdError:
+        return False
+    return True
+
+
+def on_purpose(vault: Vault, gone: list[acks.Ack]) -> set[int]:
+    """Which vanished seqs a person removed deliberately."""
+    from ..history import blocked, changed_paths, removed_by_person, removed_in_own_commits, seqs_at_head
+
+    seqs = {ack.seq for ack in gone}
+    if blocked(vault) is not None:
+        return seqs if not vault.current.exists() else set()
+    deleted = [rel for rel in changed_paths(vault) if not (vault.root / rel).exists()]
+    deliberate = seqs_at_head(vault, deleted) & seqs
+    if not vault.current.exists():
+        deliberate |= seqs - seqs_at_head(vault, ["topics"])  # the buffer itself was deleted
+    deliberate |= removed_by_person(vault) & seqs
+    rest = seqs - deliberate
+    if rest:
+        since = min(ack.at for ack in gone if ack.seq in rest)
+        deliberate |= removed_in_own_commits(vault, rest, since)
+    return deliberate
+
+
+def restore(vault: Vault) -> Vanished:
+    """Put back what vanished by accident; report what a person removed on
+    purpose. Call under the vault lock."""
+    gone = vanished(vault)
+    if not gone:
+        return Vanished((), ())
+    deliberate = on_purpose(vault, gone)
+    back = [ack for ack in gone if ack.seq not in deliberate]
+    if back:
+        text = vault.current.read_bytes() if vault.current.exists() else b""
+        lead = b"" if not text or text.endswith(b"\n") else b"\n"
+        append_bytes(vault.current, lead + "".join(ack.entry for ack in back).encode("utf-8"))
+    return Vanished(tuple(a.seq for a in back), tuple(sorted(deliberate)))
+
+
+def drop_stale_copies(current: Document, topics: dict[str, Document]) -> tuple[Document, int, int]:
+    """CURRENT.md without entries an editor's stale save brought back after
+    they were moved into a topic: a copy identical to the topic's entry is
+    dropped; a copy the person changed loses its signature, so it is adopted
+    as their new entry (no seq is ever live twice, no words are lost).
+    Returns (document, dropped, unsigned)."""
+    texts: dict[int, str] = {}
+    for document in topics.values():
+        for located in document.signed():
+            for seq in located.entry.signature.seq if located.entry.signature else ():
+                texts[seq] = located.entry.full_text
+    blocks: list[Block] = []
+    dropped = unsigned = 0
+    for block in current.blocks:
+        if isinstance(block, Entry) and block.signature is not None and set(block.signature.seq) & texts.keys():
+            if all(texts.get(seq) == block.full_text for seq in block.signature.seq):
+                dropped += 1
+                continue
+            block = replace(block, signature=None, sep="")
+            unsigned += 1
+        blocks.append(block)
+    return replace(current, blocks=tuple(blocks)), dropped, unsigned

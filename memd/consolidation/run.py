@@ -1,0 +1,364 @@
+"""Consolidation: the CURRENT buffer becomes topic documents, provably whole.
+
+rewrite (group, fold duplicates, supersede) -> plan (route blocks to topics)
+-> apply (update topic sections) -> split big topics -> merge small similar
+ones -> refresh summaries -> account for every seq -> journal, write, commit.
+Everything up to the journal happens in memory, so ``--dry-run`` is the same
+code path minus the writes, and a failed check leaves the vault untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+
+from .. import acks, cancel, ledger
+from ..atomic import atomic_write, read_text
+from ..buffer import buffer_status
+from ..commits import GitError
+from ..document import Document, Entry, make_entry, parse_document
+from ..engine import get_engine
+from ..engine.base import Engine, Item, Section, Supersession
+from ..errors import FormatError
+from ..history import blocked, commit_hand_edits
+from ..signature import SeqSet
+from ..state import State, allocate, highest_seq, read_state, render_state
+from ..timeutil import format_time, now
+from ..tokens import count_tokens
+from ..vault import Vault
+from . import journal as journal_mod
+from .journal import HandEditConflict, finish_commit
+from .outcome import ConsolidationError, Move, Outcome, commit_message
+from .restore import Vanished, drop_stale_copies, restore
+from .sections import adopt_unsigned, sections_of
+from .upkeep import merge_topics, split_topic
+from .verify import account
+from .workspace import Workspace
+
+ATTEMPTS = 3
+
+
+@dataclass
+class _Run:
+    """Mutable bookkeeping for one consolidation (never leaves this module)."""
+
+    moves: list[Move] = field(default_factory=list)
+    superseded: list[Supersession] = field(default_factory=list)
+    replaced: dict[str, str] = field(default_factory=dict)
+    logs: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def consolidate(
+    vault: Vault,
+    *,
+    trigger: str = "manual",
+    dry_run: bool = False,
+    if_due: bool = False,
+    engine: Engine | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Outcome:
+    """Consolidate the buffer; the vault lock is held only for short moments.
+
+    1. under the lock: recover, put back entries an editor wiped, snapshot
+       CURRENT.md and reserve seqs for unsigned items;
+    2. commit the person's pending edits (the snapshot's content, exactly);
+    3. without the lock: every judgement step, in memory;
+    4. under the lock: compare-and-swap every file against the snapshot
+       (appends to CURRENT.md meanwhile are kept; any other change means a
+       person is editing, and the run starts over from 1), journal, write;
+    5. without the lock: commit exactly what was written.
+    """
+    engine = engine or get_engine(vault)
+    notes = [n for n in [finish_commit(vault)[1]] if n]
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            return _attempt_once(vault, engine, trigger, dry_run, if_due, notes, progress)
+        except HandEditConflict:
+            # A person is editing: their edit is committed as theirs and the
+            # consolidation is redone on top of it; after a few tries, later.
+            if attempt == ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _attempt_once(
+    vault: Vault,
+    engine: Engine,
+    trigger: str,
+    dry_run: bool,
+    if_due: bool,
+    notes: list[str],
+    progress: Callable[[int, int], None] | None = None,
+) -> Outcome:
+    cancel.check()
+    with vault.locked():
+        warnings = [*notes, *filter(None, [recover(vault)])]
+        wiped = restore(vault) if not dry_run else Vanished((), ())
+        if wiped.restored:
+            warnings.append(f"put back {len(wiped.restored)} entries an editor's save had removed from CURRENT.md")
+        current_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
+        current = parse_document(current_text)
+        status = buffer_status(vault, current)
+        if if_due and status.due_reason is None:
+            return Outcome(0, "", trigger, engine.provenance, skipped="not due", warnings=tuple(warnings))
+        trigger = (status.due_reason or trigger) if if_due else trigger
+    # Reading every topic can take a while in a big vault: done unlocked, since
+    # each topic is compared against what was read here before it is replaced.
+    space = Workspace.load(vault, warnings)
+    with vault.locked():
+        current_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
+        current = parse_document(current_text)
+        state, _ = read_state(vault)
+        cleaned, dropped, changed = drop_stale_copies(current, space.docs)
+        if dropped or changed:
+            text = cleaned.render()
+            if not atomic_write(vault.current, text.encode("utf-8"), unless_changed=current_text.encode("utf-8")):
+                raise HandEditConflict("CURRENT.md changed while memd was reading it; starting over")
+            current_text, current = text, cleaned
+            warnings.append(
+                f"CURRENT.md held {dropped + changed} entries already filed in topics (an editor saved an old copy): "
+                f"dropped {dropped} identical copies, kept {changed} changed ones as new entries"
+            )
+        unsigned = sum(1 for e in current.entries() if e.entry.signature is None) + space.unsigned()
+        reserved = allocate(vault, unsigned) if unsigned and not dry_run else range(state.next_seq, state.next_seq)
+    if not dry_run:
+        snapshot = {"CURRENT.md": current_text if vault.current.exists() else None, **space.texts()}
+        warnings += _commit_hand_edits(vault, wiped, snapshot)
+    return _consolidate(
+        vault, engine, current_text, current, space, reserved, state, trigger, dry_run, warnings, progress
+    )
+
+
+def _consolidate(
+    vault: Vault,
+    engine: Engine,
+    current_text: str,
+    current: Document,
+    space: Workspace,
+    reserved: range,
+    state: State,
+    trigger: str,
+    dry_run: bool,
+    warnings: list[str],
+    progress: Callable[[int, int], None] | None = None,
+) -> Outcome:
+    moment = now()
+    stamp = format_time(moment)
+    counter = iter(reserved) if not dry_run else itertools.count(max(state.next_seq, highest_seq(vault) + 1))
+    current, _ = adopt_unsigned(current, lambda: next(counter), stamp)
+    items = [Item(e.entry.signature, e.entry.full_text) for e in current.signed() if e.entry.signature]
+    if not items:
+        return Outcome(
+            0, "", trigger, engine.provenance, dry_run=dry_run, skipped="the buffer is empty", warnings=tuple(warnings)
+        )
+    epoch = state.epoch + 1
+    engine.begin(f"consolidation {epoch}")
+    before_seqs = space.live_seqs() + [s for item in items for s in item.seqs]
+    run = _Run(warnings=warnings)
+    batches = _batches(items, vault.config.buffer_tokens)
+    for done, batch in enumerate(batches, 1):
+        cancel.check()
+        _route_batch(space, engine, batch, run, counter, stamp)
+        if progress:
+            progress(done, len(batches))
+    before_seqs += space.adopted
+    cancel.check()
+    splits = [s for t in sorted(space.touched) for s in split_topic(space, engine, t, vault.config.split_tokens)]
+    merges = merge_topics(space, engine, vault.config.merge_tokens, vault.config.split_tokens)
+    for survivor, absorbed in merges:
+        run.logs.setdefault(survivor, []).append(f"merged topic {absorbed}")
+    for topic_id, parts in splits:
+        for part in parts:
+            run.logs.setdefault(part, []).append(f"split from {topic_id}")
+    consolidated = {seq for item in items for seq in item.seqs}
+    remaining = _without_entries(current, consolidated)
+    final_docs = space.finish(engine, moment, run.logs, epoch)
+    fallbacks = engine.drain_notes()
+    run.warnings.extend(fallbacks)
+    problems = account(before_seqs, [*final_docs.values(), remaining], run.superseded)
+    if problems:
+        raise ConsolidationError("consolidation refused, nothing was changed: " + "; ".join(problems))
+    outcome = Outcome(
+        entries=len(consolidated),
+        seqs=str(SeqSet.of(consolidated)),
+        trigger=trigger,
+        engine=engine.provenance,
+        moves=tuple(run.moves),
+        new_topics=tuple(sorted(space.created - space.deleted)),
+        touched_topics=tuple(sorted(space.touched - space.deleted)),
+        superseded=tuple(run.superseded),
+        replaced=tuple(run.replaced.items()),
+        splits=tuple(splits),
+        merges=tuple(merges),
+        dry_run=dry_run,
+        warnings=tuple(run.warnings),
+        consolidation=epoch,
+        fallbacks=len(fallbacks),
+    )
+    if dry_run:
+        return outcome
+    cancel.check()  # the last safe point: nothing has been written yet
+    changes = space.changes(final_docs)
+    with vault.locked():
+        now_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
+        tail = _appended_since(current_text, now_text)
+        new_current = remaining.render() + tail
+        disk_state, _ = read_state(vault)
+        new_state = State(
+            next_seq=max(disk_state.next_seq, state.next_seq, reserved.stop),
+            epoch=max(disk_state.epoch, state.epoch) + 1,
+            last_consolidation=stamp,
+            buffer_since=disk_state.buffer_since if parse_document(new_current).signed() else None,
+        )
+        outcome = replace(outcome, consolidation=new_state.epoch)
+        changes.append(journal_mod.FileChange("CURRENT.md", now_text, new_current))
+        state_before = vault.state_path.read_text(encoding="utf-8") if vault.state_path.exists() else None
+        changes.append(journal_mod.FileChange(".memd/state.json", state_before, render_state(new_state)))
+        journal_mod.apply(vault, journal_mod.Journal(tuple(changes), commit_message(outcome)))
+    sha, note = finish_commit(vault)
+    tokens = sum(count_tokens(item.text) for item in items)  # model costs are put per 1,000 of these
+    ledger.note_intake(vault.meta_dir / "ledger.jsonl", {"event": "consolidation", "consolidation": new_state.epoch,
+                                                         "buffer_tokens": tokens})
+    return replace(outcome, commit=sha, warnings=(*run.warnings, *filter(None, [note])))
+
+
+def _appended_since(snapshot: str, now: str) -> str:
+    """What was appended to CURRENT.md since the snapshot: memd's own appends
+    (signed entries) are carried over; anything else means a person is editing."""
+    if now == snapshot:
+        return ""
+    if not now.startswith(snapshot):
+        raise HandEditConflict("CURRENT.md was edited while memd was consolidating; starting over")
+    tail = now[len(snapshot) :]
+    for line in tail.splitlines():
+        if line.strip() and not (line.startswith("- <seq=") or line.startswith((" ", "\t"))):
+            raise HandEditConflict("CURRENT.md was edited while memd was consolidating; starting over")
+    return tail
+
+
+def _route_batch(
+    space: Workspace, engine: Engine, batch: list[Item], run: _Run, counter: Iterator[int], stamp: str
+) -> None:
+    rewrite = engine.rewrite(batch)
+    blocks = list(rewrite.blocks)
+    catalog = space.catalog()
+    routes = engine.plan(blocks, catalog)
+    known = {topic.id for topic in catalog}
+    new_ids: dict[str, str] = {}
+    for route in routes:
+        block = blocks[route.block]
+        if route.topic is not None and route.topic in known:
+            topic_id = route.topic
+        else:
+            title = route.new_title or block.title
+            if title not in new_ids:
+                new_ids[title] = space.create(title)
+            topic_id = new_ids[title]
+        space.adopt(topic_id, counter, stamp)
+        sections = sections_of(space.docs[topic_id])
+        update = engine.update_topic(sections, block)
+        sources = [*batch, *(item for section in sections for item in section.items)]
+        records = [*rewrite.superseded, *update.superseded]
+        space.apply(topic_id, _mark_supersessions(update.sections, sources, records))
+        run.superseded.extend(update.superseded)
+        run.replaced.update(_replaced(update.superseded, sources))
+        added = len(block.items)
+        log = [f"+{added} entr{'y' if added == 1 else 'ies'}"]
+        log += [f"seq {s.new} supersedes seq {s.old} ({s.reason})" for s in update.superseded]
+        run.logs.setdefault(topic_id, []).extend(log)
+        titles = {str(i.seqs): sec.title for sec in update.sections for i in sec.items}
+        run.moves.extend(Move(str(item.seqs), topic_id, titles.get(str(item.seqs), "")) for item in block.items)
+    run.replaced.update(_replaced(rewrite.superseded, batch))
+    for record in rewrite.superseded:
+        run.superseded.append(record)
+        holder = next((m.topic for m in run.moves if set(record.new) <= set(SeqSet.parse(m.seqs))), None)
+        if holder is not None:
+            run.logs.setdefault(holder, []).append(f"seq {record.new} supersedes seq {record.old} ({record.reason})")
+
+
+def _mark_supersessions(
+    sections: tuple[Section, ...], sources: list[Item], records: list[Supersession]
+) -> list[Section]:
+    """A superseding entry's signature names what it replaced (``supersedes=12``),
+    so a reader of the topic sees the fact changed; the mark survives later folds."""
+    marks: dict[int, set[int]] = {}
+    for item in sources:
+        value = item.signature.get("supersedes")
+        if value:
+            with contextlib.suppress(FormatError):
+                marks.setdefault(item.seqs.first, set()).update(SeqSet.parse(value))
+    marked = []
+    for section in sections:
+        items = []
+        for item in section.items:
+            seqs = set(item.seqs)
+            old = {s for first, values in marks.items() if first in seqs for s in values}
+            old |= {s for record in records if set(record.new) <= seqs for s in record.old}
+            value = str(SeqSet.of(old)) if old else None
+            if value is not None and item.signature.get("supersedes") != value:
+                item = Item(item.signature.replace(supersedes=value), item.text)
+            items.append(item)
+        marked.append(Section(section.title, tuple(items)))
+    return marked
+
+
+def _replaced(records: tuple[Supersession, ...], sources: list[Item]) -> dict[str, str]:
+    """Superseded entries as they read (entry lines), keyed by their seq value."""
+    found = {}
+    for record in records:
+        parts = [item for item in sources if set(item.seqs) <= set(record.old)]
+        if not parts:
+            continue
+        newest = max(parts, key=lambda item: item.seqs.last)  # a folded entry reads as its newest part
+        entry = make_entry(newest.signature.replace(seq=str(record.old)), newest.text)
+        found[str(record.old)] = "\n".join(entry.lines())
+    return found
+
+
+def _batches(items: list[Item], limit: int) -> list[list[Item]]:
+    """Bounded batches (by tokens) so a huge buffer never becomes one huge step."""
+    batches: list[list[Item]] = [[]]
+    size = 0
+    for item in items:
+        tokens = count_tokens(item.text)
+        if batches[-1] and size + tokens > limit:
+            batches.append([])
+            size = 0
+        batches[-1].append(item)
+        size += tokens
+    return batches
+
+
+def _without_entries(document: Document, seqs: set[int]) -> Document:
+    blocks = tuple(
+        b
+        for b in document.blocks
+        if not (isinstance(b, Entry) and b.signature is not None and set(b.signature.seq) <= seqs)
+    )
+    return replace(document, blocks=blocks)
+
+
+def _commit_hand_edits(vault: Vault, wiped: Vanished, snapshot: dict[str, str | None]) -> list[str]:
+    """The person's pending edits as their own commit, with the content memd
+    is about to consolidate from (so none of it rides in memd's commit)."""
+    if blocked(vault):
+        return []
+    try:
+        commit_hand_edits(vault, wiped.removed_span, snapshot)
+    except GitError as err:
+        return [f"hand edits not committed: {err}"]
+    if wiped.removed:
+        with vault.locked():
+            acks.settle(vault, wiped.removed)
+    return []
+
+
+def recover(vault: Vault) -> str | None:
+    """Finish or undo a consolidation that was interrupted (see journal.py)."""
+    with vault.locked():
+        note = journal_mod.recover(vault)
+    committed = finish_commit(vault)[1]
+    return "; ".join(filter(None, [note, committed])) or None

@@ -1,0 +1,123 @@
+"""Topic upkeep after new entries land: split what grew too big, merge what
+is small and alike. Both move whole heading sections (with any prose in
+them), so nothing a person wrote is dropped."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..document import Block, Document, Line
+from ..engine.base import Engine, Section
+from ..tokens import count_tokens
+from .sections import apply_sections, partitions, sections_of, topic_tokens
+from .workspace import Workspace
+
+
+def split_topic(space: Workspace, engine: Engine, topic_id: str, limit: int) -> list[tuple[str, tuple[str, ...]]]:
+    document = space.docs[topic_id]
+    total = topic_tokens(document)
+    if topic_id in space.deleted or total <= limit:
+        return []
+    target = max(limit * 3 // 4, 1)
+    sections = sections_of(document)
+    sizes = [_tokens(s) for s in sections]
+    # A section bigger than the target is first cut by meaning.
+    if any(size > target for size in sizes):
+        rebuilt: list[Section] = []
+        extra: list[Section] = []
+        for section, size in zip(sections, sizes, strict=True):
+            if size > target and len(section.items) > 1:
+                rebuilt.append(Section(section.title, ()))
+                extra.extend(_cut(engine, section, target))
+            else:
+                rebuilt.append(section)
+        document = apply_sections(document, rebuilt + extra)
+    parts = partitions(document)
+    sizes = [_tokens(s) for s in sections_of(document)]
+    chunks: list[list[int]] = [[]]
+    size = 0
+    for index in range(1, len(parts)):  # the preamble (index 0) stays
+        if chunks[-1] and size + sizes[index] > target:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(index)
+        size += sizes[index]
+    if len(chunks) < 2:
+        space.set(topic_id, document)
+        return []
+    keep = [0, *chunks[0]]
+    space.set(topic_id, _with_partitions(document, parts, keep))
+    created = []
+    for chunk in chunks[1:]:
+        first = document.blocks[parts[chunk[0]][0]]
+        title = getattr(first, "title", "") or "part"
+        new_id = space.create(title)
+        space.set(new_id, _with_partitions(Document(), parts, chunk, source=document))
+        created.append(new_id)
+    return [(topic_id, tuple(created))]
+
+
+def merge_topics(space: Workspace, engine: Engine, limit: int, split_limit: int) -> list[tuple[str, str]]:
+    catalog = space.catalog()
+    known = {info.id: info for info in catalog}
+    merged: list[tuple[str, str]] = []
+    for group in engine.merge_groups(catalog, limit):
+        # Engine output is a suggestion: ids must exist, differ and stay small.
+        ids = [i for i in dict.fromkeys(group) if i in known and i not in space.deleted]
+        if len(ids) < 2:
+            continue
+        survivor, *others = ids
+        for absorbed in others:
+            if topic_tokens(space.docs[survivor]) + topic_tokens(space.docs[absorbed]) > split_limit:
+                continue
+            space.set(survivor, _appended(space.docs[survivor], space.docs[absorbed]))
+            space.carry_log(survivor, absorbed)
+            space.delete(absorbed)
+            merged.append((survivor, absorbed))
+    return merged
+
+
+def _tokens(section: Section) -> int:
+    return sum(count_tokens(item.text) for item in section.items)
+
+
+def _cut(engine: Engine, section: Section, target: int, depth: int = 0) -> list[Section]:
+    """Halve by meaning until every piece fits; when the engine's cut is not
+    usable (items changed, one side empty), halve in time order instead."""
+    if _tokens(section) <= target or len(section.items) < 2 or depth > 12:
+        return [section]
+    pieces = engine.split(section, 2)
+    if not _same_items(section, pieces) or any(not p.items for p in pieces):
+        half = len(section.items) // 2
+        pieces = [Section(section.title, section.items[:half]), Section(section.title, section.items[half:])]
+    return [piece for p in pieces for piece in _cut(engine, p, target, depth + 1)]
+
+
+def _same_items(section: Section, pieces: list[Section]) -> bool:
+    """An engine's split must keep exactly the section's items."""
+    before = sorted(str(item.seqs) for item in section.items)
+    after = sorted(str(item.seqs) for piece in pieces for item in piece.items)
+    return before == after and len(pieces) > 1
+
+
+def _with_partitions(
+    target: Document, parts: list[tuple[int, int]], indices: list[int], source: Document | None = None
+) -> Document:
+    origin = source or target
+    blocks: list[Block] = []
+    for index in indices:
+        start, end = parts[index]
+        blocks.extend(origin.blocks[start:end])
+    while blocks and isinstance(blocks[0], Line) and not blocks[0].raw.strip() and source is not None:
+        blocks.pop(0)
+    return replace(target, blocks=tuple(blocks), final_newline=True)
+
+
+def _appended(survivor: Document, absorbed: Document) -> Document:
+    blocks = list(survivor.blocks)
+    if blocks and not (isinstance(blocks[-1], Line) and not blocks[-1].raw.strip()):
+        blocks.append(Line(""))
+    body = list(absorbed.blocks)
+    while body and isinstance(body[0], Line) and not body[0].raw.strip():
+        body.pop(0)
+    return replace(survivor, blocks=tuple(blocks + body), final_newline=True)

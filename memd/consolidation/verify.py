@@ -1,0 +1,203 @@
+"""No-loss accounting: every seq is live exactly once, superseded with a
+record, or was deleted by a person (in a hand-edit commit)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..atomic import atomic_write
+from ..document import Document, parse_document
+from ..engine.base import Supersession
+from ..errors import FormatError, MemdError
+from ..signature import SeqSet
+from ..vault import Vault
+
+_SUPERSEDES = re.compile(r"seq (\S+) supersedes seq ([0-9+\-]+)")
+
+
+def _span(seqs: Iterable[int]) -> str:
+    values = set(seqs)
+    return str(SeqSet.of(values)) if values else ""
+
+
+def live_counts(documents: Iterable[Document]) -> Counter[int]:
+    counts: Counter[int] = Counter()
+    for document in documents:
+        for located in document.signed():
+            counts.update(located.entry.signature.seq)  # type: ignore[union-attr]
+    return counts
+
+
+def account(before: Iterable[int], after: list[Document], superseded: Iterable[Supersession]) -> list[str]:
+    """Problems with a consolidation's result (empty when nothing was lost)."""
+    live = live_counts(after)
+    gone = {seq for record in superseded for seq in record.old}
+    problems = []
+    missing = {seq for seq in before if seq not in live and seq not in gone}
+    if missing:
+        problems.append(f"seqs missing from every topic: {_span(missing)}")
+    doubled = {seq for seq, count in live.items() if count > 1}
+    if doubled:
+        problems.append(f"seqs in more than one entry: {_span(doubled)}")
+    return problems
+
+
+def superseded_in(documents: Iterable[Document]) -> set[int]:
+    """Seqs recorded as superseded in topics' ``update_log``."""
+    found: set[int] = set()
+    for document in documents:
+        if document.frontmatter is None:
+            continue
+        try:
+            log = document.frontmatter.data.get("update_log")
+        except FormatError:
+            continue  # unreadable YAML: its records cannot vouch for anything
+        for line in log if isinstance(log, list) else []:
+            for match in _SUPERSEDES.finditer(str(line)):
+                try:
+                    found.update(SeqSet.parse(match.group(2)))
+                except FormatError:
+                    continue
+    return found
+
+
+@dataclass(frozen=True)
+class Report:
+    live: int
+    superseded: int
+    deleted_by_hand: int
+    problems: tuple[str, ...]
+    commits_checked: int
+    buffered: int = 0  # acknowledged seqs not yet in any commit, all accounted for
+    uncommitted: str | None = None  # a consolidation whose files are written but not committed
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "ok": not self.problems}
+
+
+def verify_vault(vault: Vault, *, full: bool = False) -> Report:
+    """Account for every seq in the files now, in every commit before, and
+    every seq memd acknowledged that no commit holds yet.
+
+    The walk through history resumes from a checkpoint (``.memd/verify.json``,
+    machine-local) so a verify after one new commit reads one commit; the
+    checkpoint is used only when its commit is an ancestor of HEAD, and
+    ``full`` walks everything again.
+    """
+    from .. import acks
+    from ..history import blocked, removed_by_person, seqs_at, undone_by
+    from .journal import owed
+
+    documents = []
+    for path in vault.entry_files():
+        try:
+            documents.append(parse_document(path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue
+    live = live_counts(documents)
+    superseded = superseded_in(documents)
+    problems = [f"seq {_span([s])} is in {c} entries" for s, c in sorted(live.items()) if c > 1]
+    deleted_by_hand: set[int] = set()
+    commits = 0
+    if blocked(vault) is None:
+        walk = _walk(vault, full)
+        commits = walk.commits
+        deleted_by_hand = walk.deleted | removed_by_person(vault)
+        undone = undone_by(vault) if walk.vanished else {}
+        targets = {target: undo for undo, target in undone.items()}
+        for commit, seqs in walk.vanished:
+            lost = seqs - superseded - deleted_by_hand
+            if commit in targets:  # what an undo brought back was not lost by the consolidation it undid
+                lost -= seqs_at(vault, targets[commit])
+            if commit in undone:
+                # An undo takes back the seqs its consolidation handed out (hand-written
+                # items it adopted are unsigned again): only a seq that existed before
+                # that consolidation can be lost.
+                lost &= seqs_at(vault, f"{undone[commit]}^")
+            if lost:
+                problems.append(f"seqs {_span(lost)} vanished in memd commit {commit[:10]} without a record")
+        unrecorded = walk.last - set(live) - superseded
+        if unrecorded:
+            problems.append(
+                f"seqs {_span(unrecorded)} are missing from the files and no commit removed them "
+                "(commit the deletion, or restore the lines with git)"
+            )
+    buffered = acks.pending(vault)
+    missing = {seq for seq in buffered if seq not in live and seq not in superseded and seq not in deleted_by_hand}
+    if missing:
+        problems.append(
+            f"acknowledged seqs {_span(missing)} are in no file and no commit removed them "
+            "(deleted without a commit: memd puts them back on its next consolidation, or use `memd forget`)"
+        )
+    record = owed(vault)
+    uncommitted = record[0].splitlines()[0] if record else None
+    return Report(
+        len(live), len(superseded), len(deleted_by_hand), tuple(problems), commits, len(buffered), uncommitted
+    )
+
+
+@dataclass(frozen=True)
+class _Walk:
+    head: str | None
+    commits: int
+    last: set[int]  # seqs in the newest commit
+    deleted: set[int]  # removed in commits people made
+    vanished: tuple[tuple[str, set[int]], ...]  # (memd commit, seqs it dropped): explained later or a loss
+
+
+CHECKPOINT = "verify.json"
+
+
+def _walk(vault: Vault, full: bool) -> _Walk:
+    from ..history import head, is_ancestor, seqs_by_commit
+
+    start = None if full else _load(vault)
+    tip = head(vault)
+    if start is not None and (tip is None or start.head is None or not is_ancestor(vault, start.head, tip)):
+        start = None  # history was rewritten (or the checkpoint is foreign): walk it all
+    previous = set(start.last) if start else set()
+    deleted = set(start.deleted) if start else set()
+    vanished = list(start.vanished) if start else []
+    history = seqs_by_commit(vault, start.head if start else None)
+    for commit, seqs, by_hand in history:
+        dropped = previous - seqs
+        if by_hand:
+            deleted |= dropped
+        elif dropped:
+            vanished.append((commit, dropped))
+        previous = seqs
+    walk = _Walk(tip, (start.commits if start else 0) + len(history), previous, deleted, tuple(vanished))
+    _save(vault, walk)
+    return walk
+
+
+def _load(vault: Vault) -> _Walk | None:
+    try:
+        raw = json.loads((vault.meta_dir / CHECKPOINT).read_text(encoding="utf-8"))
+        return _Walk(
+            str(raw["head"]),
+            int(raw["commits"]),
+            set(SeqSet.parse(raw["last"])) if raw["last"] else set(),
+            set(SeqSet.parse(raw["deleted"])) if raw["deleted"] else set(),
+            tuple((str(c), set(SeqSet.parse(s))) for c, s in raw["vanished"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError, FormatError):
+        return None
+
+
+def _save(vault: Vault, walk: _Walk) -> None:
+    data = {
+        "head": walk.head,
+        "commits": walk.commits,
+        "last": _span(walk.last),
+        "deleted": _span(walk.deleted),
+        "vanished": [[c, _span(s)] for c, s in walk.vanished],
+    }
+    with contextlib.suppress(MemdError):  # a checkpoint is only a shortcut; the next verify walks again
+        atomic_write(vault.meta_dir / CHECKPOINT, json.dumps(data))

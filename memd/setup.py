@@ -1,0 +1,63 @@
+"""Creating a vault: the layout, the first files, git, and memd's first commit."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .atomic import atomic_write
+from .config import CONFIG_TEMPLATE
+from .errors import VaultError
+from .history import commit_as_memd, vault_specs
+from .state import State, write_state
+from .vault import CURRENT_TEMPLATE, GITIGNORE_TEMPLATE, Vault, in_git_repo
+
+
+@dataclass(frozen=True)
+class InitResult:
+    vault: Vault
+    created: tuple[str, ...]
+    git_initialised: bool
+
+
+def init_vault(path: Path) -> InitResult:
+    """Create the layout (idempotent: existing files are never touched)."""
+    if path.exists() and not path.is_dir():
+        raise VaultError(f"{path} is a file, not a vault folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        vault = Vault(path.resolve())
+        created: list[str] = []
+        for folder in (vault.topics_dir, vault.sources_dir, vault.inbox_dir, vault.meta_dir):
+            if not folder.is_dir():
+                folder.mkdir(parents=True)
+                created.append(vault.rel(folder) + "/")
+        # Empty folders vanish from git; a .gitkeep keeps the layout in clones.
+        for folder in (vault.topics_dir, vault.sources_dir, vault.inbox_dir):
+            if not any(folder.iterdir()):
+                (folder / ".gitkeep").touch()
+    except OSError as err:
+        raise VaultError(f"cannot create a vault at {path}: {err.strerror}") from None
+    files = {
+        vault.current: CURRENT_TEMPLATE,
+        vault.config_path: CONFIG_TEMPLATE,
+        vault.root / ".gitignore": GITIGNORE_TEMPLATE,
+    }
+    for file, text in files.items():
+        if not file.exists():
+            atomic_write(file, text)
+            created.append(vault.rel(file))
+    if not vault.state_path.exists():
+        write_state(vault, State())
+        created.append(vault.rel(vault.state_path))
+    git_initialised = False
+    if not in_git_repo(vault.root):
+        try:
+            subprocess.run(["git", "init", "-q", str(vault.root)], check=True, capture_output=True)
+            git_initialised = True
+        except (OSError, subprocess.CalledProcessError):
+            pass  # git is optional for the files; consolidation says so when it cannot commit
+    if git_initialised:
+        commit_as_memd(vault, "init: memd vault", vault_specs(vault))  # so later edits stand out
+    return InitResult(vault, tuple(created), git_initialised)

@@ -1,0 +1,319 @@
+"""Never lose a memory while people, editors, the daemon and crashes act at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from memd import Memory
+from memd.buffer import NewEntry, append_entries
+from memd.consolidation import consolidate, recover, verify_vault
+from memd.consolidation.journal import owed
+from memd.consolidation.verify import superseded_in
+from memd.engine.base import Section
+from memd.engine.offline import OfflineEngine
+from memd.vault import Vault
+
+from .conftest import REPO, Memd
+
+
+def git(vault: Vault, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(vault.root), *args], capture_output=True, text=True, check=True).stdout
+
+
+def live_seqs(vault: Vault) -> Counter[int]:
+    counts: Counter[int] = Counter()
+    for path in vault.entry_files():
+        for located in vault.read(path).signed():
+            counts.update(located.entry.signature.seq)  # type: ignore[union-attr]
+    return counts
+
+
+def all_text(vault: Vault) -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in vault.entry_files())
+
+
+# -- appends ------------------------------------------------------------------------
+
+
+def test_an_append_keeps_what_an_editor_wrote_a_moment_before(vault: Vault) -> None:
+    append_entries(vault, [NewEntry("Takes coffee with oat milk")])
+    with open(vault.current, "a", encoding="utf-8") as handle:  # an editor appends, no lock taken
+        handle.write("A line typed by hand without a newline at the end")
+    append_entries(vault, [NewEntry("Allergic to peanuts")])
+    text = vault.current.read_text()
+    assert "A line typed by hand without a newline at the end\n- <seq=2," in text
+    assert "Takes coffee with oat milk" in text
+
+
+def test_entries_an_editors_stale_save_wiped_are_put_back(memd: Memd) -> None:
+    memd("add", "Takes coffee with oat milk")
+    stale = memd.vault.current.read_text()  # an editor opens CURRENT.md ...
+    memd("add", "Allergic to peanuts")  # ... memd appends meanwhile ...
+    memd.vault.current.write_text(stale + "Note typed by hand.\n")  # ... the editor saves its old copy
+    result = memd("consolidate")
+    assert "put back 1 entries" in result.output
+    text = all_text(memd.vault)
+    assert "Allergic to peanuts" in text and "Note typed by hand." in text
+    assert set(live_seqs(memd.vault)) == {1, 2} and max(live_seqs(memd.vault).values()) == 1
+    assert json.loads(memd("verify", "--json").output)["ok"]
+
+
+def test_a_stale_copy_of_moved_entries_is_not_filed_twice(memd: Memd) -> None:
+    memd("add", "Takes coffee with oat milk\nRuns on Tuesdays along the river")
+    stale = memd.vault.current.read_text()
+    memd("consolidate")
+    # An editor saves its old copy, with one line changed by the person.
+    memd.vault.current.write_text(stale.replace("Runs on Tuesdays", "Runs on Thursdays"))
+    memd("add", "Allergic to peanuts")
+    result = memd("consolidate")
+    assert "dropped 1 identical copies, kept 1 changed ones as new entries" in result.output
+    counts = live_seqs(memd.vault)
+    assert max(counts.values()) == 1
+    assert "Runs on Thursdays" in all_text(memd.vault) and "Runs on Tuesdays" in all_text(memd.vault)
+    assert json.loads(memd("verify", "--json").output)["ok"]
+
+
+def test_verify_reports_a_buffered_entry_deleted_without_a_commit(memd: Memd) -> None:
+    memd("add", "Takes coffee with oat milk\nAllergic to peanuts\nRuns on Tuesdays")
+    assert json.loads(memd("verify", "--json").output)["buffered"] == 3
+    lines = memd.vault.current.read_text().splitlines(True)
+    memd.vault.current.write_text("".join(line for line in lines if "peanuts" not in line))
+    result = memd("verify", ok=False)
+    assert result.exit_code == 1 and "acknowledged seqs 2 are in no file" in result.output
+
+
+def test_a_deleted_current_md_is_the_persons_removal_of_exactly_its_entries(memd: Memd) -> None:
+    memd("add", "\n".join(f"Entry number {n} about the garden shed" for n in range(10)))
+    memd.vault.current.unlink()
+    memory = Memory.open(memd.vault.root)
+    assert memory.commit_hand_edits() is not None  # what the daemon does once the person is quiet
+    assert "Memd-Removed: 1-10" in git(memd.vault, "log", "-1", "--format=%B")
+    report = json.loads(memd("verify", "--json").output)
+    assert report["ok"] and report["deleted_by_hand"] == 10
+
+
+def test_forget_removes_an_entry_on_purpose_and_it_stays_gone(memd: Memd) -> None:
+    memd("add", "Takes coffee with oat milk\nAllergic to peanuts\nRuns on Tuesdays")
+    result = json.loads(memd("forget", "2", "--json").output)
+    assert [r["text"] for r in result["removed"]] == ["Allergic to peanuts"] and result["commit"]
+    body = git(memd.vault, "log", "-1", "--format=%an|%B")
+    assert body.startswith("Test User|forget: seq 2") and "Memd-Removed: 2" in body
+    memd("consolidate")
+    assert "peanuts" not in all_text(memd.vault)
+    report = json.loads(memd("verify", "--json").output)
+    assert report["ok"] and report["deleted_by_hand"] == 1
+    assert "no entry holds seq 99" in memd("forget", "99", ok=False).output
+
+
+# -- consolidation beside writers and people -----------------------------------------------
+
+
+def test_appends_made_during_a_consolidation_stay_in_the_buffer(memd: Memd) -> None:
+    memd("add", "Takes coffee with oat milk\nAllergic to peanuts")
+
+    class AppendsMeanwhile(OfflineEngine):
+        def summarise(self, sections: list[Section]) -> str:
+            if "Arrived during" not in memd.vault.current.read_text():
+                append_entries(memd.vault, [NewEntry("Arrived during the consolidation")])
+            return super().summarise(sections)
+
+    outcome = consolidate(memd.vault, engine=AppendsMeanwhile())
+    assert outcome.entries == 2 and outcome.commit
+    assert "Arrived during the consolidation" in memd.vault.current.read_text()
+    assert "Arrived during" not in git(memd.vault, "show", "HEAD:topics/" + outcome.touched_topics[0] + ".md")
+    assert json.loads(memd("verify", "--json").output)["ok"]
+
+
+def test_a_hand_edit_during_consolidation_is_committed_as_the_persons_and_the_run_redone(memd: Memd) -> None:
+    topic = memd.vault.topics_dir / "coffee.md"
+    topic.write_text('---\nid: "coffee"\nsummary: "coffee"\n---\n# Coffee\n- <seq=1> Takes coffee with oat milk\n')
+    git(memd.vault, "add", "-A")
+    git(memd.vault, "commit", "-qm", "a topic")
+    memd("add", "Takes a flat white coffee with oat milk in the morning")
+    edits = []
+
+    class EditsOnce(OfflineEngine):
+        def summarise(self, sections: list[Section]) -> str:
+            if not edits:
+                edits.append(1)
+                topic.write_text(topic.read_text() + "Typed in an editor while memd ran.\n")
+            return super().summarise(sections)
+
+    outcome = consolidate(memd.vault, engine=EditsOnce())
+    assert outcome.commit and "Typed in an editor while memd ran." in topic.read_text()
+    log = git(memd.vault, "log", "-3", "--format=%an|%s").splitlines()
+    assert log[0].startswith("memd|consolidate:") and log[1] == "Test User|edit: topics/coffee.md"
+    memd_diff = git(memd.vault, "show", "HEAD", "--format=")
+    added = [line for line in memd_diff.splitlines() if line.startswith("+")]
+    assert not [line for line in added if "Typed in an editor" in line]  # it is in the person's commit only
+
+
+def test_a_stale_git_lock_is_removed_and_the_commit_made(memd: Memd) -> None:
+    memd("add", "Takes coffee with oat milk")
+    git_dir = memd.vault.root / ".git"
+    (git_dir / "index.lock").write_text("")  # left by a git that was killed
+    result = memd("consolidate")
+    assert "committed" in result.output
+    assert not (git_dir / "index.lock").exists()
+    assert git(memd.vault, "log", "-1", "--format=%s").startswith("consolidate: 1 entries")
+    assert git(memd.vault, "status", "--porcelain", "--", "topics", "CURRENT.md") == ""
+
+
+def test_a_commit_git_refuses_is_owed_reported_and_made_later(memd: Memd) -> None:
+    memd("add", "Takes coffee with oat milk")
+    merge_head = memd.vault.root / ".git" / "MERGE_HEAD"
+    merge_head.write_text(git(memd.vault, "rev-parse", "HEAD"))  # a merge is in progress
+    result = memd("consolidate")
+    assert "will commit it on its next run" in result.output
+    assert owed(memd.vault) is not None
+    assert memd("status", "--json").output.count("uncommitted") >= 1
+    assert json.loads(memd("verify", "--json").output)["uncommitted"].startswith("consolidate: 1 entries")
+    merge_head.unlink()
+    memd("consolidate")
+    assert owed(memd.vault) is None
+    assert git(memd.vault, "log", "-1", "--format=%s").startswith("consolidate: 1 entries")
+    assert json.loads(memd("verify", "--json").output)["ok"]
+
+
+@pytest.mark.parametrize(
+    "journal",
+    [
+        "{}",
+        '{"message": "x", "changes": [{"path": "../escaped.md", "before": null, "after": "pwned"}]}',
+        '{"message": "x", "changes": [{"path": "/tmp/abs.md", "before": null, "after": "pwned"}]}',
+        '{"message": "x", "changes": [{"path": "CURRENT.md", "before": 7, "after": "x"}]}',
+        '{"message": "x", "changes": [{"path": ".git/config", "before": null, "after": "x"}]}',
+    ],
+)
+def test_a_journal_memd_did_not_write_is_set_aside_and_nothing_leaves_the_vault(
+    memd: Memd, tmp_path: Path, journal: str
+) -> None:
+    memd("add", "Takes coffee with oat milk")
+    before = memd.vault.current.read_bytes()
+    pending = memd.vault.meta_dir / "journal" / "pending.json"
+    pending.parent.mkdir(parents=True, exist_ok=True)
+    pending.write_text(journal)
+    result = memd("add", "Allergic to peanuts")
+    assert "unreadable consolidation journal" in result.output
+    assert pending.with_suffix(".broken").exists() and not pending.exists()
+    assert not (memd.vault.root.parent / "escaped.md").exists() and not Path("/tmp/abs.md").exists()
+    assert memd.vault.current.read_bytes().startswith(before)
+
+
+# -- crashes, with people and the inbox acting before memd runs again ----------------------------
+
+
+def run_memd(vault: Path, *args: str, crash_at: int | None = None) -> int:
+    env = {**os.environ, "MEMD_VAULT": str(vault)}
+    env.pop("MEMD_CRASH_AT", None)
+    if crash_at is not None:
+        env["MEMD_CRASH_AT"] = str(crash_at)
+    return subprocess.run([sys.executable, "-m", "memd", *args], env=env, capture_output=True, cwd=REPO).returncode
+
+
+@pytest.mark.slow
+def test_a_kill_anywhere_then_a_hand_edit_an_ingest_and_a_kill_during_recovery_lose_nothing(
+    memd: Memd, tmp_path: Path
+) -> None:
+    subjects = ["violin", "sourdough", "kayak", "chess", "orchid", "telescope", "pottery", "marathon"]
+    memd("add", "\n".join(f"{s} lesson {k}: notes about {s} gear and {s} teachers" for s in subjects for k in range(3)))
+    start = tmp_path / "start"
+    shutil.copytree(memd.vault.root, start)
+    note = tmp_path / "later.md"
+    note.write_text("The boiler service is booked for March.\n")
+    point = 0
+    while True:
+        point += 1
+        trial = tmp_path / f"crash-{point}"
+        shutil.copytree(start, trial)
+        code = run_memd(trial, "consolidate", crash_at=point)
+        if code == 0:
+            break
+        assert code == -9, f"kill point {point}: exit {code}"
+        with open(trial / "CURRENT.md", "a", encoding="utf-8") as handle:  # a person types before memd runs again
+            handle.write("Typed by hand after the crash.\n")
+        for again in (1, 2):  # the next command is killed during recovery too
+            run_memd(trial, "ingest", str(note), crash_at=again)
+        assert run_memd(trial, "ingest", str(note)) == 0
+        assert run_memd(trial, "consolidate") == 0
+        vault = Vault(trial)
+        recover(vault)
+        counts = live_seqs(vault)
+        assert set(range(1, 25)) <= set(counts), f"kill point {point}: lost {set(range(1, 25)) - set(counts)}"
+        assert max(counts.values()) == 1, f"kill point {point}: a seq is live twice"
+        text = all_text(vault)
+        assert "Typed by hand after the crash." in text and "boiler service" in text
+        assert not verify_vault(vault).problems, (point, verify_vault(vault).problems)
+        assert not list(trial.rglob("*.memd-tmp"))
+        assert not (trial / ".git" / "index.lock").exists() and not (trial / ".git" / "HEAD.lock").exists()
+        shutil.rmtree(trial)
+    assert point > 15, f"only {point - 1} kill points"
+
+
+# -- everything at once -------------------------------------------------------------------------
+
+
+def _start(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "tests.workers", *args], cwd=REPO, stderr=subprocess.PIPE)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("daemon", [False, True], ids=["no-daemon", "daemon"])
+def test_adders_a_consolidation_loop_and_an_editor_at_once_lose_nothing(
+    memd: Memd, tmp_path: Path, daemon: bool
+) -> None:
+    vault = memd.vault
+    vault.config_path.write_text("[consolidate]\nbuffer_tokens = 200\nbuffer_age = \"1s\"\n")
+    env = {**os.environ, "MEMD_VAULT": str(vault.root)}
+    runner = None
+    if daemon:
+        runner = subprocess.Popen([sys.executable, "-m", "memd", "daemon", "run", "--quiet", "1"], env=env, cwd=REPO,
+                                  stderr=subprocess.PIPE)
+        time.sleep(2.0)
+    seconds = 8.0
+    outs = [tmp_path / f"adder-{n}.json" for n in range(4)]
+    workers = [_start("adder", str(vault.root), f"writer{n}", "40", str(out)) for n, out in enumerate(outs)]
+    if not daemon:
+        workers.append(_start("consolidator", str(vault.root), str(seconds)))
+    edits = tmp_path / "editor.json"
+    workers.append(_start("editor", str(vault.root), str(seconds), str(edits)))
+    for worker in workers:
+        _, err = worker.communicate(timeout=180)
+        assert worker.returncode == 0, err.decode()
+    if runner is not None:
+        time.sleep(3.0)
+        runner.terminate()
+        runner.communicate(timeout=60)
+    Memory.open(vault.root).consolidate()  # settle: editor wipes are put back before anything is committed
+
+    acknowledged = [item for out in outs for item in json.loads(out.read_text())]
+    assert len(acknowledged) == 160, "every add was acknowledged (none refused)"
+    counts = live_seqs(vault)
+    report = verify_vault(vault)
+    superseded = superseded_in(vault.read(p) for p in vault.topic_files())
+    lost = [a for a in acknowledged if a["seq"] not in counts and a["seq"] not in superseded]
+    assert not lost, f"{len(lost)} acknowledged entries lost, e.g. {lost[:3]}"
+    assert max(counts.values()) == 1, [s for s, c in counts.items() if c > 1]
+    text = all_text(vault)
+    missing_text = [a["text"] for a in acknowledged if a["text"] not in text]
+    assert not missing_text, missing_text[:3]
+    hand = json.loads(edits.read_text())
+    assert hand, "the editor saved files"
+    missing_hand = [h["line"] for h in hand if h["line"] not in text]
+    assert not missing_hand, missing_hand
+    assert not report.problems, report.problems
+
+    # A buffered entry deleted by hand, without a commit, is reported.
+    [added] = Memory.open(vault.root).add("A fact that will be deleted by hand")
+    lines = vault.current.read_text().splitlines(True)
+    vault.current.write_text("".join(line for line in lines if f"<seq={added.seq}," not in line) + "Tail.\n")
+    assert any(str(added.seq) in problem for problem in verify_vault(vault).problems)
