@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_index import ENTRIES_PER_TOPIC, QUERIES, sentence, topic_text, vocabulary
+from bench_index import ENTRIES_PER_TOPIC, QUERIES, topic_text, vocabulary
 
 from memd.index import IndexStore
 from memd.index.retrieve import Options, retrieve
@@ -122,15 +122,21 @@ def main(argv: list[str]) -> None:
     sizes = [int(arg) for arg in argv]
     for size in sizes or [10_000]:
         r = embedding(size)
-        print(f"embed {r['entries']} entries: {r['embedded']} texts, {r['index_s']:.1f} s "
-              f"({r['index_cpu_s']:.1f} s CPU), {r['embedded'] / r['index_s']:.0f} entries/s", flush=True)
+        print(
+            f"embed {r['entries']} entries: {r['embedded']} texts, {r['index_s']:.1f} s "
+            f"({r['index_cpu_s']:.1f} s CPU), {r['embedded'] / r['index_s']:.0f} entries/s",
+            flush=True,
+        )
     if sizes:
         return
     print(f"{'entries':>8} {'vectors':>8} {'hybrid p50':>11} {'hybrid p95':>11} {'words p50':>10} {'words p95':>10}")
     for size in (10_000, 100_000):
         r = latency(size)
-        print(f"{r['entries']:>8} {r['vectors']:>8} {r['hybrid_p50_ms']:>11.1f} {r['hybrid_p95_ms']:>11.1f} "
-              f"{r['lexical_p50_ms']:>10.1f} {r['lexical_p95_ms']:>10.1f}", flush=True)
+        print(
+            f"{r['entries']:>8} {r['vectors']:>8} {r['hybrid_p50_ms']:>11.1f} {r['hybrid_p95_ms']:>11.1f} "
+            f"{r['lexical_p50_ms']:>10.1f} {r['lexical_p95_ms']:>10.1f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -29,15 +29,44 @@ MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if 
 MONTHS["sept"] = 9
 WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
 NUMBERS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple of": 2, "a couple of": 2,
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "couple of": 2,
+    "a couple of": 2,
 }
 # Informal spellings seen in chat, mapped to the word they stand for.
 ALIASES = {
-    "yday": "yesterday", "yest": "yesterday", "yesterdy": "yesterday", "ystrday": "yesterday",
-    "tmrw": "tomorrow", "tmr": "tomorrow", "tmrrw": "tomorrow", "tomoro": "tomorrow", "tomorow": "tomorrow",
-    "2moro": "tomorrow", "2morrow": "tomorrow", "2day": "today", "tonite": "tonight", "2nite": "tonight",
-    "wk": "week", "wknd": "weekend", "wkend": "weekend", "mo": "month", "yr": "year",
+    "yday": "yesterday",
+    "yest": "yesterday",
+    "yesterdy": "yesterday",
+    "ystrday": "yesterday",
+    "tmrw": "tomorrow",
+    "tmr": "tomorrow",
+    "tmrrw": "tomorrow",
+    "tomoro": "tomorrow",
+    "tomorow": "tomorrow",
+    "2moro": "tomorrow",
+    "2morrow": "tomorrow",
+    "2day": "today",
+    "tonite": "tonight",
+    "2nite": "tonight",
+    "wk": "week",
+    "wknd": "weekend",
+    "wkend": "weekend",
+    "mo": "month",
+    "yr": "year",
 }
 MAX_SPANS = 4  # an entry that names more times than this is a schedule, not a story
 
@@ -203,8 +232,7 @@ def when_value(text: str, time: str | None) -> str | None:
     return ";".join(span.render() for span in spans)
 
 
-def with_when(extra: tuple[tuple[str, str], ...], text: str,
-              time: str | None) -> tuple[tuple[str, str], ...]:
+def with_when(extra: tuple[tuple[str, str], ...], text: str, time: str | None) -> tuple[tuple[str, str], ...]:
     """``extra`` plus ``("when", ...)`` when the text names a relative time and none is recorded yet."""
     if any(key == "when" for key, _ in extra):
         return extra

@@ -70,8 +70,12 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
         if name == "__metadata__" or spec["dtype"] not in dtypes:
             continue
         start, end = spec["data_offsets"]
-        array = np.frombuffer(data, dtype=dtypes[spec["dtype"]], count=(end - start) // 4 if spec["dtype"] == "F32"
-                              else (end - start) // 8, offset=base + start)
+        array = np.frombuffer(
+            data,
+            dtype=dtypes[spec["dtype"]],
+            count=(end - start) // 4 if spec["dtype"] == "F32" else (end - start) // 8,
+            offset=base + start,
+        )
         tensors[name] = array.reshape(spec["shape"])
     return tensors
 

@@ -5,7 +5,7 @@ Candidates come two ways: BM25 over words (question words like "what did
 she" are dropped from the query first), and, when the vault's embedding
 model is installed, the records nearest the query in meaning. Each gets its
 BM25 score scaled to the best hit (1.0) plus 0.75 x (similarity / the best
-similarity)^4: the power keeps only the closest few in meaning strong, so
+similarity)^3: the power keeps only the closest few in meaning strong, so
 meaning decides between near-equal word matches and brings in the entries
 that say the thing in other words. (Measured against reciprocal rank fusion,
 min-max scaling, and meaning as a mere candidate source: see the README.)
@@ -62,7 +62,7 @@ class Options:
     semantic_candidates: int = 100
     semantic_scale: str = "top"  # "top": similarity / the best one's; "minmax": between the worst and the best
     semantic_floor: float = 0.0  # minmax only: quantile of the candidates' similarities that counts as zero
-    semantic_power: float = 4.0  # >1 favours the few most similar candidates
+    semantic_power: float = 3.0  # >1 favours the few most similar candidates
     semantic_min: float = 0.25  # a record this dissimilar joins only through its words
     rrf_k: int = 60
 

@@ -89,9 +89,14 @@ class VectorIndex:
                 keys = [bytes(key) for key in data["keys"]]
                 matrix = np.asarray(data["vectors"], dtype=np.float32)
             files = meta["files"]
-            if (meta.get("format") != FORMAT or meta.get("model") != model or not isinstance(files, dict)
-                    or matrix.shape != (len(rids), dim) or len(keys) != len(rids)
-                    or not np.isfinite(matrix).all()):
+            if (
+                meta.get("format") != FORMAT
+                or meta.get("model") != model
+                or not isinstance(files, dict)
+                or matrix.shape != (len(rids), dim)
+                or len(keys) != len(rids)
+                or not np.isfinite(matrix).all()
+            ):
                 raise ValueError("stored vectors do not match")
         except Exception:  # numpy, zipfile and json each raise their own kinds on a damaged file
             index.damaged = True
@@ -117,8 +122,13 @@ class VectorIndex:
     def stale(self, digests: Mapping[str, str]) -> bool:
         return self.damaged or self.files != dict(digests)
 
-    def refresh(self, digests: Mapping[str, str], read: ReadRecords, embed: Callable[[Sequence[str]], Any],
-                known: Mapping[str, list[Record]] | None = None) -> RefreshReport:
+    def refresh(
+        self,
+        digests: Mapping[str, str],
+        read: ReadRecords,
+        embed: Callable[[Sequence[str]], Any],
+        known: Mapping[str, list[Record]] | None = None,
+    ) -> RefreshReport:
         """Bring the vectors in step with files whose content hashes are ``digests``.
 
         ``read(rel)`` gives a file's records; ``known`` may already hold them

@@ -38,8 +38,11 @@ def parse(path: Path) -> tuple[str, list[str], list[tuple[datetime, list[tuple[s
 
 
 def build() -> list[dict]:
-    filler = [line for line in (HERE / "filler.txt").read_text(encoding="utf-8").splitlines()
-              if line.strip() and not line.startswith("#")]
+    filler = [
+        line
+        for line in (HERE / "filler.txt").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     questions = json.loads((HERE / "questions.json").read_text(encoding="utf-8"))
     out = []
     for path in sorted(HERE.glob("c*.txt")):
