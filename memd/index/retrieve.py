@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from ..errors import FormatError
@@ -79,6 +80,8 @@ class Result:
         data.update({"score": round(self.score, 4), "via": self.via, "snippet": snippet(self.record.text, self.terms)})
         return data
 
+
+NEIGHBOUR_SOURCES = 60  # entries whose unmatched neighbours may join the candidates
 
 # Words that shape a question but say nothing about its subject. They are
 # dropped from queries only (an entry may well be about "what we did").
@@ -165,20 +168,39 @@ def _diversify(backend: Backend, results: list[Result], limit: int, weight: floa
     pool = results[: min(len(results), max(2 * limit, 40), 120)]
     if len(pool) < 3:
         return results
+    import numpy as np
+
     top = max(r.score for r in pool) or 1.0
-    words = [set(backend.analyse(r.record.text)) for r in pool]
-    overlap = [0.0] * len(pool)  # each candidate's highest overlap with a chosen result
-    remaining = list(range(len(pool)))
+    words = [_terms(backend, r.record.text) for r in pool]
+    vocabulary = {term: i for i, term in enumerate({term for terms in words for term in terms})}
+    present = np.zeros((len(pool), max(1, len(vocabulary))), dtype=np.float32)
+    for row, terms in enumerate(words):
+        present[row, [vocabulary[term] for term in terms]] = 1.0
+    shared = present @ present.T
+    sizes = present.sum(axis=1)
+    union = sizes[:, None] + sizes[None, :] - shared
+    jaccard = np.divide(shared, union, out=np.zeros_like(shared), where=union > 0)
+    relevance = np.array([r.score / top for r in pool])
+    overlap = np.zeros(len(pool))  # each candidate's highest overlap with a chosen result
+    chosen = np.zeros(len(pool), dtype=bool)
     order: list[int] = []
-    while remaining:
-        best = max(remaining, key=lambda i: pool[i].score / top - weight * overlap[i])
-        remaining.remove(best)
+    for _ in range(len(pool)):
+        value = np.where(chosen, -np.inf, relevance - weight * overlap)
+        best = int(np.argmax(value))  # the first of equals, as in rank order
+        chosen[best] = True
         order.append(best)
-        for i in remaining:
-            union = len(words[i] | words[best])
-            if union:
-                overlap[i] = max(overlap[i], len(words[i] & words[best]) / union)
+        overlap = np.maximum(overlap, jaccard[:, best])
     return [pool[i] for i in order] + results[len(pool) :]
+
+
+@lru_cache(maxsize=50_000)
+def _analysed(analyse: Any, text: str) -> frozenset[str]:
+    return frozenset(analyse(text))
+
+
+def _terms(backend: Backend, text: str) -> frozenset[str]:
+    """The analysed words of a record's text (remembered: the same records come up query after query)."""
+    return _analysed(backend.analyse, text)
 
 
 def _smooth(backend: Backend, scored: list[tuple[Hit, float]], options: Options,
@@ -193,7 +215,10 @@ def _smooth(backend: Backend, scored: list[tuple[Hit, float]], options: Options,
         for seq in hit.record.seqs:
             by_seq.setdefault(seq, rid)
     wanted: set[int] = set()
-    for hit, _ in entries.values():
+    # Only the best entries bring their unmatched neighbours in: one far down
+    # the list would not lift a neighbour into view, and each costs a lookup.
+    leading = sorted(entries.values(), key=lambda pair: -pair[1])[:NEIGHBOUR_SOURCES]
+    for hit, _ in leading:
         if hit.record.seqs:
             wanted |= {min(hit.record.seqs) - 1, max(hit.record.seqs) + 1}
     missing = {seq for seq in wanted if seq > 0 and seq not in by_seq}

@@ -12,6 +12,7 @@ import calendar
 import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,10 @@ def _naive(time: str | None) -> datetime | None:
         return None
 
 
+@lru_cache(maxsize=50_000)
 def _record_from(data: str) -> Record:
+    # Records are immutable and the stored text names one exactly: a long-lived
+    # reader (the MCP server, the daemon, an evaluation) decodes each one once.
     raw = json.loads(data)
     raw["headings"] = tuple(raw["headings"])
     raw["seqs"] = tuple(raw["seqs"])
