@@ -112,7 +112,7 @@ def embed_many(embedder: Embedder, texts: Sequence[str], workers: int | None = N
         return embedder.embed(texts)
     # Interleaved shares keep the mix of short and long texts alike in each.
     shares = [list(range(i, len(texts), workers)) for i in range(workers)]
-    with _one_blas_thread(), ThreadPoolExecutor(workers) as pool:
+    with one_blas_thread(), ThreadPoolExecutor(workers) as pool:
         parts = list(pool.map(lambda rows: embedder.embed([texts[i] for i in rows]), shares))
     out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     for rows, part in zip(shares, parts, strict=True):
@@ -120,14 +120,31 @@ def embed_many(embedder: Embedder, texts: Sequence[str], workers: int | None = N
     return out
 
 
-def _one_blas_thread() -> Any:
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
+def one_blas_thread() -> Any:
+    """A context in which numpy's BLAS runs on one thread.
+
+    For one short query a second BLAS thread only adds waiting (and on a busy
+    machine, much of it); for many texts ``embed_many`` runs threads of its own."""
+    controller = _controller()
+    if controller is None:
         from contextlib import nullcontext
 
         return nullcontext()
-    return threadpool_limits(1, user_api="blas")
+    return controller.limit(limits=1, user_api="blas")
+
+
+@lru_cache(maxsize=1)
+def _controller() -> Any:
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    return ThreadpoolController()
+
+
+def embed_query(embedder: Embedder, text: str) -> Any:
+    with one_blas_thread():
+        return embedder.embed([text])[0]
 
 
 def describe_retrieval(name: str) -> dict[str, object]:

@@ -336,7 +336,9 @@ class HybridBackend:
 
     def similar(self, query: str) -> Similarity:
         """How close every record is to ``query`` in meaning."""
-        return Similarity(self.vectors, self.vectors.scores(self.embedder.embed([query])[0]))
+        from .embedding import embed_query
+
+        return Similarity(self.vectors, self.vectors.scores(embed_query(self.embedder, query)))
 
     def replace_files(self, removed: Iterable[str], records: Sequence[Record]) -> None:
         self.lexical.replace_files(removed, records)
