@@ -15,6 +15,7 @@ from .errors import FormatError
 from .redact import redact
 from .signature import Signature
 from .state import allocate, read_state
+from .timeexpr import with_when
 from .tokens import count_tokens
 from .vault import CURRENT_TEMPLATE, Vault
 
@@ -81,7 +82,9 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
         added: list[Added] = []
         chunks: list[str] = []
         for seq, item in zip(seqs, items, strict=True):
-            signature = Signature.make(seq, item.time or stamp, item.source, item.src, item.extra)
+            # A relative time ("yesterday") is recorded as a date beside the words (memd/timeexpr.py).
+            extra = with_when(item.extra, item.text, item.time or stamp)
+            signature = Signature.make(seq, item.time or stamp, item.source, item.src, extra)
             entry = make_entry(signature, item.text)
             chunks.append(newline.join(entry.lines()) + newline)
             added.append(Added(seq, line, signature.render(), entry.full_text))

@@ -57,6 +57,7 @@ class Config:
     git_author: str = _default("git.author")
     lock_timeout: float = _default("vault.lock_timeout")
     engine: str = _default(ENGINE.key)
+    embedding: str = _default("index.embedding")  # sentence-embedding model of the search index, or "none"
     llm: LLMSettings = field(default_factory=LLMSettings)
     sync_remote: str | None = _default("sync.remote")  # the daemon syncs only when this is set
     sync_interval: timedelta = _default("sync.interval")  # noqa: RUF009 - an immutable value

@@ -24,6 +24,8 @@ from typing import Any
 from .errors import FormatError, NotFound
 
 WORD_BUDGET = 300
+DEFAULT = "default"  # the retrieval `memd search` runs
+LEXICAL = "lexical"  # words only, measured beside it so the semantic lift shows
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _SESSION = re.compile(r"^session_(\d+)$")
 Progress = Callable[[int, int, str], None]
@@ -42,6 +44,7 @@ class Question:
     question: str
     evidence: tuple[str, ...]
     category: int
+    answer: str = ""
 
 
 @dataclass(frozen=True)
@@ -52,9 +55,31 @@ class Conversation:
 
 
 @dataclass(frozen=True)
-class Report:
+class Scores:
+    """What one retrieval setting achieved over the questions asked."""
+
     recall: float
+    coverage: float  # share of the gold answers' content words in the text taken
     by_category: dict[str, dict[str, float | int]]
+    words: float  # mean words of result text taken per question
+    latency_ms: dict[str, float]  # p50 and p95 of one retrieve call
+    by_conversation: dict[str, float]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "recall": round(self.recall, 4),
+            "coverage": round(self.coverage, 4),
+            "by_category": self.by_category,
+            "words": round(self.words, 1),
+            "latency_ms": self.latency_ms,
+            "by_conversation": self.by_conversation,
+        }
+
+
+@dataclass(frozen=True)
+class Report:
+    scores: dict[str, Scores]  # by setting name; DEFAULT is what `memd search` uses
+    retrieval: str  # "hybrid (<model>)" or "lexical (<why>)"
     questions: int
     entries: int
     topics: int
@@ -62,10 +87,22 @@ class Report:
     consolidated: bool
     conversations: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def main(self) -> Scores:
+        return self.scores[DEFAULT]
+
+    @property
+    def recall(self) -> float:
+        return self.main.recall
+
+    @property
+    def by_category(self) -> dict[str, dict[str, float | int]]:
+        return self.main.by_category
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "recall": round(self.recall, 4),
-            "by_category": self.by_category,
+        data = self.main.to_json()
+        data.update({
+            "retrieval": self.retrieval,
             "questions": self.questions,
             "entries": self.entries,
             "topics": self.topics,
@@ -73,7 +110,9 @@ class Report:
             "consolidated": self.consolidated,
             "word_budget": WORD_BUDGET,
             "conversations": self.conversations,
-        }
+            "settings": {name: scores.to_json() for name, scores in self.scores.items() if name != DEFAULT},
+        })
+        return data
 
 
 def session_time(text: str) -> str | None:
@@ -118,7 +157,8 @@ def _conversation(item: dict[str, Any], number: int) -> Conversation:
                 text = f"{text} [shares a photo: {caption}]".strip()
             turns.append(Turn(str(turn["dia_id"]), str(turn["speaker"]), text, when))
     questions = [
-        Question(str(q["question"]), tuple(str(e) for e in q.get("evidence", [])), int(q["category"]))
+        Question(str(q["question"]), tuple(str(e) for e in q.get("evidence", [])), int(q["category"]),
+                 str(q.get("answer", "")))
         for q in item.get("qa", [])
         if int(q.get("category", 0)) in CATEGORIES
     ]
@@ -150,67 +190,154 @@ def _consolidate(vault: Any) -> bool:
     return True
 
 
-def evidence_found(results: list[Any], evidence: tuple[str, ...], budget: int = WORD_BUDGET) -> set[str]:
-    """Evidence ids in the ``src`` of results taken in order within the word budget."""
+def taken(results: list[Any], budget: int = WORD_BUDGET) -> list[Any]:
+    """Results in rank order while fewer than ``budget`` words have been taken."""
     words = 0
-    found: set[str] = set()
-    wanted = set(evidence)
+    out = []
     for result in results:
         if words >= budget:
             break
-        record = result.record
-        words += len(record.text.split())
-        for ref in (record.src or "").split(";"):
+        words += len(result.record.text.split())
+        out.append(result)
+    return out
+
+
+def evidence_found(results: list[Any], evidence: tuple[str, ...], budget: int = WORD_BUDGET) -> set[str]:
+    """Evidence ids in the ``src`` of results taken in order within the word budget."""
+    wanted = set(evidence)
+    found: set[str] = set()
+    for result in taken(results, budget):
+        for ref in (result.record.src or "").split(";"):
             ref = ref.strip()
             if ref in wanted:
                 found.add(ref)
     return found
 
 
-def run_locomo(path: Path, *, consolidate: bool = True, progress: Progress | None = None,
-               options: Any = None, limit: int = 60) -> Report:
-    from .index import IndexStore
-    from .index.retrieve import retrieve
+def parse_selection(text: str, count: int) -> list[int]:
+    """``"1-3"``, ``"4,5"`` or ``"2"`` -> 1-based conversation numbers, checked against ``count``."""
+    chosen: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not match:
+            raise FormatError(f"conversations: expected numbers like 1-3 or 4,5, got {text!r}")
+        first, last = int(match[1]), int(match[2] or match[1])
+        if not 1 <= first <= last <= count:
+            raise FormatError(f"conversations: {part} is outside 1-{count}")
+        chosen.update(range(first, last + 1))
+    return sorted(chosen)
 
-    conversations = load_locomo(path)
+
+@dataclass
+class _Tally:
+    recall: dict[int, list[float]] = field(default_factory=lambda: {c: [] for c in CATEGORIES})
+    coverage: dict[int, list[float]] = field(default_factory=lambda: {c: [] for c in CATEGORIES})
+    words: list[int] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    by_conversation: dict[str, list[float]] = field(default_factory=dict)
+
+    def scores(self) -> Scores:
+        every = [s for values in self.recall.values() for s in values]
+        covered = [s for values in self.coverage.values() for s in values]
+        by_category = {
+            f"{c}-{name}": {"recall": _mean(self.recall[c]), "coverage": _mean(self.coverage[c]),
+                            "questions": len(self.recall[c])}
+            for c, name in CATEGORIES.items()
+        }
+        latency = {"p50": _percentile(self.seconds, 50) * 1000, "p95": _percentile(self.seconds, 95) * 1000}
+        return Scores(
+            _mean(every), _mean(covered), by_category, sum(self.words) / len(self.words) if self.words else 0.0,
+            {key: round(value, 1) for key, value in latency.items()},
+            {key: _mean(values) for key, values in self.by_conversation.items()},
+        )
+
+
+def run_locomo(path: Path, *, consolidate: bool = True, progress: Progress | None = None,
+               settings: dict[str, Any] | None = None, conversations: str | None = None,
+               limit: int = 60) -> Report:
+    """Evidence recall and answer coverage of each retrieval setting (name -> ``Options``).
+
+    ``DEFAULT`` is what ``memd search`` runs; ``LEXICAL`` (words only) is
+    measured beside it in the same run unless ``settings`` says otherwise."""
+    from .index import IndexStore
+    from .index.retrieve import Options, retrieve
+
+    chosen = load_locomo(path)
+    if conversations:
+        chosen = [chosen[n - 1] for n in parse_selection(conversations, len(chosen))]
+    settings = settings or {DEFAULT: Options(), LEXICAL: Options(fusion="off")}
+    tallies = {name: _Tally() for name in settings}
     started = time.monotonic()
-    per_cat: dict[int, list[float]] = {c: [] for c in CATEGORIES}
     entries = topics = 0
     any_consolidated = False
-    details: list[dict[str, Any]] = []
-    total_q = sum(len(c.questions) for c in conversations)
+    retrieval = ""
+    tokens: dict[str, int] = {}
+    total_q = len(settings) * sum(len(c.questions) for c in chosen)
     done = 0
-    for conversation in conversations:
+    for conversation in chosen:
         with tempfile.TemporaryDirectory(prefix="memd-locomo-") as folder:
             vault = _ingest(Path(folder) / "vault", conversation)
             if consolidate and _consolidate(vault):
                 any_consolidated = True
             store = IndexStore(vault)
             store.sync()
+            backend = store.backend()
+            retrieval = _describe(store)
+            tokens[conversation.sample_id] = _model_tokens(vault)
             entries += _count_entries(vault)
             topics += len(vault.topic_files())
-            scores: list[float] = []
-            for question in conversation.questions:
-                results = retrieve(store.backend(), question.question, limit, options=options)
-                found = evidence_found(results, question.evidence)
-                score = len(found) / len(question.evidence) if question.evidence else 1.0
-                per_cat[question.category].append(score)
-                scores.append(score)
-                done += 1
-                if progress is not None:
-                    progress(done, total_q, conversation.sample_id)
+            for name, options in settings.items():
+                tally = tallies[name]
+                for question in conversation.questions:
+                    clock = time.perf_counter()
+                    results = retrieve(backend, question.question, limit, options=options)
+                    tally.seconds.append(time.perf_counter() - clock)
+                    _score(tally, backend, results, question, conversation.sample_id)
+                    done += 1
+                    if progress is not None:
+                        progress(done, total_q, conversation.sample_id)
             store.close()
-            details.append({"sample_id": conversation.sample_id, "questions": len(scores),
-                            "recall": round(sum(scores) / len(scores), 4) if scores else None,
-                            "construction_tokens": _model_tokens(vault)})
-    every = [s for scores in per_cat.values() for s in scores]
-    by_category = {
-        f"{c}-{name}": {"recall": round(sum(per_cat[c]) / len(per_cat[c]), 4) if per_cat[c] else 0.0,
-                        "questions": len(per_cat[c])}
-        for c, name in CATEGORIES.items()
-    }
-    return Report(sum(every) / len(every) if every else 0.0, by_category, len(every), entries, topics,
-                  time.monotonic() - started, any_consolidated, details)
+    scores = {name: tally.scores() for name, tally in tallies.items()}
+    if DEFAULT not in scores:
+        raise FormatError(f"settings must include {DEFAULT!r}")
+    conversations = [
+        {"sample_id": c.sample_id, "questions": len(c.questions),
+         "recall": scores[DEFAULT].by_conversation.get(c.sample_id), "construction_tokens": tokens[c.sample_id]}
+        for c in chosen
+    ]
+    return Report(scores, retrieval, len([q for c in chosen for q in c.questions]), entries, topics,
+                  time.monotonic() - started, any_consolidated, conversations)
+
+
+def _score(tally: _Tally, backend: Any, results: list[Any], question: Question, sample: str) -> None:
+    shown = taken(results)
+    found = evidence_found(shown, question.evidence)
+    recall = len(found) / len(question.evidence) if question.evidence else 1.0
+    tally.recall[question.category].append(recall)
+    tally.by_conversation.setdefault(sample, []).append(recall)
+    tally.words.append(sum(len(result.record.text.split()) for result in shown))
+    answer = set(backend.analyse(question.answer))
+    if answer:
+        text = set(backend.analyse(" ".join(result.record.text for result in shown)))
+        tally.coverage[question.category].append(len(answer & text) / len(answer))
+
+
+def _describe(store: Any) -> str:
+    if store.semantic_off:
+        return f"lexical ({store.semantic_off})"
+    return f"hybrid ({store.vault.config.embedding})"
+
+
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def _percentile(values: list[float], pct: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1)))]
 
 
 def _model_tokens(vault: Any) -> int:

@@ -87,6 +87,8 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("git", "author", "str", "memd <memd@localhost>", "author of memd's own commits", attr="git_author"),
     SettingSpec("vault", "lock_timeout", "duration", "10s", "how long a writer waits for another one to finish",
                 env="MEMD_LOCK_TIMEOUT", attr="lock_timeout"),
+    SettingSpec("index", "embedding", "str", "minilm-l6", "sentence-embedding model for search by meaning; "
+                "none = words only", env="MEMD_EMBEDDING", attr="embedding"),
     ENGINE,
     SettingSpec("llm", "base_url", "str", None, "OpenAI-compatible endpoint (default: OpenAI)",
                 env="OPENAI_BASE_URL", attr="llm.base_url", shown="example", example="http://127.0.0.1:11434/v1"),

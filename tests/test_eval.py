@@ -73,7 +73,7 @@ def test_eval_reports_recall_overall_and_by_category(locomo_file: Path, memd) ->
     data = json.loads(memd("eval", "locomo", str(locomo_file), "--no-consolidate", "--json").output)
     assert set(data) >= {"recall", "by_category", "questions", "entries", "topics", "seconds"}
     assert data["questions"] == 3 and data["entries"] == 4 and data["topics"] == 0
-    assert data["by_category"]["4-single-hop"] == {"recall": 1.0, "questions": 1}
+    assert data["by_category"]["4-single-hop"] == {"recall": 1.0, "coverage": 1.0, "questions": 1}
     assert data["by_category"]["1-multi-hop"]["recall"] == 1.0
     assert data["by_category"]["3-open-domain"]["questions"] == 0
     assert 0.0 <= data["recall"] <= 1.0
@@ -89,3 +89,38 @@ def test_malformed_file_is_a_clear_error(tmp_path: Path, memd) -> None:
     bad.write_text('[{"qa": []}]')
     result = memd("eval", "locomo", str(bad), ok=False)
     assert result.exit_code == 1 and "malformed" in result.output
+
+
+def test_eval_reports_words_only_beside_the_default_with_coverage_words_and_latency(locomo_file: Path, memd) -> None:
+    data = json.loads(memd("eval", "locomo", str(locomo_file), "--no-consolidate", "--json").output)
+    assert data["retrieval"] == "hybrid (minilm-l6)"
+    lexical = data["settings"]["lexical"]
+    assert set(lexical) >= {"recall", "coverage", "by_category", "words", "latency_ms"}
+    assert 0 < data["words"] <= 300 + 50 and data["latency_ms"]["p50"] <= data["latency_ms"]["p95"]
+    # "greyhound" and "vase" are in the text taken; "May 2023" is in the entry's time, not its text.
+    assert data["by_category"]["4-single-hop"]["coverage"] == data["by_category"]["1-multi-hop"]["coverage"] == 1.0
+    assert data["by_category"]["2-temporal"]["coverage"] == 0.0
+    text = memd("eval", "locomo", str(locomo_file), "--no-consolidate").output
+    assert "words only" in text and "coverage" in text and "p95" in text
+
+
+def test_conversations_can_be_chosen_and_bad_choices_are_one_line(tmp_path: Path, memd) -> None:
+    path = tmp_path / "two.json"
+    second = conversation() | {"sample_id": "second"}
+    path.write_text(json.dumps([conversation(), second]))
+    data = json.loads(memd("eval", "locomo", str(path), "--no-consolidate", "--conversations", "2", "--json").output)
+    assert [c["sample_id"] for c in data["conversations"]] == ["second"]
+    bad = memd("eval", "locomo", str(path), "--conversations", "3-4", ok=False)
+    assert bad.exit_code != 0 and "outside 1-2" in bad.output and "Traceback" not in bad.output
+
+
+def test_selection_parses_ranges_and_lists() -> None:
+    from memd.errors import FormatError
+    from memd.evaluate import parse_selection
+
+    assert parse_selection("1-3", 5) == [1, 2, 3]
+    assert parse_selection("4,5", 5) == [4, 5]
+    assert parse_selection("2, 1-2", 5) == [1, 2]
+    for bad in ("0", "2-1", "x", "1-6"):
+        with pytest.raises(FormatError):
+            parse_selection(bad, 5)

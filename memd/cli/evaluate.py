@@ -23,36 +23,55 @@ def eval_group() -> None:
 @eval_group.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--no-consolidate", is_flag=True, help="Measure over CURRENT, without consolidating first.")
+@click.option("--conversations", metavar="N-M", help="Only these conversations (1-based): 1-3, 4,5 or 2.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-def locomo(file: Path, no_consolidate: bool, as_json: bool) -> None:
+def locomo(file: Path, no_consolidate: bool, conversations: str | None, as_json: bool) -> None:
     """Evidence recall on a LoCoMo FILE, overall and per question category.
 
     Each conversation is ingested into its own temporary vault (one entry per
     turn, session dates as times, src=<dia_id>), consolidated when memd can,
     and each question (categories 1-4) runs the retrieval `memd search` uses;
-    results count in rank order until 300 words have been taken.
+    results count in rank order until 300 words have been taken. Reported
+    beside recall: answer coverage (the share of the gold answer's words in
+    the text taken), mean words taken, query latency, and the same figures
+    for words-only (lexical) retrieval, measured in the same run.
 
     \b
     Example:
-        memd eval locomo ../shared/data/locomo-dev.json --json
+        memd eval locomo ../shared/data/locomo-dev.json --conversations 1-3 --json
     """
-    from ..evaluate import run_locomo
+    from ..evaluate import LEXICAL, run_locomo
 
-    if sys.stderr.isatty():
+    def run(progress=None):  # type: ignore[no-untyped-def]
+        return run_locomo(file, consolidate=not no_consolidate, progress=progress, conversations=conversations)
+
+    if sys.stderr.isatty() and not as_json:
         with click.progressbar(length=1, label="questions", file=sys.stderr) as bar:
 
             def progress(done: int, total: int, _sample: str) -> None:
                 bar.length = total
                 bar.update(done - bar.pos)
 
-            report = run_locomo(file, consolidate=not no_consolidate, progress=progress)
+            report = run(progress)
     else:
-        report = run_locomo(file, consolidate=not no_consolidate)
+        report = run()
     if as_json:
         emit_json(report.to_json())
         return
     mode = "after consolidation" if report.consolidated else "over CURRENT (not consolidated)"
-    click.echo(f"evidence recall {report.recall:.3f} on {report.questions} questions, {mode}")
-    for name, row in report.by_category.items():
-        click.echo(f"  {name:<14} {row['recall']:.3f}  ({row['questions']} questions)")
+    main = report.main
+    lexical = report.scores.get(LEXICAL)
+    click.echo(f"evidence recall {main.recall:.3f} on {report.questions} questions, {mode}")
+    click.echo(f"retrieval {report.retrieval}")
+    header = f"  {'':<14} {'recall':>7} {'coverage':>9}"
+    click.echo(header + (f" {'words only':>11}" if lexical else ""))
+    rows = [("overall", main.recall, main.coverage, lexical.recall if lexical else None)]
+    for name, row in main.by_category.items():
+        other = lexical.by_category[name]["recall"] if lexical else None
+        rows.append((f"{name} ({row['questions']})", float(row["recall"]), float(row["coverage"]), other))
+    for name, recall, coverage, other in rows:
+        click.echo(f"  {name:<14} {recall:>7.3f} {coverage:>9.3f}" + (f" {other:>11.3f}" if other is not None else ""))
+    latency = main.latency_ms
+    click.echo(f"words taken {main.words:.0f} per question; query p50 {latency['p50']:.1f} ms, "
+               f"p95 {latency['p95']:.1f} ms")
     click.echo(f"entries {report.entries}, topics {report.topics}, {report.seconds:.1f}s")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from ..document import Document, Entry, Heading, LocatedEntry, parse_document
 from ..layout import doc_id as doc_id_for
@@ -65,6 +66,13 @@ class Record:
     @property
     def cite(self) -> str:
         return f"{self.path}:{self.line}" if self.line == self.end_line else f"{self.path}:{self.line}-{self.end_line}"
+
+
+def when_spans(record: Record) -> list[Any]:
+    """The days named by the record's ``when=`` signature key (relative times resolved at writing)."""
+    from ..timeexpr import parse_when
+
+    return [span for key, value in record.extra if key == "when" for span in parse_when(value)]
 
 
 def content_hash(data: bytes) -> str:

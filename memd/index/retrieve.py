@@ -1,17 +1,25 @@
 """The one retrieval every reader uses: ``memd search``, ``memd ask`` and the
 LoCoMo evaluation all call ``retrieve``, so what is measured is what users get.
 
-BM25 finds candidates (question words like "what did she" are dropped from
-the query first); then signals the entries carry re-rank them:
+Candidates come two ways: BM25 over words (question words like "what did
+she" are dropped from the query first), and, when the vault's embedding
+model is installed, the records nearest the query in meaning. Each gets its
+BM25 score scaled to the best hit (1.0) plus 0.75 x (similarity / the best
+similarity)^3: the power keeps only the closest few in meaning strong, so
+meaning decides between near-equal word matches and brings in the entries
+that say the thing in other words. (Measured against reciprocal rank fusion,
+min-max scaling, and meaning as a mere candidate source: see the README.)
+Then signals the entries carry re-rank them:
 - neighbours: an entry gains part of the score of the entry written just
   before or after it (seq order is arrival order, so in a conversation that
   is the turn around it: a question's answer, an answer's question);
 - sessions: entries stamped with the same time were written together; a
   session where several entries match lifts all of its entries;
-- time: a query naming a month or a year favours entries from that time, and
-  a "when" question favours entries that mention a time ("last week");
+- time: a query naming a month or a year favours entries written then, or
+  naming a day then ("yesterday", resolved when written: ``when=``);
 - blocks: a heading partition that holds entries is shown through those
-  entries (shorter to read, exact to cite); prose partitions are results too.
+  entries (shorter to read, exact to cite); prose partitions are results too;
+- repeats: a result that mostly repeats the words of a better one moves down.
 The heading an entry sits under is part of what BM25 matches (its own field).
 """
 
@@ -23,11 +31,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import lru_cache
+from typing import Any
 
 from ..errors import FormatError
 from ..timeutil import parse_time
 from .base import Backend, Filters, Hit
-from .records import Record
+from .records import Record, when_spans
 
 
 @dataclass(frozen=True)
@@ -36,7 +46,7 @@ class Options:
     measured with ``memd eval locomo``, see the README)."""
 
     kinds: tuple[str, ...] = ("entry", "partition")
-    candidates: int = 100
+    candidates: int = 200
     question_words: bool = True
     neighbour_share: float = 0.45  # of the best adjacent entry's score
     neighbour_gap_hours: float = 12.0  # entries further apart in time are not neighbours
@@ -44,15 +54,25 @@ class Options:
     prose_partitions_only: bool = True
     neighbours_join: bool = True
     session_weight: float = 0.3  # of the best-matching session's strength
-    when_boost: float = 0.15  # "when" questions favour entries that mention a time
     diversity: float = 0.5  # MMR: penalty per unit of word overlap with a better result
+    # Meaning: "weighted" adds semantic similarity to the BM25 score, "rrf" fuses
+    # the two rankings by reciprocal rank, "candidates" lets the semantic top
+    # join the candidates but ranks by BM25 only, "off" is words only.
+    fusion: str = "weighted"
+    semantic_weight: float = 0.75  # for the most similar candidate, against 1.0 for the best BM25 hit
+    semantic_candidates: int = 100
+    semantic_scale: str = "top"  # "top": similarity / the best one's; "minmax": between the worst and the best
+    semantic_floor: float = 0.0  # minmax only: quantile of the candidates' similarities that counts as zero
+    semantic_power: float = 3.0  # >1 favours the few most similar candidates
+    semantic_min: float = 0.25  # a record this dissimilar joins only through its words
+    rrf_k: int = 60
 
 
 @dataclass(frozen=True)
 class Result:
     record: Record
     score: float
-    via: str = "match"  # "match" | "neighbour" | "recent"
+    via: str = "match"  # "match" | "meaning" | "neighbour" | "recent"
     terms: tuple[str, ...] = field(default=(), compare=False)
 
     def to_json(self) -> dict[str, object]:
@@ -60,6 +80,8 @@ class Result:
         data.update({"score": round(self.score, 4), "via": self.via, "snippet": snippet(self.record.text, self.terms)})
         return data
 
+
+NEIGHBOUR_SOURCES = 60  # entries whose unmatched neighbours may join the candidates
 
 # Words that shape a question but say nothing about its subject. They are
 # dropped from queries only (an entry may well be about "what we did").
@@ -87,15 +109,21 @@ def retrieve(backend: Backend, query: str, limit: int = 10, filters: Filters | N
     filters = filters or Filters()
     terms = query_terms(backend, query, options.question_words)
     if not terms or limit <= 0:
-        return []
+        return []  # nothing but stopwords and punctuation: nothing to look for, by words or meaning
+    similar = _similarity(backend, query, options)
     names = tuple(term for term, _ in terms)
     wanted_kinds = (filters.kind,) if filters.kind else options.kinds
     size = max(limit, options.candidates)
-    if len(wanted_kinds) == 1:
-        hits = backend.search(terms, size, replace(filters, kind=wanted_kinds[0]))
-    else:
-        hits = [hit for hit in backend.search(terms, 2 * size, filters) if hit.record.kind in wanted_kinds]
-    scored = _rescore(hits, query, options)
+    hits: list[Hit] = []
+    if terms:
+        if len(wanted_kinds) == 1:
+            hits = backend.search(terms, size, replace(filters, kind=wanted_kinds[0]))
+        else:
+            hits = [hit for hit in backend.search(terms, 2 * size, filters) if hit.record.kind in wanted_kinds]
+    meaning: set[str] = set()
+    if similar is not None:
+        hits, meaning = _with_semantic(backend, hits, similar, options, filters, wanted_kinds)
+    scored = _rescore(hits, query, options, similar)
     if options.neighbour_share:
         scored = _smooth(backend, scored, options, filters)
     if options.session_weight:
@@ -104,33 +132,75 @@ def retrieve(backend: Backend, query: str, limit: int = 10, filters: Filters | N
         # A block holding entries is shown through its entries (cheaper to read,
         # exact to cite); only blocks of plain prose are results in their own right.
         scored = [pair for pair in scored if pair[0].record.kind == "entry" or not pair[0].record.seqs]
-    results = _dedupe([Result(hit.record, score, _via(hit), names) for hit, score in scored])
+    results = _dedupe([Result(hit.record, score, _via(hit, meaning), names) for hit, score in scored])
     if options.diversity:
         results = _diversify(backend, results, limit, options.diversity)
     return results[:limit]
 
 
+def _similarity(backend: Backend, query: str, options: Options) -> Any:
+    """The backend's semantic view of ``query``, when it has vectors and fusion is on."""
+    if options.fusion == "off" or not options.semantic_candidates:
+        return None
+    similar = getattr(backend, "similar", None)
+    return similar(query) if similar is not None else None
+
+
+def _with_semantic(backend: Backend, hits: list[Hit], similar: Any, options: Options, filters: Filters,
+                   kinds: tuple[str, ...]) -> tuple[list[Hit], set[str]]:
+    """The lexical hits plus the records nearest in meaning that passed the filters."""
+    have = {hit.record.rid for hit in hits}
+    nearest = similar.top(options.semantic_candidates)
+    top = [rid for rid, cos in nearest if rid not in have and cos >= options.semantic_min]
+    found = backend.get(top)
+    extra = [
+        Hit(found[rid], 0.0) for rid in top
+        if rid in found and found[rid].kind in kinds and _passes(found[rid], filters)
+    ]
+    return hits + extra, {hit.record.rid for hit in extra}
+
+
 def _diversify(backend: Backend, results: list[Result], limit: int, weight: float) -> list[Result]:
     """Maximal marginal relevance: a result that mostly repeats the words of a
     better one moves down, so a reader's limited attention (and a word budget)
-    covers more of what is relevant rather than the same thing twice."""
+    covers more of what is relevant rather than the same thing twice.
+    (Repetition judged by closeness in meaning instead was measured worse.)"""
     pool = results[: min(len(results), max(2 * limit, 40), 120)]
     if len(pool) < 3:
         return results
+    import numpy as np
+
     top = max(r.score for r in pool) or 1.0
-    words = [set(backend.analyse(r.record.text)) for r in pool]
-    overlap = [0.0] * len(pool)  # each candidate's highest overlap with a chosen result
-    remaining = list(range(len(pool)))
+    words = [_terms(backend, r.record.text) for r in pool]
+    vocabulary = {term: i for i, term in enumerate({term for terms in words for term in terms})}
+    present = np.zeros((len(pool), max(1, len(vocabulary))), dtype=np.float32)
+    for row, terms in enumerate(words):
+        present[row, [vocabulary[term] for term in terms]] = 1.0
+    shared = present @ present.T
+    sizes = present.sum(axis=1)
+    union = sizes[:, None] + sizes[None, :] - shared
+    jaccard = np.divide(shared, union, out=np.zeros_like(shared), where=union > 0)
+    relevance = np.array([r.score / top for r in pool])
+    overlap = np.zeros(len(pool))  # each candidate's highest overlap with a chosen result
+    chosen = np.zeros(len(pool), dtype=bool)
     order: list[int] = []
-    while remaining:
-        best = max(remaining, key=lambda i: pool[i].score / top - weight * overlap[i])
-        remaining.remove(best)
+    for _ in range(len(pool)):
+        value = np.where(chosen, -np.inf, relevance - weight * overlap)
+        best = int(np.argmax(value))  # the first of equals, as in rank order
+        chosen[best] = True
         order.append(best)
-        for i in remaining:
-            union = len(words[i] | words[best])
-            if union:
-                overlap[i] = max(overlap[i], len(words[i] & words[best]) / union)
+        overlap = np.maximum(overlap, jaccard[:, best])
     return [pool[i] for i in order] + results[len(pool) :]
+
+
+@lru_cache(maxsize=50_000)
+def _analysed(analyse: Any, text: str) -> frozenset[str]:
+    return frozenset(analyse(text))
+
+
+def _terms(backend: Backend, text: str) -> frozenset[str]:
+    """The analysed words of a record's text (remembered: the same records come up query after query)."""
+    return _analysed(backend.analyse, text)
 
 
 def _smooth(backend: Backend, scored: list[tuple[Hit, float]], options: Options,
@@ -145,7 +215,10 @@ def _smooth(backend: Backend, scored: list[tuple[Hit, float]], options: Options,
         for seq in hit.record.seqs:
             by_seq.setdefault(seq, rid)
     wanted: set[int] = set()
-    for hit, _ in entries.values():
+    # Only the best entries bring their unmatched neighbours in: one far down
+    # the list would not lift a neighbour into view, and each costs a lookup.
+    leading = sorted(entries.values(), key=lambda pair: -pair[1])[:NEIGHBOUR_SOURCES]
+    for hit, _ in leading:
         if hit.record.seqs:
             wanted |= {min(hit.record.seqs) - 1, max(hit.record.seqs) + 1}
     missing = {seq for seq in wanted if seq > 0 and seq not in by_seq}
@@ -195,12 +268,22 @@ def _passes(record: Record, filters: Filters) -> bool:
     if filters.doc and record.doc != filters.doc:
         return False
     if filters.since or filters.until:
-        moment = _parsed(record.time)
-        if moment is None:
-            return False
-        if (filters.since and moment < filters.since) or (filters.until and moment > filters.until):
-            return False
+        return _written_in(record, filters) or _names_day_in(record, filters)
     return True
+
+
+def _written_in(record: Record, filters: Filters) -> bool:
+    moment = _parsed(record.time)
+    if moment is None:
+        return False
+    return not ((filters.since and moment < filters.since) or (filters.until and moment > filters.until))
+
+
+def _names_day_in(record: Record, filters: Filters) -> bool:
+    since = filters.since.date() if filters.since else None
+    until = filters.until.date() if filters.until else None
+    return any((until is None or span.start <= until) and (since is None or span.end >= since)
+               for span in when_spans(record))
 
 
 def _parsed(time: str | None) -> datetime | None:
@@ -236,32 +319,64 @@ def _dedupe(results: list[Result]) -> list[Result]:
     return kept
 
 
-def _rescore(hits: list[Hit], query: str, options: Options) -> list[tuple[Hit, float]]:
-    """Scores scaled to the best hit of each kind (1.0), plus the date boost."""
+def _rescore(hits: list[Hit], query: str, options: Options, similar: Any = None) -> list[tuple[Hit, float]]:
+    """Each candidate's base score: BM25 scaled to the best hit of its kind
+    (1.0), fused with similarity in meaning, plus the date boosts."""
     wanted = _query_dates(query) if options.date_boost else set()
-    asks_when = bool(options.when_boost and _WHEN.search(query))
     tops: dict[str, float] = {}
     for hit in hits:
         tops[hit.record.kind] = max(tops.get(hit.record.kind, 0.0), hit.score)
+    lexical = [hit.score / (tops[hit.record.kind] or 1.0) for hit in hits]
+    base = _fuse(hits, lexical, similar, options) if similar is not None else lexical
     scored: list[tuple[Hit, float]] = []
-    for hit in hits:
-        score = hit.score / (tops[hit.record.kind] or 1.0)
-        if wanted and _in_dates(hit.record.time, wanted):
+    for hit, score in zip(hits, base, strict=True):
+        if wanted and _in_dates(hit.record, wanted):
             score += options.date_boost
-        if asks_when and _TIME_WORDS.search(hit.record.text):
-            score += options.when_boost
         scored.append((hit, score))
     scored.sort(key=lambda pair: (-pair[1], pair[0].record.rid))
     return scored
 
 
-_WHEN = re.compile(r"\b(when|how long|what (year|month|day|date|time))\b", re.IGNORECASE)
-_TIME_WORDS = re.compile(
-    r"\b(yesterday|today|tonight|tomorrow|ago|last (week|weekend|month|year|night|\w+day)|"
-    r"next (week|weekend|month|year|\w+day)|this (week|weekend|month|year|morning)|recently|"
-    r"(19|20)\d\d|january|february|march|april|june|july|august|september|october|november|december)\b",
-    re.IGNORECASE,
-)
+def _fuse(hits: list[Hit], lexical: list[float], similar: Any, options: Options) -> list[float]:
+    """Fused scores on BM25's scale (the best candidate near 1.0), so the boosts
+    that follow weigh the same with and without meaning."""
+    cosines = [similar.of(hit.record.rid) for hit in hits]
+    known = [c for c in cosines if c is not None]
+    if not known or options.fusion == "candidates":
+        return lexical
+    if options.fusion == "rrf":
+        lex_rank = _ranks([score if hit.score > 0 else None for hit, score in zip(hits, lexical, strict=True)])
+        sem_rank = _ranks(cosines)
+        fused = [
+            sum(1.0 / (options.rrf_k + rank) for rank in (a, b) if rank is not None)
+            for a, b in zip(lex_rank, sem_rank, strict=True)
+        ]
+        top = max(fused) or 1.0
+        return [value / top for value in fused]
+    # Similarity scaled between the weakest and the strongest candidate: cosine
+    # levels differ from query to query, their order among candidates is what counts.
+    high = max(known)
+    if options.semantic_scale == "top":
+        low, spread = 0.0, high if high > 0 else 1.0
+    else:
+        ordered = sorted(known)
+        low = ordered[min(len(ordered) - 1, int(options.semantic_floor * len(ordered)))]
+        spread = (high - low) or 1.0
+    return [
+        score + options.semantic_weight * (max(0.0, (cos - low) / spread) ** options.semantic_power
+                                           if cos is not None else 0.0)
+        for score, cos in zip(lexical, cosines, strict=True)
+    ]
+
+
+def _ranks(values: list[float | None]) -> list[int | None]:
+    order = sorted((i for i, v in enumerate(values) if v is not None), key=lambda i: -(values[i] or 0.0))
+    ranks: list[int | None] = [None] * len(values)
+    for rank, i in enumerate(order, start=1):
+        ranks[i] = rank
+    return ranks
+
+
 _MONTH_NAMES = {calendar.month_name[i].lower(): i for i in range(1, 13)}
 _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
 
@@ -276,11 +391,14 @@ def _query_dates(query: str) -> set[tuple[int | None, int | None]]:
     return {(y, m) for y in (years or [None]) for m in (months or [None]) if y is not None or m is not None}
 
 
-def _in_dates(time: str | None, wanted: set[tuple[int | None, int | None]]) -> bool:
-    moment = _parsed(time)
-    if moment is None:
-        return False
-    return any((y is None or y == moment.year) and (m is None or m == moment.month) for y, m in wanted)
+def _in_dates(record: Record, wanted: set[tuple[int | None, int | None]]) -> bool:
+    """Written in a month or year the query names, or naming a day in it."""
+    moment = _parsed(record.time)
+    months = {(moment.year, moment.month)} if moment else set()
+    for span in when_spans(record):
+        if (span.end - span.start).days <= 62:
+            months |= {(span.start.year, span.start.month), (span.end.year, span.end.month)}
+    return any((y is None or y == year) and (m is None or m == month) for y, m in wanted for year, month in months)
 
 
 def snippet(text: str, terms: Sequence[str], width: int = 160) -> str:
@@ -299,6 +417,8 @@ def snippet(text: str, terms: Sequence[str], width: int = 160) -> str:
     return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")
 
 
-def _via(hit: Hit) -> str:
+def _via(hit: Hit, meaning: set[str]) -> str:
+    if hit.record.rid in meaning:
+        return "meaning"  # found by similarity in meaning, not by its words
     # Entries that joined only as a neighbour of a hit carry no BM25 score.
     return "neighbour" if hit.score == 0.0 and hit.record.kind == "entry" else "match"

@@ -9,6 +9,12 @@ a full rebuild from the files, so a stale index is never served.
 
 Index writes take ``.memd/index/lock`` rather than the vault lock, so a
 search never waits for a long consolidation and vice versa.
+
+When the vault's embedding model is installed, ``vectors.npz`` beside the
+lexical index holds sentence vectors (``memd.index.vectors``); each sync
+brings them in step with the manifest's file hashes, embedding only texts
+not seen before. Embedding happens here, at index time, never when an entry
+is appended. Without the model the index is lexical only.
 """
 
 from __future__ import annotations
@@ -16,18 +22,18 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..atomic import atomic_write
 from ..errors import DocumentError, MemdError
 from ..vault import Vault
-from .base import Backend
+from .base import Backend, Filters, Hit
 from .records import Record, content_hash, records_for
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # A file modified this recently may change again within the same mtime tick;
 # its stat is not trusted next time, so its content is hashed again.
 RACY_SECONDS = 2.0
@@ -41,6 +47,7 @@ class SyncReport:
     removed: tuple[str, ...]
     records: int
     seconds: float
+    embedded: int = 0  # texts the embedding model read in this sync
 
 
 def indexed_files(vault: Vault) -> dict[str, tuple[int, int]]:
@@ -63,13 +70,22 @@ class IndexStore:
         self.folder = vault.index_dir
         self.manifest_path = self.folder / "manifest.json"
         self.engine_dir = self.folder / "whoosh"
+        self.vectors_path = self.folder / "vectors.npz"
         self._backend: Backend | None = None
+        self._embedder: Any = None
+        self._vectors: Any = None  # VectorIndex once loaded
+        self.semantic_off: str | None = None  # why retrieval is lexical only (None: hybrid)
+        self._semantic_checked = False
+        self._just_read: dict[str, list[Record]] = {}
 
     # -- public -------------------------------------------------------------
     def backend(self) -> Backend:
+        """The backend ``retrieve`` queries: lexical, plus vectors when the model is installed."""
         if self._backend is None:
             self.sync()
         assert self._backend is not None
+        if self._embedder is not None and self._vectors is not None:
+            return HybridBackend(self._backend, self._vectors, self._embedder)
         return self._backend
 
     def sync(self, progress: Progress | None = None) -> SyncReport:
@@ -81,20 +97,24 @@ class IndexStore:
             self._backend = self._open_backend()
             if self._backend is not None and not self._count_matches(manifest):
                 manifest = None  # records lost or added behind the manifest's back
-        if manifest is not None and self._backend is not None and not self._stale(manifest, files):
+        if (manifest is not None and self._backend is not None and not self._stale(manifest, files)
+                and not self._vectors_stale(manifest)):
             return SyncReport(False, (), (), manifest["records"], time.monotonic() - started)
         with self._locked():
             manifest = self._load_manifest()
             if self._backend is None and manifest is not None:
                 self._backend = self._open_backend()
             if manifest is None or self._backend is None or not self._count_matches(manifest):
-                return self._rebuild(files, progress, started)
-            return self._update(manifest, files, started)
+                report = self._rebuild(files, progress, started)
+            else:
+                report = self._update(manifest, files, started)
+            return self._sync_vectors(report, started)
 
     def rebuild(self, progress: Progress | None = None) -> SyncReport:
+        """Index every file anew; vectors are kept only for texts that did not change."""
         started = time.monotonic()
         with self._locked():
-            return self._rebuild(indexed_files(self.vault), progress, started)
+            return self._sync_vectors(self._rebuild(indexed_files(self.vault), progress, started), started)
 
     def close(self) -> None:
         if self._backend is not None:
@@ -184,6 +204,7 @@ class IndexStore:
                 progress(done, total)
         backend.replace_files((), records)
         self._backend = backend
+        self._just_read = _by_path(records)
         self._save_manifest(entries, len(records))
         return SyncReport(True, tuple(sorted(entries)), (), len(records), time.monotonic() - started)
 
@@ -212,10 +233,133 @@ class IndexStore:
             known.pop(rel, None)
         if changed or removed:
             self._backend.replace_files([*removed, *changed], records)
+        self._just_read = _by_path(records)
         total = sum(int(entry[3]) for entry in known.values())
         self._save_manifest(known, total)
         return SyncReport(False, tuple(changed), tuple(removed), total, time.monotonic() - started)
 
+    # -- vectors --------------------------------------------------------------
+    def _semantic(self) -> bool:
+        """Load the embedding model and stored vectors once; False when lexical only."""
+        if not self._semantic_checked:
+            self._semantic_checked = True
+            from .embedding import load_embedder
+            from .minilm import ModelUnavailable
+
+            try:
+                self._embedder = load_embedder(self.vault.config.embedding)
+            except ModelUnavailable as err:
+                self.semantic_off = str(err)
+                return False
+            from .vectors import VectorIndex
+
+            self._vectors = VectorIndex.load(self.vectors_path, self._embedder.name, self._embedder.dim)
+        return self._embedder is not None
+
+    def _vectors_stale(self, manifest: dict[str, Any]) -> bool:
+        if not self._semantic():
+            return False
+        return bool(self._vectors.stale(_digests(manifest)))
+
+    def _sync_vectors(self, report: SyncReport, started: float) -> SyncReport:
+        """Called under the index lock, after the lexical index is in step."""
+        known, self._just_read = self._just_read, {}
+        if not self._semantic():
+            return report
+        manifest = self._load_manifest()
+        if manifest is None:
+            return report
+        digests = _digests(manifest)
+        if not self._vectors.stale(digests):
+            return report
+        from .embedding import embed_many
+
+        done = self._vectors.refresh(
+            digests, lambda rel: self._read_or_empty(rel), lambda texts: embed_many(self._embedder, texts), known
+        )
+        self._vectors.save()
+        return replace(report, embedded=done.embedded, seconds=time.monotonic() - started)
+
+    def _read_or_empty(self, rel: str) -> list[Record]:
+        try:
+            return self._read(rel)[1]
+        except OSError:
+            return []
+
     def _save_manifest(self, files: dict[str, list[Any]], records: int) -> None:
         data = {"version": SCHEMA_VERSION, "engine": "whoosh", "records": records, "files": files}
         atomic_write(self.manifest_path, json.dumps(data, separators=(",", ":")))
+
+
+def _digests(manifest: dict[str, Any]) -> dict[str, str]:
+    return {rel: str(entry[2]) for rel, entry in manifest["files"].items()}
+
+
+def _by_path(records: list[Record]) -> dict[str, list[Record]]:
+    out: dict[str, list[Record]] = {}
+    for record in records:
+        out.setdefault(record.path, []).append(record)
+    return out
+
+
+class Similarity:
+    """Cosine similarities of one query to all records with a vector."""
+
+    def __init__(self, vectors: Any, scores: Any) -> None:
+        self.vectors = vectors
+        self.scores = scores
+
+    def top(self, limit: int) -> list[tuple[str, float]]:
+        """(record id, similarity), best first."""
+        import numpy as np
+
+        count = len(self.scores)
+        if limit <= 0 or count == 0:
+            return []
+        take = min(limit, count)
+        rows = np.argpartition(-self.scores, take - 1)[:take] if take < count else np.arange(count)
+        rows = rows[np.argsort(-self.scores[rows], kind="stable")]
+        return [(self.vectors.rids[row], float(self.scores[row])) for row in rows]
+
+    def of(self, rid: str) -> float | None:
+        row = self.vectors.row(rid)
+        return None if row is None else float(self.scores[row])
+
+
+class HybridBackend:
+    """The lexical backend plus ``similar``: records nearest to a query in meaning."""
+
+    def __init__(self, lexical: Backend, vectors: Any, embedder: Any) -> None:
+        self.lexical = lexical
+        self.vectors = vectors
+        self.embedder = embedder
+
+    def similar(self, query: str) -> Similarity:
+        """How close every record is to ``query`` in meaning."""
+        from .embedding import embed_query
+
+        return Similarity(self.vectors, self.vectors.scores(embed_query(self.embedder, query)))
+
+    def replace_files(self, removed: Iterable[str], records: Sequence[Record]) -> None:
+        self.lexical.replace_files(removed, records)
+
+    def search(self, terms: Sequence[tuple[str, float]], limit: int, filters: Filters) -> list[Hit]:
+        return self.lexical.search(terms, limit, filters)
+
+    def get(self, rids: Iterable[str]) -> dict[str, Record]:
+        return self.lexical.get(rids)
+
+    def by_seq(self, seqs: Iterable[int]) -> list[Record]:
+        return self.lexical.by_seq(seqs)
+
+    def idf(self, term: str) -> float:
+        return self.lexical.idf(term)
+
+    def analyse(self, text: str) -> list[str]:
+        return self.lexical.analyse(text)
+
+    def count(self) -> int:
+        return self.lexical.count()
+
+    def close(self) -> None:
+        self.lexical.close()

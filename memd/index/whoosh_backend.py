@@ -12,6 +12,7 @@ import calendar
 import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,10 @@ from whoosh.analysis import StemmingAnalyzer
 from whoosh.fields import DATETIME, ID, KEYWORD, STORED, TEXT, Schema
 
 from ..errors import FormatError
+from ..timeexpr import as_datetime, describe
 from ..timeutil import parse_time
 from .base import Filters, Hit
-from .records import Record
+from .records import Record, when_spans
 
 # How much a term found in the heading path / the date-and-source context
 # counts against one found in the entry text itself.
@@ -51,6 +53,8 @@ def make_schema() -> Schema:
         seqs=KEYWORD,
         src=KEYWORD(lowercase=False, commas=False),
         time=DATETIME,
+        when_start=DATETIME,  # the days a relative time in the text names ("yesterday"), see memd/timeexpr.py
+        when_end=DATETIME,
         text=TEXT(analyzer=_analyzer()),
         headings=TEXT(analyzer=_analyzer()),
         context=TEXT(analyzer=_analyzer()),
@@ -75,7 +79,10 @@ def _naive(time: str | None) -> datetime | None:
         return None
 
 
+@lru_cache(maxsize=50_000)
 def _record_from(data: str) -> Record:
+    # Records are immutable and the stored text names one exactly: a long-lived
+    # reader (the MCP server, the daemon, an evaluation) decodes each one once.
     raw = json.loads(data)
     raw["headings"] = tuple(raw["headings"])
     raw["seqs"] = tuple(raw["seqs"])
@@ -119,6 +126,7 @@ class WhooshBackend:
         writer.commit()
 
     def _fields(self, record: Record) -> dict[str, Any]:
+        spans = when_spans(record)
         fields: dict[str, Any] = {
             "rid": record.rid,
             "path": record.path,
@@ -127,7 +135,8 @@ class WhooshBackend:
             "text": record.text,
             "headings": " ".join(record.headings),
             "context": " ".join(
-                filter(None, [date_words(record.time), record.source or "", *(f"{k} {v}" for k, v in record.extra)])
+                filter(None, [date_words(record.time), record.source or "", *(f"{k} {v}" for k, v in record.extra),
+                              *(describe(span) for span in spans)])
             ),
             "data": _record_data(record),
         }
@@ -140,6 +149,9 @@ class WhooshBackend:
         moment = _naive(record.time)
         if moment is not None:
             fields["time"] = moment
+        if spans:
+            fields["when_start"] = as_datetime(min(span.start for span in spans))
+            fields["when_end"] = as_datetime(max(span.end for span in spans), end=True)
         return fields
 
     def _search_handle(self) -> Any:
@@ -180,7 +192,10 @@ class WhooshBackend:
         if filters.since or filters.until:
             start = filters.since.replace(tzinfo=None) if filters.since else None
             end = filters.until.replace(tzinfo=None) if filters.until else None
-            parts.append(wq.DateRange("time", start, end))
+            # An entry counts in a period when it was written then, or names a day in it ("yesterday").
+            named = [wq.DateRange("when_start", None, end)] if end else []
+            named += [wq.DateRange("when_end", start, None)] if start else []
+            parts.append(wq.Or([wq.DateRange("time", start, end), wq.And(named) if len(named) > 1 else named[0]]))
         for field in ("source", "kind", "doc"):
             value = getattr(filters, field)
             if value:
@@ -191,13 +206,16 @@ class WhooshBackend:
 
     def get(self, rids: Iterable[str]) -> dict[str, Record]:
         searcher = self._search_handle()
+        reader = searcher.reader()
         found: dict[str, Record] = {}
         for rid in rids:
-            if rid in found:
+            if rid in found or ("rid", rid) not in reader:
                 continue
-            stored = searcher.document(rid=rid)
-            if stored is not None:
-                found[rid] = _record_from(stored["data"])
+            # A direct posting lookup (deleted documents are filtered out by the
+            # reader): several times cheaper than searcher.document(rid=...).
+            for docnum in reader.postings("rid", rid).all_ids():
+                found[rid] = _record_from(searcher.stored_fields(docnum)["data"])
+                break
         return found
 
     def by_seq(self, seqs: Iterable[int]) -> list[Record]:

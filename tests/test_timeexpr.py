@@ -1,0 +1,95 @@
+"""Relative times resolved against the moment of writing, recorded as `when=` beside the words."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memd.timeexpr import Span, parse_when, resolve, when_value
+from memd.vault import Vault
+
+MONDAY = date(2023, 5, 8)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I went to a support group yesterday.", ["2023-05-07"]),
+        ("we painted it last week", ["2023-05-01..2023-05-07"]),
+        ("two days ago I ran 10k", ["2023-05-06"]),
+        ("Last Friday was fun", ["2023-05-05"]),
+        ("next month I move to Leeds", ["2023-06"]),
+        ("are you free this weekend?", ["2023-05-13..2023-05-14"]),
+        ("last weekend we camped", ["2023-05-06..2023-05-07"]),
+        ("in June we fly out", ["2023-06"]),
+        ("last June", ["2022-06"]),
+        ("back in March 2021", ["2021-03"]),
+        ("3 weeks ago", ["2023-04-17..2023-04-23"]),
+        ("a few days ago", ["2023-05-02..2023-05-06"]),
+        ("the day before yesterday", ["2023-05-06"]),
+        ("see u tmrw", ["2023-05-09"]),
+        ("yday was wild lol", ["2023-05-07"]),
+        ("next Friday", ["2023-05-12"]),
+        ("last year", ["2022"]),
+        ("yesterday, and again last week", ["2023-05-07", "2023-05-01..2023-05-07"]),
+    ],
+)
+def test_expressions_resolve_against_the_day_of_writing(text: str, expected: list[str]) -> None:
+    assert [span.render() for span in resolve(text, MONDAY)] == expected
+
+
+@pytest.mark.parametrize("text", ["I may go", "on Friday we met", "recently", "the other day", "a sunday roast"])
+def test_vague_or_ambiguous_phrases_give_no_date(text: str) -> None:
+    assert resolve(text, MONDAY) == []
+
+
+def test_when_value_needs_a_time_and_an_expression() -> None:
+    assert when_value("went hiking yesterday", "2023-05-08T13:56:00Z") == "2023-05-07"
+    assert when_value("went hiking yesterday", None) is None
+    assert when_value("went hiking", "2023-05-08T13:56:00Z") is None
+    assert when_value("yesterday", "not a time") is None
+
+
+@given(st.text(max_size=200), st.dates(min_value=date(1950, 1, 1), max_value=date(2100, 1, 1)))
+def test_any_text_resolves_to_dates_near_the_day_of_writing(text: str, today: date) -> None:
+    for span in resolve(text, today):
+        assert span.start <= span.end
+        assert abs((span.start - today).days) < 40 * 366 and abs((span.end - today).days) < 40 * 366
+
+
+@given(st.dates(min_value=date(1900, 1, 1), max_value=date(2200, 1, 1)), st.integers(0, 400))
+def test_rendered_spans_parse_back(start: date, length: int) -> None:
+    span = Span(start, start + timedelta(days=length))
+    assert parse_when(span.render()) == [span]
+
+
+def test_hand_edited_when_values_are_skipped_not_fatal() -> None:
+    assert parse_when("2023-05-07;soon;2023-13-01;2023-06") == [
+        Span(date(2023, 5, 7), date(2023, 5, 7)),
+        Span(date(2023, 6, 1), date(2023, 6, 30)),
+    ]
+
+
+def test_add_records_the_date_and_keeps_the_words(vault: Vault, memd) -> None:
+    memd("add", "Went to the climbing gym yesterday", "--time", "2023-05-08T10:00:00Z")
+    text = vault.current.read_text(encoding="utf-8")
+    assert "when=2023-05-07>" in text
+    assert text.rstrip().endswith("Went to the climbing gym yesterday")
+
+
+def test_a_date_filter_finds_the_day_an_entry_names(vault: Vault, memd) -> None:
+    memd("add", "Went to the climbing gym yesterday", "--time", "2023-05-08T10:00:00Z")
+    memd("add", "Bought climbing shoes", "--time", "2023-05-08T11:00:00Z")
+    found = json.loads(memd("search", "climbing", "--since", "2023-05-07", "--until", "2023-05-07", "--json").output)
+    assert [hit["text"] for hit in found] == ["Went to the climbing gym yesterday"]
+
+
+def test_a_question_naming_the_month_finds_the_entry(vault: Vault, memd) -> None:
+    memd("add", "Moving to Leeds next month", "--time", "2023-05-30T10:00:00Z")
+    memd("add", "Leeds has a great market", "--time", "2023-05-30T10:05:00Z")
+    found = json.loads(memd("search", "Leeds in June", "--json").output)
+    assert found[0]["text"] == "Moving to Leeds next month"

@@ -1,0 +1,155 @@
+"""Search by meaning: the packaged sentence model, vectors as a derived index, lexical-only fallback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memd.index import IndexStore
+from memd.index.embedding import embed_many, load_embedder
+from memd.index.vectors import VectorIndex
+from memd.vault import Vault
+
+NOTES = """\
+---
+id: life
+summary: "things that happened"
+---
+# Sport
+- <seq=1,time=2026-03-01T09:00,source=user> Bought a second-hand road bike for the spring rides.
+- <seq=2,time=2026-03-02T09:00,source=user> Knee hurts after the long run on Sunday.
+# Food
+- <seq=3,time=2026-03-03T09:00,source=user> Allergic to peanuts; carries an epipen.
+- <seq=4,time=2026-03-04T09:00,source=user> Learning to bake sourdough with a new starter.
+"""
+
+
+@pytest.fixture
+def life(vault: Vault) -> Vault:
+    (vault.topics_dir / "life.md").write_text(NOTES, encoding="utf-8")
+    return vault
+
+
+def search(memd, query: str) -> list[dict]:
+    return json.loads(memd("search", query, "--json").output)
+
+
+def stored(vault: Vault) -> VectorIndex:
+    return VectorIndex.load(vault.index_dir / "vectors.npz", "minilm-l6", 384)
+
+
+def test_the_packaged_model_gives_the_published_sentence_vectors() -> None:
+    model = load_embedder("minilm-l6")
+    vector = model.embed(["This is an example sentence"])[0]
+    # sentence-transformers/all-MiniLM-L6-v2's own output for this sentence (first four of 384).
+    assert np.allclose(vector[:4], [0.0676569, 0.0634959, 0.0487131, 0.0793050], atol=2e-4)
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+
+
+def test_parallel_embedding_gives_the_same_vectors() -> None:
+    model = load_embedder("minilm-l6")
+    texts = [f"note number {i} about {word}" for i, word in enumerate(["tea", "bikes", "rain", "jazz"] * 70)]
+    assert np.allclose(embed_many(model, texts, workers=2), model.embed(texts), atol=1e-5)
+
+
+def test_search_finds_an_entry_by_meaning_without_shared_words(life: Vault, memd) -> None:
+    found = search(memd, "cycling")
+    assert found[0]["text"].startswith("Bought a second-hand road bike")
+    assert found[0]["via"] == "meaning"
+    assert search(memd, "nut allergy")[0]["text"].startswith("Allergic to peanuts")
+
+
+def test_status_says_which_retrieval_is_active(life: Vault, memd) -> None:
+    data = json.loads(memd("status", "--json").output)
+    assert data["retrieval"]["mode"] == "hybrid" and data["retrieval"]["model"] == "minilm-l6"
+    assert "retrieval   hybrid" in memd("status").output
+
+
+def test_a_hand_edit_re_embeds_only_the_changed_entry(life: Vault) -> None:
+    store = IndexStore(life)
+    assert store.sync().embedded == 4
+    path = life.topics_dir / "life.md"
+    path.write_text(path.read_text().replace("sourdough with a new starter", "rye bread at home"), encoding="utf-8")
+    report = store.sync()
+    assert report.embedded == 1 and report.updated == ("topics/life.md",)
+    rids = [rid for rid, _ in store.backend().similar("baking bread").top(1)]  # type: ignore[attr-defined]
+    assert store.backend().get(rids)[rids[0]].text == "Learning to bake rye bread at home."
+    store.close()
+
+
+def test_moving_entries_between_files_re_embeds_nothing(life: Vault) -> None:
+    store = IndexStore(life)
+    store.sync()
+    text = (life.topics_dir / "life.md").read_text()
+    (life.topics_dir / "life.md").unlink()
+    (life.topics_dir / "renamed.md").write_text(text.replace("id: life", "id: renamed"), encoding="utf-8")
+    report = store.sync()
+    assert report.embedded == 0
+    assert {rid.split("#")[0] for rid in stored(life).rids} == {"topics/renamed.md"}
+    store.close()
+
+
+def test_reindex_rebuilds_vectors_from_the_files_alone(life: Vault, memd) -> None:
+    search(memd, "cycling")
+    import shutil
+
+    shutil.rmtree(life.index_dir)
+    out = memd("reindex").output
+    assert "records" in out
+    assert len(stored(life)) == 4
+    assert search(memd, "cycling")[0]["via"] == "meaning"
+
+
+def test_a_damaged_vector_file_is_rebuilt(life: Vault, memd) -> None:
+    search(memd, "cycling")
+    vectors = life.index_dir / "vectors.npz"
+    vectors.write_bytes(b"PK\x03\x04 this is not a zip archive any more")
+    assert search(memd, "cycling")[0]["text"].startswith("Bought a second-hand road bike")
+    assert len(stored(life)) == 4 and not stored(life).damaged
+
+
+def test_vectors_of_another_shape_are_rebuilt(life: Vault, memd) -> None:
+    search(memd, "cycling")
+    index = stored(life)
+    index.matrix = index.matrix[:, :100]
+    index.save()
+    assert stored(life).damaged
+    assert search(memd, "cycling")[0]["via"] == "meaning"
+    assert stored(life).matrix.shape == (4, 384)
+
+
+def test_without_the_model_search_is_lexical_and_status_says_why(
+    life: Vault, memd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "no-model"
+    empty.mkdir()
+    monkeypatch.setenv("MEMD_MINILM_DIR", str(empty))
+    data = json.loads(memd("status", "--json").output)
+    assert data["retrieval"]["mode"] == "lexical"
+    assert "lexical: words only" in memd("status").output
+    assert search(memd, "cycling") == []
+    assert search(memd, "peanuts")[0]["text"].startswith("Allergic to peanuts")
+    assert not (life.index_dir / "vectors.npz").exists()
+
+
+def test_semantic_retrieval_can_be_turned_off(life: Vault, memd) -> None:
+    memd("config", "set", "index.embedding", "none")
+    assert json.loads(memd("status", "--json").output)["retrieval"]["mode"] == "lexical"
+    assert search(memd, "peanuts")[0]["via"] == "match"
+    assert not (life.index_dir / "vectors.npz").exists()
+
+
+def test_adding_an_entry_embeds_nothing(vault: Vault, memd) -> None:
+    memd("add", "Moved into the new flat on Friday, finally unpacked")
+    assert not (vault.index_dir / "vectors.npz").exists()
+    # The first search indexes the entry, vectors included.
+    assert search(memd, "relocating home")[0]["text"] == "Moved into the new flat on Friday, finally unpacked"
+    assert len(stored(vault)) == 1
+
+
+def test_filters_apply_to_entries_found_by_meaning(life: Vault, memd) -> None:
+    found = json.loads(memd("search", "cycling", "--since", "2026-03-03", "--json").output)
+    assert all(hit["time"] >= "2026-03-03" for hit in found)
