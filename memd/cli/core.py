@@ -176,13 +176,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
         memd --vault ~/memory status --json
     """
     from ..app.memory import age_text
-    from ..index.embedding import describe_retrieval
 
-    memory = get_memory(ctx)
-    facts = memory.status()
-    retrieval = describe_retrieval(memory.vault.config.embedding)
+    facts = get_memory(ctx).status()
+    retrieval = facts.extra["retrieval"]
     if as_json:
-        emit_json({**facts.to_json(), "retrieval": retrieval})
+        emit_json(facts.to_json())
         return
     buffer = facts.buffer
     due = f"due ({buffer.due})" if buffer.due else "not due"
