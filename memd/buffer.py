@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -10,11 +11,13 @@ from .atomic import append_bytes, atomic_write, read_text
 from .consolidation.journal import pending, recover
 from .document import Document, LocatedEntry, make_entry, parse_document
 from .errors import FormatError
-from .redact import redact
+from .redact import redact_all, redact_value
 from .signature import Signature
 from .state import allocate, read_state
 from .tokens import count_tokens
 from .vault import CURRENT_TEMPLATE, Vault
+
+_SIGNED = re.compile(r"^[-*+][ \t]+<seq=[^>\n]*>", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,21 @@ class NewEntry:
     source: str | None = "user"
     src: str | None = None
     extra: tuple[tuple[str, str], ...] = ()
+
+
+def redact_fields(item: NewEntry) -> NewEntry:
+    """``item`` with secrets taken out of its signature values (a key that is
+    itself a secret becomes ``redacted``)."""
+    extra: list[tuple[str, str]] = []
+    for key, value in item.extra:
+        clean_key, n = key, 1
+        while redact_value(clean_key) != clean_key or any(clean_key == k for k, _ in extra):
+            n += 1
+            clean_key = "redacted" if n == 2 else f"redacted_{n - 1}"
+        extra.append((clean_key, redact_value(value, key)))
+    src = redact_value(item.src) if item.src is not None else None
+    source = redact_value(item.source) if item.source is not None else None
+    return replace(item, src=src, source=source, extra=tuple(extra))
 
 
 @dataclass(frozen=True)
@@ -46,8 +64,12 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
     The vault lock is held only for these few milliseconds, so appends never
     wait for a consolidation's long steps.
     """
-    # Secrets are replaced before anything reaches the file (memd/redact.py).
-    items = [replace(item, text=redact(item.text).text) for item in items if item.text.strip()]
+    # Secrets are replaced before anything reaches the file (memd/redact.py):
+    # in the text, taken as a whole (a key given one line per entry), and in
+    # every signature value (src, source, extra keys and their values).
+    texts = redact_all([item.text for item in items])
+    items = [replace(redact_fields(item), text=text.text) for item, text in zip(items, texts, strict=True)]
+    items = [item for item in items if item.text.strip()]
     if not items:
         raise FormatError("nothing to add: the text is empty")
     for item in items:
@@ -59,10 +81,11 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
         if not vault.current.exists():
             atomic_write(vault.current, CURRENT_TEMPLATE)
         text = read_text(vault.current, "CURRENT.md")
-        document = parse_document(text)
         stamp = timeutil.format_time(timeutil.now())
-        seqs = allocate(vault, len(items), buffer_was_empty=not document.signed(), at=stamp)
-        newline = document.newline
+        # A scan, not a parse: an import appends in batches to a buffer that may
+        # already hold 100k entries, and each batch must stay cheap.
+        seqs = allocate(vault, len(items), buffer_was_empty=not _SIGNED.search(text), at=stamp)
+        newline = "\r\n" if "\r\n" in text else "\n"
         lead = newline if text and not text.endswith(("\n", "\r")) else ""
         line = (text + lead).count(newline) + 1
         added: list[Added] = []

@@ -28,6 +28,7 @@ author = "memd <memd@localhost>"   # author of memd's own commits
 
 [vault]
 lock_timeout = "10s"    # how long a writer waits for another one to finish
+# ignore = ["templates/", "*.excalidraw.md"]   # notes that are not memory (gitignore-like)
 
 # A language model makes consolidation and `memd ask` better; without one the
 # offline engine does everything. Any OpenAI-compatible endpoint works.
@@ -65,6 +66,7 @@ class Config:
     lock_timeout: float = 10.0
     engine: str = "offline"  # "offline" or "llm"
     llm: LLMSettings = field(default_factory=LLMSettings)
+    ignore: tuple[str, ...] = ()  # [vault] ignore: notes that are not memory (memd/layout.py)
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
@@ -109,6 +111,7 @@ def parse_config(text: str, path: Path, env: Mapping[str, str] | None = None) ->
             lock_timeout=parse_duration(lock_timeout).total_seconds(),
             engine=engine,
             llm=llm,
+            ignore=_patterns(vault.get("ignore", []), path),
             raw=raw,
         )
     except (FormatError, ValueError, TypeError) as err:
@@ -132,6 +135,14 @@ def _table(raw: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigError(f"{path}: [{name}] must be a table")
     return value
+
+
+def _patterns(value: Any, path: Path) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f'{path}: [vault] ignore must be a list of patterns, e.g. ["templates/", "*.draft.md"]')
+    return tuple(value)
 
 
 def _positive_int(table: dict[str, Any], key: str, default: int, path: Path) -> int:
@@ -170,6 +181,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("consolidate.merge_tokens", "int", 1000, help="merge similar topics smaller than this"),
     SettingSpec("git.author", "str", "memd <memd@localhost>", help="author of memd's own commits"),
     SettingSpec("vault.lock_timeout", "duration", "10s", "MEMD_LOCK_TIMEOUT", "how long a writer waits for the lock"),
+    SettingSpec("vault.ignore", "list", None, help="notes that are not memory, e.g. [\"templates/\"] (edit the file)"),
     SettingSpec("engine.name", "engine", None, "MEMD_ENGINE", "offline or llm (default: llm when llm.model is set)"),
     SettingSpec("llm.base_url", "str", None, "OPENAI_BASE_URL", "OpenAI-compatible endpoint (default: OpenAI)"),
     SettingSpec("llm.model", "str", None, "MEMD_MODEL", "model name; setting it turns the llm engine on"),
@@ -316,6 +328,8 @@ def set_setting(path: Path, key: str, value: str) -> tuple[str | int | None, str
 
 
 def _typed(spec: SettingSpec, value: str) -> str | int:
+    if spec.kind == "list":
+        raise ConfigError(f"{spec.key} is a list: edit it in .memd/config.toml, e.g. ignore = [\"templates/\"]")
     if spec.kind == "int":
         try:
             number = int(value)

@@ -84,11 +84,18 @@ def _tracked(vault: Vault, path: str) -> bool:
     return bool(git(vault, "ls-files", "--", path).stdout.strip())
 
 
+# Notes anywhere in the vault are memory too (memd/layout.py); what they match
+# is filtered by ``classify`` (no .obsidian/, no inbox/...).
+_NOTE_SPECS = (":(glob)**/*.md", ":(glob)**/*.markdown")
+
+
+def _memory(vault: Vault, rel: str) -> bool:
+    return any(rel == spec or rel.startswith(spec + "/") for spec in VERSIONED) or vault.kind(rel) == "note"
+
+
 def changed_paths(vault: Vault) -> list[str]:
     """Vault files that differ from the last commit (vault-relative)."""
-    specs = _specs(vault)
-    if not specs:
-        return []
+    specs = [*_specs(vault), *_NOTE_SPECS]
     out = git(vault, "status", "--porcelain", "-z", "--untracked-files=all", "--", *specs).stdout
     paths = []
     records = out.split("\0")
@@ -101,7 +108,8 @@ def changed_paths(vault: Vault) -> list[str]:
                 i += 1  # a rename's source path follows
         i += 1
     prefix = git(vault, "rev-parse", "--show-prefix").stdout.strip()
-    return sorted({p[len(prefix) :] if prefix and p.startswith(prefix) else p for p in paths})
+    found = {p[len(prefix) :] if prefix and p.startswith(prefix) else p for p in paths}
+    return sorted(p for p in found if _memory(vault, p))
 
 
 def commit(vault: Vault, message: str, paths: list[str], author: str | None) -> str | None:
@@ -192,7 +200,7 @@ def log(vault: Vault, limit: int = 50) -> list[Commit]:
     if blocked(vault) == "the vault is not in a git repository (run `git init` in it)":
         return []
     fmt = "%H%x1f%an%x1f%ae%x1f%aI%x1f%s%x1f%b%x1e"
-    result = git(vault, "log", f"-n{limit}", f"--format={fmt}", "--", *_specs(vault))
+    result = git(vault, "log", f"-n{limit}", f"--format={fmt}", "--", *_specs(vault), *_NOTE_SPECS)
     commits = []
     for record in result.stdout.split("\x1e"):
         fields = record.strip("\n").split("\x1f")
@@ -248,7 +256,7 @@ def removed_by_person(vault: Vault) -> set[int]:
         for key, value in _TRAILER.findall(body):
             if key == "Memd-Removed":
                 try:
-                    found.update(SeqSet.parse(value.strip()))
+                    found.update(SeqSet.parse(value.strip(), limit=None))  # memd wrote it: no entry cap
                 except FormatError:
                     continue
     return found

@@ -15,7 +15,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from .atomic import atomic_write
+from .signature import MAX_SEQ
 from .vault import Vault
+
+_DIGITS = len(str(MAX_SEQ))
 
 _SEQ_VALUE = re.compile(rb"<seq=([0-9+\-]+)")
 _NUMBER = re.compile(rb"[0-9]+")
@@ -31,16 +34,52 @@ class State:
 
 def read_state(vault: Vault) -> tuple[State, str | None]:
     """The stored state and, when it is unusable, why (then defaults are used)."""
+    from .atomic import _describe, read_bytes
+
     try:
-        raw = json.loads(vault.state_path.read_text(encoding="utf-8"))
+        raw = json.loads(read_bytes(vault.state_path).decode("utf-8"))
     except FileNotFoundError:
         return State(), "state.json is missing"
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        return State(), f"state.json is unreadable ({err})"
-    if not isinstance(raw, dict) or not isinstance(raw.get("next_seq"), int) or raw["next_seq"] < 1:
+    except OSError as err:
+        return State(), f"state.json is unreadable ({_describe(err)})"
+    except (ValueError, RecursionError) as err:  # bad JSON, bad UTF-8, a 5000-digit number, deep nesting
+        return State(), f"state.json is unreadable ({_short(str(err).splitlines()[0] if str(err) else err)})"
+    if not isinstance(raw, dict) or not _is_int(raw.get("next_seq")) or raw["next_seq"] < 1:
         return State(), "state.json has no valid next_seq"
-    known = {k: raw[k] for k in State.__dataclass_fields__ if k in raw}
-    return State(**known), None
+    if raw["next_seq"] > MAX_SEQ + 1:
+        return State(), f"state.json next_seq {_short(raw['next_seq'])} is out of range (a seq has at most 15 digits)"
+    state, problems = State(next_seq=raw["next_seq"]), []
+    if _is_int(raw.get("epoch", 0)) and raw.get("epoch", 0) >= 0:
+        state = replace(state, epoch=raw.get("epoch", 0))
+    else:
+        problems.append(f"epoch {_short(raw.get('epoch'))} is not a count")
+    for key in ("last_consolidation", "buffer_since"):
+        value = raw.get(key)
+        if value is None or (isinstance(value, str) and _is_time(value)):
+            state = replace(state, **{key: value})
+        else:
+            problems.append(f"{key} {_short(value)} is not a time")
+    return state, ("state.json: " + "; ".join(problems)) if problems else None
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_time(value: str) -> bool:
+    from .errors import FormatError
+    from .timeutil import parse_time
+
+    try:
+        parse_time(value)
+    except FormatError:
+        return False
+    return True
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def render_state(state: State) -> str:
@@ -84,10 +123,23 @@ def highest_seq_in(paths: list[Path]) -> int:
         except OSError:
             continue
         for match in _SEQ_VALUE.finditer(data):
-            numbers = _NUMBER.findall(match.group(1))
-            if numbers:
-                best = max(best, max(int(n) for n in numbers))
+            best = max(best, _highest_valid(match.group(1)))
     return best
+
+
+def _highest_valid(value: bytes) -> int:
+    """The highest seq of a signature's seq value, 0 when it is not valid (a
+    typo like ``1-999999999999`` or a 20-digit seq must not move the counter)."""
+    from .errors import FormatError
+    from .signature import SeqSet
+
+    if b"-" not in value:  # the common case, kept cheap: singles and merges of singles
+        numbers = _NUMBER.findall(value)
+        return max((int(n) for n in numbers if len(n) <= _DIGITS), default=0)
+    try:
+        return SeqSet.parse(value.decode()).last
+    except FormatError:
+        return 0
 
 
 def highest_seq(vault: Vault) -> int:

@@ -25,7 +25,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..atomic import atomic_write
+from ..atomic import atomic_write, refuse_read_only
 from ..crashpoints import crashpoint
 from ..document import Entry, parse_document
 from ..errors import MemdError
@@ -93,6 +93,8 @@ def apply(vault: Vault, journal: Journal) -> None:
     """Write the journal, then each file (pre-image checked), then owe the
     commit. Call under the vault lock; ``finish_commit`` makes the commit."""
     _check_paths(vault, journal)
+    for change in journal.changes:
+        refuse_read_only(vault.root / change.path)  # before anything is written: all files or none
     path = _folder(vault) / "pending.json"
     crashpoint()  # planned in memory, nothing written yet
     atomic_write(path, json.dumps({"message": journal.message, "changes": [asdict(c) for c in journal.changes]}))

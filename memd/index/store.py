@@ -13,6 +13,7 @@ search never waits for a long consolidation and vice versa.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import time
@@ -21,8 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..atomic import atomic_write
-from ..errors import DocumentError, MemdError
+from ..atomic import _describe, atomic_write
+from ..errors import DocumentError, MemdError, VaultError
 from ..vault import Vault
 from .base import Backend
 from .records import Record, content_hash, records_for
@@ -55,6 +56,25 @@ def indexed_files(vault: Vault) -> dict[str, tuple[int, int]]:
     return found
 
 
+def _one_line_errors(method: Callable[..., SyncReport]) -> Callable[..., SyncReport]:
+    """A full disk, a file-size limit or a file where the index folder should be
+    is one ``VaultError`` naming the index, never a traceback; the vault's own
+    files are untouched (the index is derived: ARCHITECTURE.md §4.6)."""
+
+    @functools.wraps(method)
+    def wrapper(self: IndexStore, *args: Any, **kwargs: Any) -> SyncReport:
+        try:
+            return method(self, *args, **kwargs)
+        except OSError as err:
+            self.close()
+            raise VaultError(
+                f"{self.folder}: the search index cannot be written ({_describe(err)}); the vault's files are "
+                f"unchanged (free some space, or remove {self.folder} and run `memd reindex`)"
+            ) from None
+
+    return wrapper
+
+
 class IndexStore:
     """The vault's index folder: a backend plus the manifest that vouches for it."""
 
@@ -72,6 +92,7 @@ class IndexStore:
         assert self._backend is not None
         return self._backend
 
+    @_one_line_errors
     def sync(self, progress: Progress | None = None) -> SyncReport:
         """Bring the index up to date with the files (cheap when nothing changed)."""
         started = time.monotonic()
@@ -91,6 +112,7 @@ class IndexStore:
                 return self._rebuild(files, progress, started)
             return self._update(manifest, files, started)
 
+    @_one_line_errors
     def rebuild(self, progress: Progress | None = None) -> SyncReport:
         started = time.monotonic()
         with self._locked():
