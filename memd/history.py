@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -157,13 +157,20 @@ def commit_as_memd(
 
 
 def commit_hand_edits(
-    vault: Vault, removed: str | None = None, snapshot: Mapping[str, str | None] | None = None
+    vault: Vault,
+    removed: str | None = None,
+    snapshot: Mapping[str, str | None] | None = None,
+    hold: Collection[str] = (),
 ) -> str | None:
     """Commit what people changed by hand since the last commit, as their own
     commit. memd's own appends to CURRENT.md and its state file are not hand
     edits; they are committed with the next consolidation. ``removed`` names
-    buffered seqs the person deleted (a ``Memd-Removed`` trailer for verify)."""
-    paths = [p for p in changed_paths(vault) if p != ".memd/state.json" and not _only_appended(vault, p)]
+    buffered seqs the person deleted (a ``Memd-Removed`` trailer for verify).
+    Paths in ``hold`` are left out (the daemon holds a file that looks like it
+    holds a secret until the person decides)."""
+    paths = [
+        p for p in changed_paths(vault) if p != ".memd/state.json" and p not in hold and not _only_appended(vault, p)
+    ]
     if not paths:
         return None
     message = f"edit: {', '.join(paths[:5])}" + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")

@@ -163,8 +163,9 @@ class Signature:
         if len(set(keys)) != len(keys):
             duplicates = sorted({key for key in keys if keys.count(key) > 1})
             raise FormatError(f"duplicate signature key {duplicates[0]!r}")
-        SeqSet.parse(items[0][1])
-        return cls(items)
+        made = cls(items)
+        made.__dict__["seq"] = SeqSet.parse(items[0][1])  # validated once, kept for ``seq``
+        return made
 
     @classmethod
     def parse(cls, raw: str) -> Signature:
@@ -193,7 +194,7 @@ class Signature:
                 return v
         return None
 
-    @property
+    @cached_property
     def seq(self) -> SeqSet:
         return SeqSet.parse(self.fields[0][1])
 

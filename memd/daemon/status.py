@@ -8,7 +8,12 @@ pid. ``.memd/daemon.json`` says what the daemon is doing::
      "started": "...", "updated": "...", "last_event": {"time", "path"},
      "last_ingest": {...}, "last_consolidation": {...}, "last_commit": {...},
      "errors": 0, "last_error": null, "invalid_files": {"topics/x.md": ["..."]},
+     "held_files": {"topics/x.md": ["3: possible secret (openai-key)"]},
+     "ingesting": {"time", "name", "done", "total"},
      "notes": ["inotify watch limit reached ..."]}
+
+``held_files`` lists edits memd will not commit because lint finds a possible
+secret in them (the person removes it, or commits the file themselves).
 """
 
 from __future__ import annotations
@@ -121,6 +126,8 @@ class StatusBook:
             "errors": 0,
             "last_error": None,
             "invalid_files": {},
+            "held_files": {},
+            "ingesting": None,
             "notes": [],
         }
 

@@ -177,10 +177,12 @@ class IndexStore:
 
     def _read(self, rel: str) -> tuple[str, list[Record]]:
         from ..atomic import decode_markdown
+        from ..redact import redact
 
         data = (self.vault.root / rel).read_bytes()
         try:
-            return content_hash(data), records_for(rel, decode_markdown(data, rel))
+            # A secret typed by hand is not copied into the index (lines keep their numbers).
+            return content_hash(data), records_for(rel, redact(decode_markdown(data, rel), keep_lines=True).text)
         except DocumentError:
             return content_hash(data), []  # binary or not UTF-8: `memd lint` reports it; nothing to index
 
