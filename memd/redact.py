@@ -232,7 +232,7 @@ def redact(text: str, *, keep_lines: bool = False) -> Redaction:
     ``keep_lines`` a secret spanning lines leaves its line breaks behind, so
     every other line keeps its number (for what is cited as ``path:line``)."""
     findings: list[Finding] = []
-    lower = text.lower()
+    lower: str | None = text.lower()
     for rule in RULES:
         spans = _spans(rule, text, lower)
         if not spans:

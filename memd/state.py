@@ -55,12 +55,14 @@ def read_state(vault: Vault) -> tuple[State, str | None]:
         state = replace(state, epoch=raw.get("epoch", 0))
     else:
         problems.append(f"epoch {_short(raw.get('epoch'))} is not a count")
+    times: dict[str, str | None] = {}
     for key in ("last_consolidation", "buffer_since"):
         value = raw.get(key)
         if value is None or (isinstance(value, str) and _is_time(value)):
-            state = replace(state, **{key: value})
+            times[key] = value
         else:
             problems.append(f"{key} {_short(value)} is not a time")
+    state = replace(state, last_consolidation=times.get("last_consolidation"), buffer_since=times.get("buffer_since"))
     return state, ("state.json: " + "; ".join(problems)) if problems else None
 
 

@@ -292,8 +292,8 @@ def locate(vault: Vault, src: str) -> tuple[str, int] | None:
     except (OSError, UnicodeDecodeError):
         return None
     if anchor.startswith("L") and anchor[1:].isdigit():
-        line = int(anchor[1:])
-        return (rel, line) if 1 <= line <= len(lines) else None
+        wanted = int(anchor[1:])
+        return (rel, wanted) if 1 <= wanted <= len(lines) else None
     number = anchor.removeprefix("^").removeprefix("t")
     if not number.isdigit():
         return None
