@@ -61,7 +61,7 @@ def parse(name: str, data: bytes, path: Path | None = None) -> Parsed:
         if suffix in JSON_SUFFIXES:
             return _shape(load_json(text), path)
         if suffix in JSONL_SUFFIXES:
-            return _jsonl(text, Path(name).stem)
+            return _jsonl(text, Path(name).name)
     except RecursionError:
         raise Rejected("the transcript is nested too deeply to be a chat") from None
     raise Rejected(f"unknown format {suffix!r} (memd ingests .md, .txt, .json and .jsonl files)")
@@ -72,7 +72,8 @@ def load_json(text: str, where: str = "") -> Any:
     try:
         return json.loads(text, parse_int=_int)
     except json.JSONDecodeError as err:
-        raise Rejected(f"malformed JSON{where}: {err.msg} at line {err.lineno} column {err.colno}") from None
+        place = f"column {err.colno}" if where else f"line {err.lineno} column {err.colno}"
+        raise Rejected(f"malformed JSON{where}: {err.msg.removesuffix(' at')} ({place})") from None
     except RecursionError:
         raise Rejected(f"malformed JSON{where}: nested too deeply (arrays or objects inside each other)") from None
     except ValueError as err:
@@ -120,7 +121,7 @@ def _message_list(value: Any) -> list[dict[str, Any]] | None:
     return value if len(with_text) * 2 >= len(value) else None
 
 
-def _jsonl(text: str, stem: str) -> Parsed:
+def _jsonl(text: str, name: str) -> Parsed:
     rows: list[Any] = []
     warnings: list[str] = []
     lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
@@ -131,9 +132,9 @@ def _jsonl(text: str, stem: str) -> Parsed:
             if index < len(lines) - 1 or not rows:
                 raise
             # The last line of a session still being written is often cut off.
-            warnings.append(f"skipped line {number}: {str(err).replace(f' on line {number}', '')}")
+            warnings.append(f"{name}:{number}: skipped this line ({str(err).replace(f' on line {number}', '')})")
     if rows and all(isinstance(r, dict) for r in rows) and any(chats.is_claude_line(r) for r in rows):
-        return _with_warnings(chats.claude_code(rows, stem), warnings)
+        return _with_warnings(chats.claude_code(rows, Path(name).stem), warnings)
     messages = _message_list(rows)
     if messages is None:
         raise Rejected("unknown JSONL format (expected one chat message per line with role/content)")
