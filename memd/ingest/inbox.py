@@ -13,17 +13,20 @@ with everything else it does); ``process_inbox_file`` runs one to the end.
 from __future__ import annotations
 
 import os
+import re
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MemdError
 from ..layout import is_scratch
+from ..redact import redact_value
 from ..timeutil import format_time, now
 from ..vault import Vault
 from .formats import Rejected
 from .pipeline import MAX_BYTES, IngestJob, IngestResult
 
+_REDACTED = re.compile(r"\[REDACTED:[a-z-]+\]")
 DONE = "done"
 REJECTED = "rejected"
 
@@ -113,8 +116,10 @@ def _reject(vault: Vault, path: Path, reason: str, detail: str = "") -> InboxOut
 
 def _move(path: Path, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    target, n = folder / path.name, 2
+    # A key in the dropped file's name does not live on in done/ or rejected/.
+    name = Path(_REDACTED.sub("redacted", redact_value(path.name)))
+    target, n = folder / name.name, 2
     while target.exists():
-        target, n = folder / f"{path.stem}-{n}{path.suffix}", n + 1
+        target, n = folder / f"{name.stem}-{n}{name.suffix}", n + 1
     os.replace(path, target)
     return target

@@ -286,7 +286,17 @@ def _redacted(parsed: Parsed) -> tuple[Parsed, list[str]]:
         text, speaker = redact(turn.text), redact(turn.speaker)
         group = redact(turn.group) if turn.group else None
         kinds += [f.kind for f in (*text.findings, *speaker.findings, *(group.findings if group else ()))]
-        turns.append(replace(turn, text=text.text, speaker=speaker.text, group=group.text if group else None))
+        turns.append(
+            replace(
+                turn,
+                text=text.text,
+                speaker=speaker.text,
+                group=group.text if group else None,
+                # A thread named after a conversation's title must not carry a key in it either.
+                thread=redact_value(turn.thread) if turn.thread else None,
+                ref=redact_value(turn.ref) if turn.ref else None,
+            )
+        )
     title = redact(parsed.title) if parsed.title else None
     kinds += [f.kind for f in title.findings] if title else []
     return replace(parsed, turns=tuple(turns), title=title.text if title else None), kinds
