@@ -2,8 +2,9 @@
 
 Usage: python bench/bench_add_during_consolidation.py [--tokens 50000] [--adds 100]
 
-Fills a fresh vault's buffer with ``--tokens`` tokens of notes, starts
-`memd consolidate` in a separate process, and while it runs makes ``--adds``
+Fills a fresh vault's buffer with ``--tokens`` tokens of notes, starts a
+consolidation whose judgement steps take ``--step-latency`` seconds each (as a
+model's would), and while it runs makes ``--adds``
 separate `memd add` calls (each a new process, as a hook or script would),
 timing each one's wall time. Prints the distribution, how many calls
 overlapped the consolidation, and checks every added entry is in the vault.
@@ -21,69 +22,121 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from memd import Memory
 from memd.buffer import NewEntry, append_entries, buffer_status
+from memd.consolidation import consolidate
+from memd.engine.offline import OfflineEngine
 from memd.setup import init_vault
+from memd.vault import Vault
 
-WORDS = (
-    "garden tomatoes basil compost marathon knee intervals sourdough oven lentils deadline migration invoices "
-    "flight hotel passport guitar chords concert sister birthday doctor allergy novel library budget savings "
-    "dog vet kitchen paint boiler window river cedar lantern meadow quartz harbor violet"
-).split()
+SUBJECTS = {
+    "garden": "tomatoes basil seedlings compost watering greenhouse",
+    "running": "marathon training knee intervals shoes tempo",
+    "cooking": "sourdough recipe oven spices lentils dinner",
+    "work": "deadline migration invoices review deploy team",
+    "travel": "flight hotel passport itinerary train museum",
+    "music": "guitar chords practice concert band songs",
+    "family": "sister birthday parents visit kids holiday",
+    "health": "doctor allergy sleep vitamins appointment dentist",
+    "reading": "novel library author chapter poetry bookclub",
+    "money": "budget savings taxes rent insurance receipts",
+    "pets": "dog vet walks food leash puppy",
+    "home": "kitchen paint furniture repair boiler window",
+}
+FILLER = "really think maybe today yesterday friend said about great new plan".split()
+WORDS = [w for words in SUBJECTS.values() for w in words.split()]
+
+
+def note() -> str:
+    subject = random.choice(list(SUBJECTS))
+    words = random.sample(SUBJECTS[subject].split(), 4) + random.sample(FILLER, 4) + [str(random.randint(1, 999))]
+    random.shuffle(words)
+    return " ".join(words)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=50_000)
     parser.add_argument("--adds", type=int, default=100)
+    parser.add_argument("--step-latency", type=float, default=0.5,
+                        help="seconds each judgement step takes (a model's latency); 0 = the offline engine as is")
+    parser.add_argument("--consolidate-only", metavar="VAULT", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.consolidate_only:  # the consolidation's own process
+        print(consolidate(Vault(Path(args.consolidate_only)), engine=Slow(args.step_latency)).subject)
+        return
     random.seed(7)
     with tempfile.TemporaryDirectory() as tmp:
         vault = init_vault(Path(tmp) / "vault").vault
         vault.config_path.write_text(f"[consolidate]\nbuffer_tokens = {args.tokens}\n")
-        batch = [NewEntry(" ".join(random.choices(WORDS, k=12))) for _ in range(400)]
         while buffer_status(vault).tokens < args.tokens:
-            append_entries(vault, batch)
+            append_entries(vault, [NewEntry(note()) for _ in range(400)])
         print(f"buffer: {buffer_status(vault).entries} entries, {buffer_status(vault).tokens} tokens")
         env = {**os.environ, "MEMD_VAULT": str(vault.root)}
-        memory = Memory.open(vault.root)
         started = time.monotonic()
-        consolidation = subprocess.Popen([sys.executable, "-m", "memd", "consolidate"], env=env,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(0.3)  # let it take its snapshot
+        # The consolidation runs in a process of its own with an engine whose steps
+        # take time, as a model's would.
+        worker = subprocess.Popen(
+            [sys.executable, __file__, "--consolidate-only", str(vault.root), "--step-latency", str(args.step_latency)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        time.sleep(0.5)  # let it take its snapshot
+        memory = Memory.open(vault.root)
         inproc: list[float] = []
         overlapped = 0
         n = 0
-        # In-process adds (what the daemon, the MCP server and a script calling memd.Memory see).
         while n < args.adds:
             t0 = time.perf_counter()
             memory.add(f"benchmark note {n} {random.choice(WORDS)}")
             inproc.append(time.perf_counter() - t0)
-            overlapped += consolidation.poll() is None
+            overlapped += (worker.poll() is None)
             n += 1
             time.sleep(0.02)
         # Separate `memd add` processes (a hook or a shell script): interpreter start-up included.
         procs: list[float] = []
         proc_overlapped = 0
-        while consolidation.poll() is None or len(procs) < 10:
+        while (worker.poll() is None) or len(procs) < 10:
             t0 = time.perf_counter()
             result = subprocess.run([sys.executable, "-m", "memd", "add", f"benchmark note {n} {random.choice(WORDS)}"],
                                     env=env, capture_output=True)
             procs.append(time.perf_counter() - t0)
-            proc_overlapped += consolidation.poll() is None
+            proc_overlapped += (worker.poll() is None)
             if result.returncode != 0:
                 print(f"add {n} failed: {result.stderr.decode().strip()}")
             n += 1
-        consolidation.wait()
+            if len(procs) >= 200:
+                break
+        out, err = worker.communicate()
         took = time.monotonic() - started
         text = "\n".join(p.read_text() for p in vault.entry_files())
         missing = [k for k in range(n) if f"benchmark note {k} " not in text]
-        print(f"consolidation: exit {consolidation.returncode}, {took:.1f} s wall "
-              f"({consolidation.stdout.read().decode().splitlines()[0] if consolidation.stdout else ''})")
+        subject = out.strip() or f"failed: {err.strip()[-300:]}"
+        print(f"consolidation: {took:.1f} s wall ({subject})")
         report("Memory.add in process", inproc, overlapped)
         report("`memd add` processes", procs, proc_overlapped)
         print(f"entries missing afterwards: {len(missing)} of {n}")
+
+
+class Slow(OfflineEngine):
+    """The offline engine, each judgement step taking ``latency`` seconds."""
+
+    def __init__(self, latency: float) -> None:
+        super().__init__()
+        self.latency = latency
+
+    def plan(self, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(self.latency)
+        return super().plan(*args, **kwargs)
+
+    def update_topic(self, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(self.latency)
+        return super().update_topic(*args, **kwargs)
+
+    def summarise_many(self, topics: Any) -> Any:
+        time.sleep(self.latency * len(topics))
+        return super().summarise_many(topics)
 
 
 def report(label: str, walls: list[float], overlapped: int) -> None:

@@ -6,12 +6,13 @@ must be answerable before any consolidation). Entry hits in topics widen to
 their heading block, hits in CURRENT to their neighbours; blocks are
 de-duplicated and kept within a token budget. The answer quotes the best
 supporting entries, newest first, since a newer statement supersedes an older
-one on the same subject. The model-backed agent loop will plug in here later
-using the same tools.
+one on the same subject. With a model, ``memd.agent`` gathers evidence with
+the same tools and this answer is its floor (see ``Engine.ask``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,13 +56,34 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One round of a model's tool use while gathering evidence."""
+
+    round: int
+    calls: tuple[dict[str, Any], ...]
+    done: bool
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"round": self.round, "calls": list(self.calls), "done": self.done, "note": self.note}
+
+
+Report = Callable[[Step], None]
+
+
+@dataclass(frozen=True)
 class Answer:
+    """``engine`` is who wrote ``answer``; ``fallback`` says why it is the
+    offline answer although a model is configured (None when it is not)."""
+
     question: str
     found: bool
     answer: str
     support: tuple[Evidence, ...]
     evidence: tuple[Evidence, ...]
     engine: str = "offline"
+    fallback: str | None = None
+    steps: tuple[Step, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +91,7 @@ class Answer:
             "found": self.found,
             "answer": self.answer,
             "engine": self.engine,
+            "fallback": self.fallback,
             "support": [e.to_json() for e in self.support],
             "evidence": [e.to_json() for e in self.evidence],
         }
@@ -83,14 +106,27 @@ def ask(vault: Vault, question: str, budget: int = EVIDENCE_TOKENS, *, store: In
         words = {term for term, _ in query_terms(backend, question)}
         recent = _recent(backend, words)
         evidence = _gather(backend, [*results, *recent], budget)
+        matched = [r for r in results if r.record.kind == "entry"] or [r for r in recent if r.record.kind == "entry"]
+        support = _support([Evidence(r.record, r.score, r.via) for r in matched])
+        answers = _speaks_to(backend, words, support)
     finally:
         if own:
             store.close()
-    matched = [r for r in results if r.record.kind == "entry"] or [r for r in recent if r.record.kind == "entry"]
-    support = _support([Evidence(r.record, r.score, r.via) for r in matched])
     if not evidence:
         return Answer(question, False, f"Nothing relevant found in memory for: {question.strip()}", (), ())
+    if not answers:
+        text = "No memory answers this directly; the closest memories are cited below."
+        return Answer(question, False, text, (), tuple(evidence))
     return Answer(question, True, _render(support, evidence), tuple(support), tuple(evidence))
+
+
+def _speaks_to(backend: Any, words: set[str], support: list[Evidence]) -> bool:
+    """Whether the evidence answers the question at all: some supporting entry
+    holds at least half of the question's words. An entry that shares only a
+    name the whole vault mentions ("what is Dana's favourite colour?") does not."""
+    if not words:
+        return False
+    return any(2 * len(words & set(backend.analyse(item.record.text))) >= len(words) for item in support)
 
 
 def _recent(backend: Any, words: set[str]) -> list[Result]:

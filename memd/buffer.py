@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from . import acks, timeutil
 from .atomic import append_bytes, atomic_write, read_text
@@ -17,7 +18,7 @@ from .state import allocate, read_state
 from .tokens import count_tokens
 from .vault import CURRENT_TEMPLATE, Vault
 
-_SIGNED = re.compile(r"^[-*+][ \t]+<seq=[^>\n]*>", re.MULTILINE)
+_SIGNED = re.compile(r"^[-*+][ \t]+<seq=", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -48,10 +49,16 @@ def redact_fields(item: NewEntry) -> NewEntry:
 
 @dataclass(frozen=True)
 class Added:
+    """One entry appended to CURRENT.md, as ``memd add`` and MCP ``memory_add`` report it."""
+
     seq: int
     line: int
     signature: str
     text: str
+    path: str = "CURRENT.md"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "path": self.path, "line": self.line, "signature": self.signature, "text": self.text}
 
 
 def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
@@ -80,11 +87,13 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
             recover(vault)  # never append on top of a half-applied consolidation
         if not vault.current.exists():
             atomic_write(vault.current, CURRENT_TEMPLATE)
+        # Only what the append needs is read from the buffer (its newline style, its
+        # length in lines, whether it holds an entry): no parse, so an add costs the
+        # same with 10 or 10,000 entries waiting.
         text = read_text(vault.current, "CURRENT.md")
         stamp = timeutil.format_time(timeutil.now())
-        # A scan, not a parse: an import appends in batches to a buffer that may
-        # already hold 100k entries, and each batch must stay cheap.
-        seqs = allocate(vault, len(items), buffer_was_empty=not _SIGNED.search(text), at=stamp)
+        empty = _SIGNED.search(text) is None
+        seqs = allocate(vault, len(items), buffer_was_empty=empty, at=stamp)
         newline = "\r\n" if "\r\n" in text else "\n"
         lead = newline if text and not text.endswith(("\n", "\r")) else ""
         line = (text + lead).count(newline) + 1

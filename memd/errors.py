@@ -5,7 +5,20 @@ from __future__ import annotations
 
 
 class MemdError(Exception):
-    """Base class for every error memd reports to a user."""
+    """Base class for every error memd reports to a user.
+
+    The message says what is wrong in memd's own terms; ``hints`` say what to
+    do next in the words of each front door (``cli``: a command to type,
+    ``mcp``: a tool to call), so each door speaks to its own reader.
+    """
+
+    def __init__(self, *args: object, hints: dict[str, str] | None = None) -> None:
+        super().__init__(*args)
+        self.hints = hints or {}
+
+    def for_door(self, door: str) -> str:
+        hint = self.hints.get(door)
+        return f"{self} ({hint})" if hint else str(self)
 
 
 class VaultError(MemdError):

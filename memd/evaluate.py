@@ -201,7 +201,8 @@ def run_locomo(path: Path, *, consolidate: bool = True, progress: Progress | Non
                     progress(done, total_q, conversation.sample_id)
             store.close()
             details.append({"sample_id": conversation.sample_id, "questions": len(scores),
-                            "recall": round(sum(scores) / len(scores), 4) if scores else None})
+                            "recall": round(sum(scores) / len(scores), 4) if scores else None,
+                            "construction_tokens": _model_tokens(vault)})
     every = [s for scores in per_cat.values() for s in scores]
     by_category = {
         f"{c}-{name}": {"recall": round(sum(per_cat[c]) / len(per_cat[c]), 4) if per_cat[c] else 0.0,
@@ -210,6 +211,13 @@ def run_locomo(path: Path, *, consolidate: bool = True, progress: Progress | Non
     }
     return Report(sum(every) / len(every) if every else 0.0, by_category, len(every), entries, topics,
                   time.monotonic() - started, any_consolidated, details)
+
+
+def _model_tokens(vault: Any) -> int:
+    """Model tokens the conversation's consolidation cost (0 offline)."""
+    from .ledger import summary
+
+    return int(summary(vault.meta_dir / "ledger.jsonl")["construction"]["tokens"])
 
 
 def _count_entries(vault: Any) -> int:

@@ -226,25 +226,27 @@ def vault_specs(vault: Vault) -> list[str]:
 _SEQ_VALUE = re.compile(r"<seq=([0-9+\-]+)")
 
 
-def seqs_by_commit(vault: Vault) -> list[tuple[str, set[int], bool]]:
-    """(sha, seqs present, made by a person) for each commit, oldest first."""
-    from .signature import SeqSet
-
-    match = _AUTHOR.match(vault.config.git_author)
-    machine = match.group("email") if match else "memd@localhost"
-    listing = git(vault, "log", "--reverse", "--format=%H %ae", "--", "CURRENT.md", "topics")
+def seqs_by_commit(vault: Vault, after: str | None = None) -> list[tuple[str, list[str], set[int], bool]]:
+    """(sha, parents, seqs present, made by a person) for each commit that
+    changed CURRENT.md or topics, and every merge, parents before children
+    (only those after commit ``after`` when given)."""
+    machine = machine_email(vault)
+    span = [f"{after}..HEAD"] if after else []
+    listing = git(
+        vault, "log", "--full-history", "--parents", "--topo-order", "--reverse", "--format=%H%x1f%P%x1f%ae",
+        *span, "--", "CURRENT.md", "topics",
+    )
     history = []
     for line in listing.stdout.splitlines():
-        sha, _, email = line.partition(" ")
-        found = git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", sha, "--", "CURRENT.md", "topics").stdout
-        seqs: set[int] = set()
-        for value in _SEQ_VALUE.findall(found):
-            try:
-                seqs.update(SeqSet.parse(value))
-            except FormatError:
-                continue
-        history.append((sha, seqs, email != machine))
+        sha, parents, email = [*line.split("\x1f"), "", ""][:3]
+        history.append((sha, parents.split(), seqs_at(vault, sha), email != machine))
     return history
+
+
+def machine_email(vault: Vault) -> str:
+    """The email of memd's own commits (anything else was made by a person)."""
+    match = _AUTHOR.match(vault.config.git_author)
+    return match.group("email") if match else "memd@localhost"
 
 
 def removed_by_person(vault: Vault) -> set[int]:
@@ -252,8 +254,7 @@ def removed_by_person(vault: Vault) -> set[int]:
     (``Memd-Removed`` trailers; only commits not made by memd count)."""
     from .signature import SeqSet
 
-    match = _AUTHOR.match(vault.config.git_author)
-    machine = match.group("email") if match else "memd@localhost"
+    machine = machine_email(vault)
     listing = git(vault, "log", "--format=%ae%x1f%b%x1e", "--grep=^Memd-Removed:", "--", "CURRENT.md")
     found: set[int] = set()
     for record in listing.stdout.split("\x1e"):
@@ -272,8 +273,7 @@ def removed_by_person(vault: Vault) -> set[int]:
 def removed_in_own_commits(vault: Vault, seqs: set[int], since: str) -> set[int]:
     """Which of ``seqs`` a person removed in a commit they made themselves
     (not one memd made for them) since ``since`` (an ISO time)."""
-    match = _AUTHOR.match(vault.config.git_author)
-    machine = match.group("email") if match else "memd@localhost"
+    machine = machine_email(vault)
     listing = git(vault, "log", f"--since={since}", "--format=%H%x1f%ae%x1f%B%x1e", "--", "CURRENT.md", "topics")
     found: set[int] = set()
     for record in listing.stdout.split("\x1e"):
@@ -281,16 +281,19 @@ def removed_in_own_commits(vault: Vault, seqs: set[int], since: str) -> set[int]
         email, _, body = rest.partition("\x1f")
         if not sha or email == machine or "Memd-Auto:" in body:
             continue
-        before = _seqs_at(vault, f"{sha}^")
-        after = _seqs_at(vault, sha)
+        before = seqs_at(vault, f"{sha}^")
+        after = seqs_at(vault, sha)
         found |= (before - after) & seqs
     return found
 
 
-def _seqs_at(vault: Vault, rev: str) -> set[int]:
+def seqs_at(vault: Vault, rev: str, paths: tuple[str, ...] = ("CURRENT.md", "topics")) -> set[int]:
+    """Every seq a signature names in ``paths`` at commit ``rev`` (read from git objects)."""
     from .signature import SeqSet
 
-    out = git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", rev, "--", "CURRENT.md", "topics").stdout
+    if not paths:
+        return set()
+    out = git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", rev, "--", *paths).stdout
     seqs: set[int] = set()
     for value in _SEQ_VALUE.findall(out):
         try:
@@ -302,15 +305,24 @@ def _seqs_at(vault: Vault, rev: str) -> set[int]:
 
 def seqs_at_head(vault: Vault, paths: list[str]) -> set[int]:
     """Seqs the last commit holds in ``paths`` (files deleted from the working tree since)."""
-    from .signature import SeqSet
+    return seqs_at(vault, "HEAD", tuple(paths))
 
-    if not paths:
-        return set()
-    out = git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", "HEAD", "--", *paths).stdout
-    seqs: set[int] = set()
-    for value in _SEQ_VALUE.findall(out):
-        try:
-            seqs.update(SeqSet.parse(value))
-        except FormatError:
-            continue
-    return seqs
+
+def head(vault: Vault) -> str | None:
+    result = git(vault, "rev-parse", "--verify", "-q", "HEAD")
+    return result.stdout.strip() or None
+
+
+def is_ancestor(vault: Vault, older: str, newer: str) -> bool:
+    return git(vault, "merge-base", "--is-ancestor", older, newer).returncode == 0
+
+def undone_by(vault: Vault) -> dict[str, str]:
+    """Undo commit -> the consolidation it undid (its ``Memd-Undo`` trailer)."""
+    out = git(vault, "log", "--grep=^Memd-Undo:", "--format=%H%x1f%B%x1e").stdout
+    found = {}
+    for record in out.split("\x1e"):
+        sha, _, body = record.strip("\n").partition("\x1f")
+        match = re.search(r"^Memd-Undo:\s*([0-9a-f]{40})\s*$", body, re.MULTILINE)
+        if sha and match:
+            found[sha] = match.group(1)
+    return found

@@ -46,6 +46,33 @@ APPEND_ONLY = ToolAnnotations(read_only_hint=False, destructive_hint=False, open
 F = TypeVar("F", bound=Callable[..., dict[str, Any]])
 
 
+class _Server(MCPServer[Any]):
+    """Argument mistakes come back as one plain sentence per field, not a
+    validation library's dump: the reader is a model deciding what to fix."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        from pydantic import ValidationError
+
+        try:
+            return await super().call_tool(name, arguments, *args, **kwargs)
+        except ToolError as err:
+            cause = err.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(f"{name}: {_plain(cause)}") from None
+            raise
+
+
+def _plain(error: Any) -> str:
+    parts = []
+    for item in error.errors():
+        field = ".".join(str(p) for p in item.get("loc", ())) or "arguments"
+        message = str(item.get("msg", "is invalid")).replace("Input should be", "must be")
+        given = item.get("input")
+        shown = f" (got {given!r})" if given is not None and not isinstance(given, dict) else ""
+        parts.append(f"{field} {message[0].lower() + message[1:] if message else message}{shown}")
+    return "; ".join(parts)
+
+
 def build_server(memory: Memory) -> MCPServer[Any]:
     """An MCP server exposing the memory tools of ``memory``'s vault."""
     turn = threading.Lock()
@@ -58,11 +85,11 @@ def build_server(memory: Memory) -> MCPServer[Any]:
                     return fn(*args, **kwargs)
                 except MemdError as err:
                     # The message is written for a person or a model to act on.
-                    raise ToolError(str(err)) from None
+                    raise ToolError(err.for_door("mcp")) from None
 
         return call  # type: ignore[return-value]
 
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = _Server(
         "memd",
         title="memd memory",
         instructions=INSTRUCTIONS,
@@ -80,13 +107,19 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         source: Annotated[str, Field(description="Who it comes from: 'user' for the user's own words, "
                                      "'ai' for your own conclusions, or 'import:NAME'.")] = "ai",
         src: Annotated[str | None, Field(description="Optional provenance, e.g. a file path#anchor or URL.")] = None,
+        meta: Annotated[dict[str, str] | None, Field(description="Optional extra signature keys, e.g. "
+                                                     "{\"confidence\": \"high\", \"project\": \"atlas\"}.")] = None,
     ) -> dict[str, Any]:
         """Save one memory to the user's long-term memory (appended to CURRENT.md with a new seq).
 
         Use it for durable facts worth recalling in a later session: preferences, facts about people,
         decisions, plans and dates. Do not store secrets or passing chit-chat. The entry is searchable at
         once; memd later files it into a topic. Returns the new entry's seq and where it was written."""
-        added = memory.add(text, time=time, source=source, src=src)
+        reserved = sorted(set(meta or {}) & {"seq", "time", "source", "src"})
+        if reserved:
+            raise ToolError(f"meta cannot set {', '.join(reserved)}: seq is assigned by memd; use the time, "
+                            "source and src arguments for the others")
+        added = memory.add(text, time=time, source=source, src=src, meta=tuple((meta or {}).items()))
         return {"added": [a.to_json() for a in added]}
 
     @tool
@@ -96,12 +129,15 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         since: Annotated[str | None, Field(description="Only entries from this ISO date or time on.")] = None,
         until: Annotated[str | None, Field(description="Only entries up to this ISO date (inclusive) or time.")] = None,
         source: Annotated[str | None, Field(description="Only entries with this source: user, ai, hand...")] = None,
+        as_of: Annotated[str | None, Field(description="Search the memory as it was then: an ISO date "
+                                           "(through that day), a time or a git commit. Default: now.")] = None,
     ) -> dict[str, Any]:
         """Search the user's long-term memory by keywords (BM25 ranking over entries and topic sections).
 
-        Each result has `path`, `line`, `seq`, `time`, `source` and a `snippet`; cite results as path:line.
-        Use memory_read to see more lines around a result. Returns {"results": [...]}, best first."""
-        return memory.search(query, limit=limit, since=since, until=until, source=source).to_json()
+        Each result has `path`, `line`, `seq`, `time`, `source` and a `snippet`; cite results as path:line
+        (with `as_of`, each has a `cite` path:line@commit). Use memory_read to see more lines around a result.
+        Returns {"results": [...]}, best first."""
+        return memory.search(query, limit=limit, since=since, until=until, source=source, as_of=as_of).to_json()
 
     @tool
     def memory_grep(
@@ -151,12 +187,26 @@ def build_server(memory: Memory) -> MCPServer[Any]:
     ) -> dict[str, Any]:
         """Answer a question from the user's long-term memory, with the evidence and citations.
 
-        Works like `memd ask`: with a language model configured for the vault, the model searches the memory
-        with these tools and answers citing path:line; without one, the best-matching entries (including
-        recent ones not yet filed into topics) are quoted, newest first. Returns `answer`, `found`, `engine`
-        and the `evidence` blocks. Check the evidence before relying on the answer; newer entries supersede
-        older."""
+        With a language model configured, the model searches the memory with the memory tools and answers
+        from what it found, citing `path:line`; the answer is checked against that evidence. Otherwise, or
+        when the model cannot be used (then `fallback` says why), `answer` quotes the best-matching entries
+        (including recent ones not yet filed into topics), newest first. Returns `answer`, `engine` (who
+        wrote the answer), `fallback`, `found`, `support` and `evidence` blocks. Check the evidence before
+        relying on the answer; newer entries supersede older."""
         return memory.ask(question, budget=budget).to_json()
+
+    @tool
+    def memory_history(
+        target: Annotated[str, Field(description="A seq from a result (e.g. '12' or '12+41'), or words that "
+                                     "pick the best-matching entry.")],
+    ) -> dict[str, Any]:
+        """How one memory changed over time, from the vault's git history: when it was added, filed, merged,
+        moved, edited (by memd or by hand), superseded (with the newer entry) or removed.
+
+        Check it before relying on a fact that may have changed. Returns `steps` (each with `kind`, `date`,
+        `commit`, `author`, `entry` as it read then, and `superseded_by` when replaced) and `now` (where the
+        entry is today; empty when it was superseded or removed)."""
+        return memory.history(target).to_json()
 
     @tool
     def memory_status() -> dict[str, Any]:
@@ -170,6 +220,7 @@ def build_server(memory: Memory) -> MCPServer[Any]:
     server.add_tool(memory_read, annotations=READ_ONLY, title="Read memory lines")
     server.add_tool(memory_list, annotations=READ_ONLY, title="List memory documents")
     server.add_tool(memory_ask, annotations=READ_ONLY, title="Ask memory")
+    server.add_tool(memory_history, annotations=READ_ONLY, title="Memory history")
     server.add_tool(memory_status, annotations=READ_ONLY, title="Memory status")
     return server
 

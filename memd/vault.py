@@ -35,6 +35,7 @@ GITIGNORE_TEMPLATE = """\
 .memd/acks.jsonl
 .memd/git.lock
 .memd/seq.local
+.memd/verify.json
 .memd/daemon.*
 *.memd-tmp
 # raw drops (transcripts may hold secrets); their redacted copies live in sources/
@@ -95,6 +96,11 @@ class Vault:
     def rel(self, path: Path) -> str:
         """Vault-relative path of ``path``; a path that leads out of the vault
         (through ``..`` or a symbolic link) is refused, never followed."""
+        if path.is_absolute() and ".." not in path.parts:
+            try:
+                return path.relative_to(self.root).as_posix()
+            except ValueError:
+                pass
         root = self.root.resolve()
         try:
             return path.resolve().relative_to(root).as_posix()
@@ -202,7 +208,10 @@ class Vault:
                 continue
             if self.kind(path.relative_to(root).as_posix()) in DOCUMENT_KINDS:
                 return path
-        raise NotFound(f"no document {name!r} in the vault (try `memd show` or `memd list`)")
+        raise NotFound(
+            f"no document {name!r} in the vault",
+            hints={"cli": "try `memd list`", "mcp": "call memory_list to see the documents"},
+        )
 
     def read(self, path: Path) -> Document:
         return parse_document(read_text(path, self.rel(path)))

@@ -1,14 +1,17 @@
 """A scripted OpenAI-compatible chat server on 127.0.0.1 for tests.
 
 The real ``openai`` client talks to it over HTTP. Replies come from a script
-(text, an HTTP error, a delay) per operation; when the script for an
-operation is empty, a well-behaved model answers: it reads the request and
-returns a valid reply, so tests can break exactly one step at a time.
+(text, an HTTP error, a delay, a reply cut at the length limit, a reply
+without usage) per operation; when the script for an operation is empty, a
+well-behaved model answers: it reads the request and returns a valid reply,
+so tests can break exactly one step at a time. ``GET /v1/models`` reports
+``context`` as the model's window when it is set.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import defaultdict, deque
@@ -29,7 +32,21 @@ class Delay:
     seconds: float
 
 
-Reply = str | Status | Delay
+@dataclass(frozen=True)
+class Length:
+    """A reply that stopped at max_tokens (finish_reason = length)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class NoUsage:
+    """A reply whose response carries no usage numbers."""
+
+    text: str
+
+
+Reply = str | Status | Delay | Length | NoUsage
 
 
 def operation_of(request: dict[str, Any]) -> str:
@@ -40,59 +57,70 @@ def operation_of(request: dict[str, Any]) -> str:
     return "unknown"
 
 
+def words_of(text: str, count: int = 3) -> str:
+    """A title made of the first words of a text (titles must come from their entries)."""
+    words = re.findall(r"[A-Za-z]{3,}", re.sub(r"<[^>]*>", " ", text))
+    return " ".join(words[:count]) or "Notes"
+
+
 def good_reply(operation: str, payload: dict[str, Any]) -> dict[str, Any]:
     """What a careful model would answer (valid by construction)."""
     if operation == "extract":
-        return {"entries": [{"text": payload["text"]}]}
+        return {"entries": [{"id": t["id"], "text": t["text"]} for t in payload["texts"]]}
     if operation == "rewrite":
+        entries = payload["entries"]
         return {
-            "blocks": [
-                {
-                    "title": "Scripted block",
-                    "entries": [{"seqs": [e["seq"]], "text": e["text"]} for e in payload["entries"]],
-                }
-            ],
+            "blocks": [{"title": words_of(entries[0]["text"]), "entries": [{"seqs": [e["seq"]]} for e in entries]}],
             "superseded": [],
         }
     if operation == "plan":
-        return {"routes": [{"block": b["block"], "topic": None, "title": "Scripted topic"} for b in payload["blocks"]]}
+        return {
+            "routes": [
+                {"block": b["block"], "topic": None, "title": words_of(b["entries"][0] if b["entries"] else b["title"])}
+                for b in payload["blocks"]
+            ]
+        }
     if operation == "update_topic":
-        new = [{"seqs": e["seqs"], "text": e["text"]} for e in payload["new"]]
-        return {"sections": [*payload["sections"], {"title": "Scripted section", "entries": new}], "superseded": []}
+        section = words_of(payload["new"][0]["text"])
+        return {"place": [{"seqs": e["seqs"], "section": section} for e in payload["new"]], "superseded": []}
     if operation == "split":
         entries = payload["entries"]
         half = len(entries) // 2
         return {
             "sections": [
-                {"title": "First part", "seqs": [s for e in entries[:half] for s in e["seqs"]]},
-                {"title": "Second part", "seqs": [s for e in entries[half:] for s in e["seqs"]]},
+                {"title": words_of(entries[0]["text"]), "seqs": [s for e in entries[:half] for s in e["seqs"]]},
+                {"title": words_of(entries[half]["text"]), "seqs": [s for e in entries[half:] for s in e["seqs"]]},
             ]
         }
     if operation == "merge_groups":
         return {"groups": []}
     if operation == "summarise":
-        return {"summary": "scripted summary; a topic the scripted model kept"}
+        return {"summaries": [{"id": t["id"], "summary": t["entries"][0][:150]} for t in payload["topics"]]}
     if operation == "title":
-        return {"title": "Scripted title"}
+        return {"title": words_of(payload["entries"][0])}
     if operation == "agent_step":
         if payload.get("round", 1) == 1:
             return {"calls": [{"tool": "search", "args": {"query": payload["question"]}}]}
-        hits = [r for result in payload.get("results", []) for r in result.get("result", {}).get("results", [])]
+        hits = [r for result in payload.get("results", []) for r in (result.get("result") or {}).get("results", [])]
         return {
             "done": True,
             "evidence": [{"doc": h["path"], "start": h["line"], "end": h["end_line"]} for h in hits[:3]],
         }
     if operation == "answer":
-        first = payload["evidence"][0]["ref"] if payload["evidence"] else None
-        return {"answer": f"From memory [{first}]." if first else "Not in memory.", "cited": [first] if first else []}
+        if not payload["evidence"]:
+            return {"answer": "Not in memory.", "cited": []}
+        first = payload["evidence"][0]
+        line = re.sub(r"<[^>]*>|^[#\s-]+", "", first["text"].splitlines()[-1]).strip()
+        return {"answer": f"{line} [{first['ref']}]", "cited": [first["ref"]]}
     raise ValueError(operation)
 
 
 class ScriptedModel:
-    def __init__(self) -> None:
+    def __init__(self, context: int | None = None) -> None:
         self.script: dict[str, deque[Reply]] = defaultdict(deque)
         self.always: dict[str, Reply] = {}
         self.requests: list[dict[str, Any]] = []
+        self.context = context
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -130,34 +158,44 @@ class ScriptedModel:
             def log_message(self, *args: object) -> None:
                 pass
 
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models") and model.context:
+                    self._send(200, {"object": "list", "data": [{"id": "scripted", "max_model_len": model.context}]})
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 model.requests.append(body)
                 reply = model._reply_for(body)
+                finish, usage = "stop", True
                 if isinstance(reply, Delay):
                     time.sleep(reply.seconds)
                     reply = json.dumps({"late": True})
                 if isinstance(reply, Status):
                     self._send(reply.code, {"error": {"message": "scripted failure", "type": "server_error"}})
                     return
+                if isinstance(reply, Length):
+                    reply, finish = reply.text, "length"
+                if isinstance(reply, NoUsage):
+                    reply, usage = reply.text, False
                 prompt = sum(len(m["content"].split()) for m in body["messages"])
-                self._send(
-                    200,
-                    {
-                        "id": "chatcmpl-scripted",
-                        "object": "chat.completion",
-                        "created": int(time.time()),
-                        "model": body["model"],
-                        "choices": [
-                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}
-                        ],
-                        "usage": {
-                            "prompt_tokens": prompt,
-                            "completion_tokens": len(reply.split()),
-                            "total_tokens": prompt + len(reply.split()),
-                        },
-                    },
-                )
+                data: dict[str, Any] = {
+                    "id": "chatcmpl-scripted",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body["model"],
+                    "choices": [
+                        {"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": reply}}
+                    ],
+                }
+                if usage:
+                    data["usage"] = {
+                        "prompt_tokens": prompt,
+                        "completion_tokens": len(reply.split()),
+                        "total_tokens": prompt + len(reply.split()),
+                    }
+                self._send(200, data)
 
             def _send(self, code: int, data: dict[str, Any]) -> None:
                 raw = json.dumps(data).encode()

@@ -1,9 +1,11 @@
 """`memd ask` with a model: tool rounds, cited answers, and what happens when
-the model misbehaves (the offline evidence and answer are the floor)."""
+the model misbehaves (the offline evidence and answer are the floor, and the
+person is told when they got it instead of the model's)."""
 
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 
 import pytest
@@ -12,7 +14,7 @@ from memd.ledger import read
 from memd.vault import Vault
 
 from .conftest import Memd
-from .model_server import ScriptedModel
+from .model_server import Length, ScriptedModel, operation_of
 
 NOTES = [
     "Takes coffee with oat milk, no sugar",
@@ -33,12 +35,17 @@ def model(memd: Memd) -> Iterator[ScriptedModel]:
         yield server
 
 
+def ask(memd: Memd, question: str, *flags: str) -> tuple[dict, str]:
+    result = memd("ask", question, "--json", *flags)
+    return json.loads(result.stdout), result.stderr
+
+
 def test_show_steps_prints_each_round_and_the_answer_cites_evidence(memd: Memd, model: ScriptedModel) -> None:
     result = memd("ask", "How does Dana take her coffee?", "--show-steps")
     assert "round 1: search(query='How does Dana take her coffee?')" in result.output
     assert "round 2: done" in result.output
-    data = json.loads(memd("ask", "How does Dana take her coffee?", "--json", "--show-steps").output)
-    assert data["engine"] == "llm" and data["found"]
+    data, notes = ask(memd, "How does Dana take her coffee?", "--show-steps")
+    assert data["engine"] == "llm" and data["found"] and data["fallback"] is None and notes == ""
     cited = data["answer"].split("[")[1].rstrip("].")
     assert cited in {e["cite"] for e in data["evidence"]}
     assert any("oat milk" in e["text"] for e in data["evidence"])
@@ -46,12 +53,13 @@ def test_show_steps_prints_each_round_and_the_answer_cites_evidence(memd: Memd, 
     asks = [c for c in read(memd.vault.meta_dir / "ledger.jsonl") if c.get("run") == "ask"]
     assert {c["operation"] for c in asks} == {"agent_step", "answer"}
     stats = json.loads(memd("stats", "--json").output)
-    assert stats["query"]["asks"] == 1 and stats["query"]["tokens"] > 0
+    assert stats["query"]["asks"] == 2 and stats["query"]["tokens"] > 0
+    assert all(r.get("max_tokens") for r in model.requests)
 
 
 def test_a_model_that_cannot_drive_the_tools_still_gets_bm25_evidence(memd: Memd, model: ScriptedModel) -> None:
     model.always["agent_step"] = "let me think about that"
-    data = json.loads(memd("ask", "Is Dana allergic to peanuts?", "--json", "--show-steps").output)
+    data, _ = ask(memd, "Is Dana allergic to peanuts?", "--show-steps")
     assert data["steps"][-1]["note"].startswith("stopped:")
     assert any("peanuts" in e["text"] for e in data["evidence"])
 
@@ -61,7 +69,7 @@ def test_made_up_documents_and_citations_are_ignored(memd: Memd, model: Scripted
         "agent_step", json.dumps({"done": True, "evidence": [{"doc": "../../etc/passwd", "start": 1, "end": 5}]})
     )
     model.queue("answer", json.dumps({"answer": "Peanuts [topics/invented.md:1].", "cited": ["topics/invented.md:1"]}))
-    data = json.loads(memd("ask", "Is Dana allergic to peanuts?", "--json").output)
+    data, _ = ask(memd, "Is Dana allergic to peanuts?")
     assert all(e["path"].startswith(("topics/", "CURRENT.md")) for e in data["evidence"])
     assert all(s["cite"] != "topics/invented.md:1" for s in data["support"])
 
@@ -74,7 +82,93 @@ def test_tool_errors_go_back_to_the_model(memd: Memd, model: ScriptedModel) -> N
     assert results[0]["error"].startswith("no document 'nope'")
 
 
-def test_an_unusable_answer_falls_back_to_the_extractive_one(memd: Memd, model: ScriptedModel, vault: Vault) -> None:
+def test_an_unusable_answer_falls_back_to_the_extractive_one_and_says_so(memd: Memd, model: ScriptedModel) -> None:
     model.always["answer"] = "no json here"
-    data = json.loads(memd("ask", "Is Dana allergic to peanuts?", "--json").output)
+    data, notes = ask(memd, "Is Dana allergic to peanuts?")
     assert "Allergic to peanuts" in data["answer"]
+    assert data["engine"] == "offline" and "showing the extractive answer" in data["fallback"]
+    assert notes.startswith("note: the model's answer was not used (the reply holds no JSON object)")
+
+
+ANSWERS = {
+    "the template's old example": {
+        "answer": "Dana is allergic to peanuts [topics/coffee-and-food.md:12].",
+        "cited": ["topics/coffee-and-food.md:12"],
+    },
+    "citations outside the evidence": {
+        "answer": "Allergic to peanuts [topics/nowhere.md:3] [/etc/passwd:1].",
+        "cited": ["topics/nowhere.md:3", "/etc/passwd:1"],
+    },
+    "cited: null": {"answer": "Allergic to peanuts.", "cited": None},
+    "cited: a string": {"answer": "Allergic to peanuts.", "cited": "all of it"},
+    "answer: a number": {"answer": 42, "cited": []},
+    "the format line's placeholder": {"answer": "<one or two sentences, each ending with its [ref]>", "cited": []},
+}
+
+
+@pytest.mark.parametrize("kind", ANSWERS)
+def test_an_answer_that_is_not_grounded_never_reaches_the_user_as_a_cited_answer(
+    memd: Memd, model: ScriptedModel, kind: str
+) -> None:
+    model.always["answer"] = json.dumps(ANSWERS[kind])
+    data, notes = ask(memd, "Is Dana allergic to peanuts?")
+    assert data["engine"] == "offline" and data["fallback"] and notes.startswith("note: ")
+    assert data["answer"].startswith("Allergic to peanuts, carries an EpiPen")  # the extractive answer
+    evidence = {e["cite"] for e in data["evidence"]}
+    assert {s["cite"] for s in data["support"]} <= evidence
+    assert "nowhere" not in data["answer"] and "passwd" not in data["answer"]
+    assert model.operations().count("answer") == 2  # sent back once with the reason
+
+
+def evidence_ref(model: ScriptedModel, text: str) -> str:
+    request = next(r for r in model.requests if '"evidence"' in r["messages"][1]["content"])
+    evidence = json.loads(request["messages"][1]["content"])["evidence"]
+    return next(e["ref"] for e in evidence if text in e["text"])
+
+
+def test_a_claim_citing_outside_the_evidence_loses_the_citation_and_is_marked(memd: Memd, model: ScriptedModel) -> None:
+    memd("ask", "Is Dana allergic to peanuts?")  # learn the ref the evidence gets
+    ref = evidence_ref(model, "peanuts")
+    model.always["answer"] = json.dumps(
+        {"answer": f"Allergic to peanuts [{ref}]. Carries an EpiPen [topics/nowhere.md:3].", "cited": [ref]}
+    )
+    data, _ = ask(memd, "Is Dana allergic to peanuts?")
+    assert data["engine"] == "llm"
+    assert data["answer"] == f"Allergic to peanuts [{ref}]. Carries an EpiPen [unsupported]."
+    assert [s["cite"] for s in data["support"]] == [ref]
+
+
+def test_an_answer_adding_facts_to_its_evidence_is_replaced(memd: Memd, model: ScriptedModel) -> None:
+    memd("ask", "Is Dana allergic to peanuts?")
+    ref = evidence_ref(model, "peanuts")
+    model.always["answer"] = json.dumps(
+        {"answer": f"Dana has been allergic to peanuts and shellfish since 2019 [{ref}].", "cited": [ref]}
+    )
+    data, notes = ask(memd, "Is Dana allergic to peanuts?")
+    assert data["engine"] == "offline" and "not supported by the evidence it cites" in data["fallback"]
+    assert "2019" not in data["answer"] and "shellfish" not in data["answer"]
+    assert notes.startswith("note: the model's answer was not used")
+
+
+def test_an_unreachable_endpoint_answers_offline_at_once_and_says_so(memd: Memd, vault: Vault) -> None:
+    memd("add", "\n".join(NOTES))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again at once: nothing listens there
+    vault.config_path.write_text(f'[llm]\nbase_url = "http://127.0.0.1:{port}/v1"\nmodel = "m"\n')
+    result = memd("ask", "Is Dana allergic to peanuts?", "--json")
+    data = json.loads(result.stdout)
+    assert data["engine"] == "offline" and "connection failed" in data["fallback"]
+    assert "answered offline" in result.stderr and "Allergic to peanuts" in data["answer"]
+    failed = [c for c in read(vault.meta_dir / "ledger.jsonl") if c.get("ok") is False]
+    assert len(failed) == 1 and sum(c["latency"] for c in failed) < 1.0  # refused, not waited for
+    human = memd("ask", "Is Dana allergic to peanuts?")
+    assert human.stderr.startswith("note: ") and human.stdout.startswith("Allergic to peanuts")
+
+
+def test_an_answer_cut_at_the_length_limit_is_asked_again_with_more_room(memd: Memd, model: ScriptedModel) -> None:
+    model.queue("answer", Length('{"answer": "Allergic to pea'))
+    data, notes = ask(memd, "Is Dana allergic to peanuts?")
+    assert data["engine"] == "llm" and notes == ""
+    first, second = [r["max_tokens"] for r in model.requests if operation_of(r) == "answer"]
+    assert second == 2 * first

@@ -53,10 +53,14 @@ def test_recent_current_entries_are_evidence(food: Vault, memd) -> None:
 
 
 def test_evidence_respects_the_token_budget(food: Vault, memd) -> None:
-    data = json.loads(memd("ask", "coffee oat milk peanuts", "--budget", "50", "--json").output)
     from memd.tokens import count_tokens
 
-    assert sum(count_tokens(item["text"]) for item in data["evidence"]) <= 50
+    memd("add", "\n".join(f"Coffee note {n}: oat milk flat white at the corner cafe on day {n}" for n in range(20)))
+    roomy = json.loads(memd("ask", "coffee oat milk", "--budget", "1500", "--json").output)
+    tight = json.loads(memd("ask", "coffee oat milk", "--budget", "50", "--json").output)
+    assert sum(count_tokens(item["text"]) for item in roomy["evidence"]) > 50  # so the budget has work to do
+    assert tight["evidence"], "a small budget still returns the best evidence that fits"
+    assert sum(count_tokens(item["text"]) for item in tight["evidence"]) <= 50
 
 
 def test_nothing_found_is_said_plainly(food: Vault, memd) -> None:
@@ -64,3 +68,11 @@ def test_nothing_found_is_said_plainly(food: Vault, memd) -> None:
     assert out.startswith("Nothing relevant found in memory")
     data = json.loads(memd("ask", "the of and", "--json").output)
     assert data["found"] is False and data["evidence"] == []
+
+
+def test_a_question_the_vault_cannot_answer_is_not_found(food: Vault, memd) -> None:
+    memd("add", "Dana's sister lives in Lisbon")
+    data = json.loads(memd("ask", "What is Dana's favourite colour?", "--json").output)
+    assert data["found"] is False and data["support"] == [] and data["evidence"]  # the closest are still shown
+    assert data["answer"].startswith("No memory answers this directly")
+    assert json.loads(memd("ask", "Where does Dana's sister live?", "--json").output)["found"] is True

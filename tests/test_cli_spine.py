@@ -95,7 +95,7 @@ def test_add_rejects_bad_input_without_touching_the_buffer(memd: Memd) -> None:
     for args, message in [
         (["add", "--time", "yesterday", "x"], "invalid time"),
         (["add", "--meta", "novalue", "x"], "KEY=VALUE"),
-        (["add", "--meta", "seq=5", "x"], "use --seq"),
+        (["add", "--meta", "seq=5", "x"], "seq is assigned by memd"),
         (["add", "   "], "nothing to add"),
     ]:
         result = memd(*args, ok=False)
@@ -191,3 +191,41 @@ def test_help_carries_examples_and_stays_light() -> None:
     probe = f"import sys, memd.cli.core; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run(["python", "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_cli_as_people_type_it(memd: Memd) -> None:
+    vault = str(memd.vault.root)
+    runner = memd.runner
+    from memd.cli import main
+
+    typo = runner.invoke(main, ["statsu"])
+    assert typo.exit_code == 2 and "Did you mean `memd stats` or `memd status`?" in typo.output
+    after = runner.invoke(main, ["status", "--vault", vault, "--json"])  # --vault after the subcommand
+    assert after.exit_code == 0 and json.loads(after.output)["vault"] == vault
+    negative = memd("config", "set", "consolidate.buffer_tokens", "-5", ok=False)
+    assert "must be a positive integer, got -5" in negative.output
+    assert "seq is assigned by memd" in memd("add", "--meta", "seq=5", "x", ok=False).output
+
+
+def test_json_mode_errors_are_json_objects(memd: Memd) -> None:
+    result = memd("show", "nowhere", "--json", ok=False)
+    assert result.exit_code == 1
+    error = json.loads(result.output.strip().splitlines()[-1])
+    assert error == {"error": error["error"], "kind": "NotFound", "code": 1} and "nowhere" in error["error"]
+
+
+def test_the_readme_shows_the_config_file_memd_init_writes(vault: Vault) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    written = vault.config_path.read_text(encoding="utf-8")
+    assert f"```toml\n{written.rstrip()}\n```" in readme
+
+
+def test_the_readme_python_example_runs(tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    example = readme.split("### Python", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    from memd import Memory
+
+    Memory.init(tmp_path / "memory")
+    code = example.replace('"~/memory"', repr(str(tmp_path / "memory")))
+    exec(compile(code, "README.md", "exec"), {})
+    assert "oat milk" in (tmp_path / "memory" / "CURRENT.md").read_text()

@@ -131,7 +131,7 @@ def test_set_uncomments_the_example_line_or_adds_the_key_under_its_table(memd: M
     after = vault.config_path.read_text()
     changes = changed_lines(before, after)
     assert changes[0].startswith("-# model = ") and changes[1].startswith('+model = "qwen2.5:7b-instruct"')
-    assert changes[1].endswith("# env MEMD_MODEL; setting it turns the llm engine on")
+    assert changes[1].endswith("# model name; setting it turns the llm engine on; env MEMD_MODEL")
     assert changes[2:] == ["+", "+[engine]", '+name = "offline"']
     data = tomllib.loads(after)
     assert data["llm"]["model"] == "qwen2.5:7b-instruct" and data["engine"] == {"name": "offline"}
@@ -174,3 +174,16 @@ def test_a_broken_config_file_is_reported_not_half_listed(memd: Memd, vault: Vau
     vault.config_path.write_text("[consolidate]\nbuffer_tokens = \n")
     result = memd("config", "list", ok=False)
     assert result.exit_code == 1 and "invalid TOML" in result.output
+
+
+def test_one_registry_makes_the_default_file_the_typed_config_and_the_listing(memd: Memd, vault: Vault) -> None:
+    from memd.config import CONFIG_TEMPLATE, Config, parse_config
+    from memd.settings import SETTINGS
+
+    defaults = parse_config(CONFIG_TEMPLATE, vault.config_path, {})
+    assert defaults == Config()  # the generated file says exactly the typed defaults
+    listed = {s["key"]: s for s in json.loads(memd("config", "list", "--json").output)}
+    for spec in SETTINGS:
+        assert spec.key in listed and listed[spec.key]["source"] in ("default", "vault", "env")
+        if spec.shown == "line":
+            assert f"{spec.name} = " in CONFIG_TEMPLATE and spec.help in CONFIG_TEMPLATE

@@ -29,6 +29,7 @@ TOOLS = {
     "memory_list",
     "memory_ask",
     "memory_status",
+    "memory_history",
 }
 
 
@@ -156,6 +157,9 @@ def test_mistakes_come_back_as_tool_errors_the_agent_can_read(example: Vault) ->
     assert "last tuesday" in errors["bad time"]
     assert "nothing to add" in errors["empty text"]
     assert "limit" in errors["limit"]
+    assert "memory_list" in errors["unknown doc"] and "memd " not in errors["unknown doc"]
+    assert errors["limit"] == "memory_search: limit must be greater than or equal to 1 (got 0)"
+    assert "pydantic" not in " ".join(errors.values()) and "validation error" not in " ".join(errors.values())
     assert "x" not in example.current.read_text().split("source=")[-1].split(">")[-1]
 
 
@@ -232,3 +236,18 @@ def test_the_cli_and_mcp_report_the_same_facts_and_write_the_same_entries(vault:
     for facts in (status, seen["status"]):
         facts["buffer"].pop("age_seconds")  # seconds pass between the two calls
     assert status == seen["status"]
+
+
+def test_an_agent_can_set_extra_signature_keys_but_not_the_seq(vault: Vault) -> None:
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        seen["added"] = await call(session, "memory_add", text="The Atlas cut-over moved to May.",
+                                   meta={"project": "atlas", "confidence": "high"})
+        refused = await session.call_tool("memory_add", {"text": "x", "meta": {"seq": "5"}})
+        seen["refused"] = (refused.is_error, refused.content[0].text)
+
+    with_session(vault, body)
+    [added] = seen["added"]["added"]
+    assert added["signature"].endswith(",project=atlas,confidence=high>")
+    assert seen["refused"][0] and "seq is assigned by memd" in seen["refused"][1]

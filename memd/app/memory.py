@@ -37,7 +37,13 @@ if TYPE_CHECKING:
     from ..index import IndexStore
     from ..ingest import InboxJob, InboxOutcome, IngestResult
     from ..lint import Problem
+    from ..review.asof import PastVault
+    from ..review.diff import MemoryDiff
+    from ..review.life import Life
+    from ..review.undo import UndoOutcome
     from ..setup import InitResult
+    from ..sync.clone import Cloned
+    from ..sync.report import SyncReport
 
 Warn = Callable[[str], None]
 Progress = Callable[[int, int], None]
@@ -68,13 +74,17 @@ class Memory:
         return init_vault(Path(path).expanduser())
 
     def recover(self) -> str | None:
-        """Finish or undo an interrupted consolidation; says what it did, if anything."""
+        """Finish or undo an interrupted consolidation or sync; says what it did, if anything."""
         from ..consolidation import recover
         from ..consolidation.journal import pending
+        from ..sync import apply as sync_journal
 
-        if not pending(self.vault):
-            return None
-        note = recover(self.vault)
+        notes = []
+        if sync_journal.pending(self.vault):
+            notes.append(sync_journal.recover(self.vault))
+        if pending(self.vault):
+            notes.append(recover(self.vault))
+        note = "; ".join(n for n in notes if n) or None
         if note:
             self._warn(note)
         return note
@@ -101,7 +111,7 @@ class Memory:
         self.recover()
         pieces = [text] if isinstance(text, str) else list(text)
         items = [NewEntry(piece, time, source, src, tuple(meta)) for piece in pieces if piece.strip()]
-        return tuple(Added(a.seq, a.line, a.signature, a.text) for a in append_entries(self.vault, items))
+        return tuple(append_entries(self.vault, items))
 
     def ingest(self, path: Path, *, max_bytes: int | None = None, progress: Progress | None = None) -> IngestResult:
         """Ingest one file (note or transcript); raises ``Rejected`` when it cannot be."""
@@ -124,11 +134,13 @@ class Memory:
         self.recover()
         return process_inbox_file(self.vault, path)
 
-    def consolidate(self, *, if_due: bool = False, dry_run: bool = False, trigger: str = "manual") -> Outcome:
+    def consolidate(
+        self, *, if_due: bool = False, dry_run: bool = False, trigger: str = "manual", progress: Progress | None = None
+    ) -> Outcome:
         """Move the buffer into topics, prove nothing was lost, commit."""
         from ..consolidation import consolidate
 
-        return consolidate(self.vault, trigger=trigger, dry_run=dry_run, if_due=if_due)
+        return consolidate(self.vault, trigger=trigger, dry_run=dry_run, if_due=if_due, progress=progress)
 
     def adopt(self, rel: str, expected: str | None = None) -> int:
         """Give unsigned list items in one managed file a seq; returns how many."""
@@ -163,6 +175,24 @@ class Memory:
                 acks.settle(self.vault, wiped.removed)
         return sha
 
+    # -- several machines ---------------------------------------------------------
+    def sync(self, remote: str | None = None) -> SyncReport:
+        """Commit what is pending, merge the remote's history, push (ARCHITECTURE.md §7).
+
+        Raises ``SyncConflict`` (with its report) when a person must decide;
+        nothing in the working tree is changed then."""
+        from ..sync.flow import sync
+
+        self.recover()
+        return sync(self.vault, remote)
+
+    @staticmethod
+    def init_from(url: str, path: str | os.PathLike[str]) -> Cloned:
+        """Clone the vault at ``url`` onto this machine and register it as a device."""
+        from ..sync.clone import clone_vault
+
+        return clone_vault(url, Path(path).expanduser())
+
     # -- reading ----------------------------------------------------------------
     def search(
         self,
@@ -172,14 +202,22 @@ class Memory:
         since: str | None = None,
         until: str | None = None,
         source: str | None = None,
+        as_of: str | None = None,
     ) -> Hits:
-        """Ranked records for ``query``; ``since``/``until`` take ISO dates or times."""
+        """Ranked records for ``query``; ``since``/``until`` take ISO dates or times;
+        ``as_of`` (a date or a revision) searches the vault as it was then, and
+        each hit cites ``path:line@commit``."""
         from ..index import Filters
         from ..timeutil import time_bound
         from ..tools import search
 
         self.recover()
         filters = Filters(since=time_bound(since), until=time_bound(until, end_of_day=True), source=source)
+        if as_of:
+            from ..review.asof import search_as_of
+
+            past = search_as_of(self.vault, query, as_of, limit, filters)
+            return Hits(query, past.hits, past.past.to_json())
         return Hits(query, tuple(search(self.vault, query, limit, filters)))
 
     def grep(
@@ -213,6 +251,36 @@ class Memory:
 
         self.recover()
         return answer(self.vault, question, budget=budget, report=report)
+
+    def ask_as_of(
+        self, question: str, when: str, *, budget: int = 1500, report: Callable[[Any], None] | None = None
+    ) -> tuple[PastVault, Answer]:
+        """``ask`` over the vault as it was at ``when`` (a date or a revision), read from git."""
+        from ..engine.answering import answer
+        from ..review.asof import past_vault
+
+        past = past_vault(self.vault, when)
+        return past, answer(past.vault, question, budget=budget, report=report)
+
+    # -- history review ---------------------------------------------------------
+    def history(self, target: str) -> Life:
+        """The life of one memory (a seq, or words picking the best-matching entry) across git history."""
+        from ..review.life import history
+
+        return history(self.vault, target)
+
+    def diff(self, revs: str | None = None) -> MemoryDiff:
+        """What a consolidation (default: the last) or a range of commits changed, in memory terms."""
+        from ..review.diff import diff
+
+        return diff(self.vault, revs)
+
+    def undo(self, rev: str | None = None, *, dry_run: bool = False) -> UndoOutcome:
+        """Revert one consolidation (default: the last) as a new commit; its buffer entries come back."""
+        from ..review.undo import undo
+
+        self.recover()
+        return undo(self.vault, rev, dry_run=dry_run)
 
     def reindex(self, progress: Progress | None = None) -> Any:
         """Rebuild the search index from the files alone."""
@@ -248,24 +316,25 @@ class Memory:
             age_threshold_seconds=buffer.age_threshold_seconds,
             due=buffer.due_reason,
         )
+        sync = sync_facts(self.vault)
         return Status(
             vault=str(self.vault.root),
             engine=describe(self.vault.config),
             buffer=facts,
             topics=len(self.vault.topic_files()),
-            next_seq=state.next_seq,
+            next_seq=state.next_in(sync["device"]["index"]),
             consolidations=state.epoch,
             last_consolidation=state.last_consolidation,
             state_problem=problem,
-            extra={"uncommitted": owed_commit(self.vault)},
+            extra={"uncommitted": owed_commit(self.vault), "endpoint": endpoint_health(self.vault), "sync": sync},
         )
 
-    def verify(self) -> Report:
-        """Account for every seq the vault ever held."""
+    def verify(self, *, full: bool = False) -> Report:
+        """Account for every seq the vault ever held (``full``: walk all history again)."""
         from ..consolidation import verify_vault
 
         self.recover()
-        return verify_vault(self.vault)
+        return verify_vault(self.vault, full=full)
 
     def log(self, limit: int = 20) -> builtins.list[Commit]:
         """Consolidations and hand edits, newest first."""
@@ -286,9 +355,23 @@ def age_text(seconds: float | None) -> str:
     return format_duration(timedelta(seconds=seconds)) if seconds is not None else "-"
 
 
+def sync_facts(vault: Vault) -> dict[str, Any]:
+    """This clone's device and how far it is ahead of / behind its remote (as of the last fetch)."""
+    from ..sync.status import sync_facts as facts
+
+    return facts(vault, vault.config.sync_remote)
+
+
 def owed_commit(vault: Vault) -> str | None:
     """The subject of a consolidation whose files are written but not yet committed."""
     from ..consolidation.journal import owed
 
     record = owed(vault)
     return record[0].splitlines()[0] if record else None
+
+
+def endpoint_health(vault: Vault) -> dict[str, Any] | None:
+    """The model endpoint's health (last success, last failure, breaker open until); None before any call."""
+    from ..engine.breaker import describe, health_path, read_health
+
+    return describe(read_health(health_path(vault.meta_dir)))

@@ -9,19 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..buffer import Added
 
-@dataclass(frozen=True)
-class Added:
-    """One entry ``Memory.add`` appended to CURRENT.md."""
-
-    seq: int
-    line: int
-    signature: str
-    text: str
-    path: str = "CURRENT.md"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"seq": self.seq, "path": self.path, "line": self.line, "signature": self.signature, "text": self.text}
+__all__ = ["Added", "BufferFacts", "Hits", "JsonResult", "Status"]
 
 
 @dataclass(frozen=True)
@@ -40,9 +30,13 @@ class Hits:
 
     query: str
     results: tuple[dict[str, Any], ...]
+    as_of: dict[str, Any] | None = None  # the commit searched, for a search of the past
 
     def to_json(self) -> dict[str, Any]:
-        return {"query": self.query, "results": list(self.results)}
+        data: dict[str, Any] = {"query": self.query, "results": list(self.results)}
+        if self.as_of is not None:
+            data["as_of"] = self.as_of
+        return data
 
 
 @dataclass(frozen=True)

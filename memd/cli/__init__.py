@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -41,13 +43,18 @@ COMMANDS: dict[str, str] = {
     "ask": "read:ask",
     "reindex": "read:reindex",
     "eval": "evaluate:eval_group",
-    # connecting to agents, git and settings (memd/cli/integrate.py)
-    "mcp": "integrate:mcp",
-    "hooks": "integrate:hooks",
-    "hook": "integrate:hook",
-    "config": "integrate:config",
+    # reviewing the history (memd/cli/review.py)
+    "history": "review:history",
+    "diff": "review:diff",
+    "undo": "review:undo",
+    # connecting to agents and git, and settings
+    "mcp": "mcp:mcp",
+    "hooks": "hooks:hooks",
+    "hook": "hooks:hook",
+    "config": "settings:config",
     "daemon": "daemon:daemon",
     "ingest": "ingest:ingest",
+    "sync": "sync:sync",
 }
 
 
@@ -68,7 +75,21 @@ class LazyGroup(click.Group):
         module_name, attr = target.split(":")
         module = importlib.import_module(f"{__name__}.{module_name}")
         command: click.Command = getattr(module, attr)
+        _accept_vault_everywhere(command)
         return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            from difflib import get_close_matches
+
+            close = get_close_matches(name, self.list_commands(ctx), n=2, cutoff=0.6)
+            options = " or ".join(f"`memd {c}`" for c in close)
+            hint = f" Did you mean {options}?" if close else " See `memd --help` for the commands."
+            raise click.UsageError(f"no command {name!r}.{hint}", ctx)
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         from ..errors import MemdError
@@ -76,10 +97,45 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except MemdError as err:
-            raise click.ClickException(str(err)) from None
+            if _wants_json(ctx):
+                _json_error(err.for_door("cli"), type(err).__name__, 1)
+            raise click.ClickException(err.for_door("cli")) from None
+        except click.UsageError as err:
+            if _wants_json(ctx):
+                _json_error(err.format_message(), "UsageError", 2)
+            raise
         except BrokenPipeError:
             sys.stderr.close()  # output piped into `head`: not an error
             return None
+
+
+def _wants_json(ctx: click.Context) -> bool:
+    obj = ctx.find_root().obj
+    return bool(isinstance(obj, dict) and obj.get("json"))
+
+
+def _json_error(message: str, kind: str, code: int) -> None:
+    """In --json mode an error is a JSON object on stderr, so a script reads one format."""
+    click.echo(json.dumps({"error": message, "kind": kind, "code": code}, ensure_ascii=False), err=True)
+    sys.exit(code)
+
+
+def _remember_vault(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        root = ctx.find_root()
+        root.obj = {**(root.obj if isinstance(root.obj, dict) else {}), "vault": value}
+
+
+def _accept_vault_everywhere(command: click.Command) -> None:
+    """`memd status --vault X` works as well as `memd --vault X status`."""
+    if not any(param.name == "vault_here" for param in command.params):
+        command.params.append(
+            click.Option(["--vault", "vault_here"], type=click.Path(), expose_value=False, is_eager=True,
+                         callback=_remember_vault, help="Vault folder (same as `memd --vault`).")
+        )
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _accept_vault_everywhere(sub)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -124,4 +180,39 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+def _remember_json(ctx: click.Context, _: click.Parameter, value: bool) -> bool:
+    if value:
+        root = ctx.find_root()
+        root.obj = {**(root.obj if isinstance(root.obj, dict) else {}), "json": True}
+    return value
+
+
+json_option = click.option(
+    "--json", "as_json", is_flag=True, is_eager=True, callback=_remember_json,
+    help="Print machine-readable JSON (errors too: a JSON object on stderr).",
+)
+
+
+@contextmanager
+def progress_bar(label: str, *, quiet: bool = False, minimum: int = 2) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr when it is a terminal (never in --json mode or
+    when piped); yields the ``progress(done, total)`` callback long work takes."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    state: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        if total < minimum:
+            return
+        bar = state.get("bar")
+        if bar is None:
+            bar = state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
+            bar.__enter__()
+        bar.update(done - bar.pos)
+
+    try:
+        yield update
+    finally:
+        if "bar" in state:
+            state["bar"].__exit__(None, None, None)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from . import emit_json, get_memory, get_vault, json_option
+from . import emit_json, get_memory, get_vault, json_option, progress_bar
+
+PLAN_LINES = 20
+
+
+def _clip_span(span: str, width: int = 60) -> str:
+    """A seq list short enough to read; the whole plan is in --json."""
+    return span if len(span) <= width else span[: width - 1].rsplit("+", 1)[0] + "+… (--json for all)"
 
 
 @click.command()
@@ -24,7 +31,8 @@ def consolidate(ctx: click.Context, if_due: bool, dry_run: bool, as_json: bool) 
         memd consolidate --dry-run
         memd consolidate --if-due      # from cron or a hook
     """
-    outcome = get_memory(ctx).consolidate(dry_run=dry_run, if_due=if_due)
+    with progress_bar("consolidating", quiet=as_json) as progress:
+        outcome = get_memory(ctx).consolidate(dry_run=dry_run, if_due=if_due, progress=progress)
     for warning in outcome.warnings:
         click.echo(f"warning: {warning}", err=True)
     if as_json:
@@ -34,14 +42,19 @@ def consolidate(ctx: click.Context, if_due: bool, dry_run: bool, as_json: bool) 
         click.echo(f"nothing to do: {outcome.skipped}")
         return
     click.echo(("plan: " if dry_run else "") + outcome.subject)
+    from ..signature import SeqSet
+
     by_topic: dict[str, list[str]] = {}
     for move in outcome.moves:
         by_topic.setdefault(move.topic, []).append(move.seqs)
     for topic, seqs in by_topic.items():
         new = " (new)" if topic in outcome.new_topics else ""
-        click.echo(f"  topics/{topic}.md{new}: seq {', '.join(seqs)}")
-    for record in outcome.superseded:
+        span = _clip_span(str(SeqSet.of({s for value in seqs for s in SeqSet.parse(value)})))
+        click.echo(f"  topics/{topic}.md{new}: {len(seqs)} entr{'y' if len(seqs) == 1 else 'ies'}, seq {span}")
+    for record in outcome.superseded[:PLAN_LINES]:
         click.echo(f"  seq {record.new} supersedes seq {record.old} ({record.reason})")
+    if len(outcome.superseded) > PLAN_LINES:
+        click.echo(f"  ... and {len(outcome.superseded) - PLAN_LINES} more supersessions (all of them: --json)")
     for topic, parts in outcome.splits:
         click.echo(f"  split {topic} -> {', '.join(parts)}")
     for survivor, absorbed in outcome.merges:
@@ -72,9 +85,10 @@ def log(ctx: click.Context, limit: int, as_json: bool) -> None:
 
 
 @click.command()
+@click.option("--full", is_flag=True, help="Walk the whole history again (default: resume from the last verify).")
 @json_option
 @click.pass_context
-def verify(ctx: click.Context, as_json: bool) -> None:
+def verify(ctx: click.Context, full: bool, as_json: bool) -> None:
     """Account for every seq the vault ever held; exit 1 if one is lost.
 
     A seq must be live in exactly one entry, recorded as superseded in a
@@ -84,7 +98,7 @@ def verify(ctx: click.Context, as_json: bool) -> None:
     Example:
         memd verify --json
     """
-    report = get_memory(ctx).verify()
+    report = get_memory(ctx).verify(full=full)
     if as_json:
         emit_json(report.to_json())
     else:
@@ -94,6 +108,9 @@ def verify(ctx: click.Context, as_json: bool) -> None:
             f"{'ok' if not report.problems else 'FAILED'}: {report.live} live seqs, {report.superseded} superseded, "
             f"{report.deleted_by_hand} deleted by hand, {report.commits_checked} commits checked"
         )
+        for device in report.devices:
+            click.echo(f"  device #{device['index']} {device['name'] or '?'}: {device['live']} live seqs, "
+                       f"highest {device['highest']}")
     if report.problems:
         ctx.exit(1)
 
@@ -105,9 +122,11 @@ def verify(ctx: click.Context, as_json: bool) -> None:
 def stats(ctx: click.Context, tokens: bool, as_json: bool) -> None:
     """Report what the model cost: tokens to build memory and to query it.
 
-    Construction is reported per consolidation and per 1,000 ingested
-    tokens; queries per `memd ask`. Read from the local ledger
-    (.memd/ledger.jsonl, not committed).
+    Construction is extraction (at ingest) plus consolidation, shown per
+    operation, per consolidation and per 1,000 ingested tokens; queries per
+    `memd ask`. Failed calls count (their prompt was sent); "estimated"
+    marks calls whose server reported no usage, counted by memd instead.
+    Read from the local ledger (.memd/ledger.jsonl, not committed).
 
     \b
     Example:
@@ -124,11 +143,27 @@ def stats(ctx: click.Context, tokens: bool, as_json: bool) -> None:
     if not report["calls"]:
         click.echo("no model calls recorded (the offline engine costs no tokens)")
         return
-    per_1000 = built["per_1000_ingested"]
-    click.echo(f"model calls      {report['calls']} ({report['failed_calls']} failed)")
     click.echo(
-        f"construction     {built['tokens']} tokens over {built['consolidations']} consolidation(s): "
-        f"{built['per_consolidation']} per consolidation"
-        + (f", {per_1000} per 1,000 ingested tokens" if per_1000 is not None else "")
+        f"model calls      {report['calls']} ({report['failed_calls']} failed, {report['estimated_calls']} estimated)"
     )
+    per_1000 = built["per_1000_ingested"]
+    click.echo(
+        f"construction     {built['tokens']} tokens: extraction {built['extraction_tokens']}, consolidation "
+        f"{built['consolidation_tokens']} over {built['consolidations']} consolidation(s) "
+        f"({built['per_consolidation']} per consolidation)"
+        + (f"; {per_1000} per 1,000 ingested tokens" if per_1000 is not None else "")
+    )
+    for name, row in built["by_operation"].items():
+        click.echo(f"  {_row(name, row)}")
     click.echo(f"queries          {asked['tokens']} tokens over {asked['asks']} ask(s): {asked['per_ask']} per ask")
+    for name, row in asked["by_operation"].items():
+        click.echo(f"  {_row(name, row)}")
+
+
+def _row(name: str, row: dict[str, int]) -> str:
+    notes = [f"{row[k]} {k}" for k in ("failed", "estimated") if row[k]]
+    extra = f" ({', '.join(notes)})" if notes else ""
+    return (
+        f"{name:<14} {row['calls']:>5} calls {row['prompt']:>8} prompt + {row['completion']:>7} completion tokens"
+        f"{extra}"
+    )

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from . import emit_json, get_memory, json_option
+from .review import as_of_option
 
 _RANGE = re.compile(r"^(?P<doc>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
 
@@ -28,10 +29,12 @@ def _signature(hit: dict[str, Any]) -> str:
 @click.option("--since", metavar="ISO", help="Only entries from this time on (date or datetime).")
 @click.option("--until", metavar="ISO", help="Only entries up to this time (a date includes the whole day).")
 @click.option("--source", help="Only entries with this source (user, ai, hand, import:NAME...).")
+@as_of_option
 @json_option
 @click.pass_context
 def search(
-    ctx: click.Context, query: str, limit: int, since: str | None, until: str | None, source: str | None, as_json: bool
+    ctx: click.Context, query: str, limit: int, since: str | None, until: str | None, source: str | None, as_json: bool,
+    as_of: str | None = None,
 ) -> None:
     """Find memories matching QUERY (BM25 over entries and heading blocks).
 
@@ -41,8 +44,10 @@ def search(
     Examples:
         memd search "oat milk"
         memd search kyoto --since 2026-10-01 --source user --json
+        memd search "phone number" --as-of 2026-10-01
     """
-    hits = list(get_memory(ctx).search(query, limit=limit, since=since, until=until, source=source).results)
+    found = get_memory(ctx).search(query, limit=limit, since=since, until=until, source=source, as_of=as_of)
+    hits = list(found.results)
     if as_json:
         emit_json(hits)
         return
@@ -151,43 +156,53 @@ def list_docs(ctx: click.Context, offset: int, limit: int, as_json: bool) -> Non
 @click.argument("question")
 @click.option("--budget", default=1500, show_default=True, type=click.IntRange(min=50), help="Evidence tokens.")
 @click.option("--show-steps", is_flag=True, help="Print each round of the model's tool use (stderr).")
+@as_of_option
 @json_option
 @click.pass_context
-def ask(ctx: click.Context, question: str, budget: int, show_steps: bool, as_json: bool) -> None:
+def ask(
+    ctx: click.Context, question: str, budget: int, show_steps: bool, as_json: bool, as_of: str | None = None
+) -> None:
     """Answer QUESTION from memory, citing the evidence.
 
     With a model configured, the model searches the vault with the memory
     tools (at most 7 rounds) and answers with citations; offline, the best
-    matching entries are quoted.
+    matching entries are quoted. When a configured model could not be used
+    (endpoint down, an answer its evidence does not support), the offline
+    answer is given and a note on stderr (and "fallback" in --json) says why.
 
     \b
     Examples:
         memd ask "how does Dana take her coffee?"
         memd ask "when is the Kyoto trip?" --json
         memd ask "what did Priya ask for?" --show-steps
+        memd ask "what is Dana's phone number?" --as-of 2026-10-01
     """
-    steps: list[Any] = []
-
     def report(step: Any) -> None:
-        steps.append(step)
         if show_steps and not as_json:
             click.echo(_describe_step(step), err=True)
 
-    answer = get_memory(ctx).ask(question, budget=budget, report=report)
+    memory = get_memory(ctx)
+    past = None
+    if as_of:
+        past, answer = memory.ask_as_of(question, as_of, budget=budget, report=report)
+    else:
+        answer = memory.ask(question, budget=budget, report=report)
+    if answer.fallback:
+        click.echo(f"note: {answer.fallback}", err=True)
     if as_json:
         data = answer.to_json()
         if show_steps:
-            data["steps"] = [{"round": s.round, "calls": list(s.calls), "done": s.done, "note": s.note} for s in steps]
-        emit_json(data)
+            data["steps"] = [step.to_json() for step in answer.steps]
+        emit_json(past.cite_answer(data) if past else data)
         return
-    click.echo(answer.answer)
-    if not answer.found:
+    click.echo(past.cite_text(answer.answer) if past else answer.answer)
+    if not answer.evidence:
         return
-    click.echo("\nevidence:")
+    click.echo("\nevidence:" if answer.found else "\nclosest:")
     for item in answer.evidence:
         r = item.record
         seq = f" seq {r.seq}" if r.seq else ""
-        click.echo(f"  {r.cite}{seq}")
+        click.echo(f"  {past.cite(r.cite) if past else r.cite}{seq}")
         for line in r.text.splitlines()[:6]:
             click.echo(f"    {line[:200]}")
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .run import ConsolidationError, Move, Outcome, consolidate, recover
+    from .outcome import ConsolidationError, Move, Outcome
+    from .run import consolidate, recover
     from .verify import Report, verify_vault
 
 __all__ = ["ConsolidationError", "Move", "Outcome", "Report", "consolidate", "recover", "verify_vault"]
-_WHERE = {"Report": "verify", "verify_vault": "verify"}
+_WHERE = {"Report": "verify", "verify_vault": "verify", "ConsolidationError": "outcome", "Move": "outcome",
+          "Outcome": "outcome"}
 
 
 def __getattr__(name: str) -> Any:

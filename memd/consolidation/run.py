@@ -9,27 +9,28 @@ code path minus the writes, and a failed check leaves the vault untouched.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 
 from .. import acks, cancel, ledger
 from ..atomic import atomic_write, read_text
 from ..buffer import buffer_status
 from ..commits import GitError
-from ..document import Document, Entry, parse_document
+from ..document import Document, Entry, make_entry, parse_document
 from ..engine import get_engine
-from ..engine.base import Engine, Item, Supersession
-from ..errors import MemdError
+from ..engine.base import Engine, Item, Section, Supersession
+from ..errors import FormatError
 from ..history import blocked, commit_hand_edits
 from ..signature import SeqSet
-from ..state import State, allocate, highest_seq, read_state, render_state
+from ..state import State, advance_past, allocate, highest_seq, read_state, render_state
 from ..timeutil import format_time, now
 from ..tokens import count_tokens
 from ..vault import Vault
 from . import journal as journal_mod
 from .journal import HandEditConflict, finish_commit
+from .outcome import ConsolidationError, Move, Outcome, commit_message
 from .restore import Vanished, drop_stale_copies, restore
 from .sections import adopt_unsigned, sections_of
 from .upkeep import merge_topics, split_topic
@@ -39,62 +40,13 @@ from .workspace import Workspace
 ATTEMPTS = 3
 
 
-class ConsolidationError(MemdError):
-    """A consolidation was refused; the vault is unchanged."""
-
-
-@dataclass(frozen=True)
-class Move:
-    seqs: str
-    topic: str
-    section: str
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a consolidation did (or, with dry_run, would do)."""
-
-    entries: int
-    seqs: str
-    trigger: str
-    engine: str
-    moves: tuple[Move, ...] = ()
-    new_topics: tuple[str, ...] = ()
-    touched_topics: tuple[str, ...] = ()
-    superseded: tuple[Supersession, ...] = ()
-    splits: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    merges: tuple[tuple[str, str], ...] = ()
-    commit: str | None = None
-    dry_run: bool = False
-    warnings: tuple[str, ...] = ()
-    skipped: str | None = None
-    consolidation: int = 0
-    fallbacks: int = 0  # steps the model failed, done by the offline engine instead
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["superseded"] = [{"new": str(s.new), "old": str(s.old), "reason": s.reason} for s in self.superseded]
-        data["subject"] = self.subject
-        return data
-
-    @property
-    def subject(self) -> str:
-        subject = (
-            f"consolidate: {self.entries} entries -> {len(self.touched_topics)} topics ({len(self.new_topics)} new)"
-        )
-        if self.merges:
-            subject += f", {len(self.merges)} merge{'s' if len(self.merges) > 1 else ''}"
-        if self.splits:
-            subject += f", {len(self.splits)} split{'s' if len(self.splits) > 1 else ''}"
-        return subject
-
-
 @dataclass
 class _Run:
     """Mutable bookkeeping for one consolidation (never leaves this module)."""
 
     moves: list[Move] = field(default_factory=list)
     superseded: list[Supersession] = field(default_factory=list)
+    replaced: dict[str, str] = field(default_factory=dict)
     logs: dict[str, list[str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -106,6 +58,7 @@ def consolidate(
     dry_run: bool = False,
     if_due: bool = False,
     engine: Engine | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Outcome:
     """Consolidate the buffer; the vault lock is held only for short moments.
 
@@ -122,7 +75,7 @@ def consolidate(
     notes = [n for n in [finish_commit(vault)[1]] if n]
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            return _attempt_once(vault, engine, trigger, dry_run, if_due, notes)
+            return _attempt_once(vault, engine, trigger, dry_run, if_due, notes, progress)
         except HandEditConflict:
             # A person is editing: their edit is committed as theirs and the
             # consolidation is redone on top of it; after a few tries, later.
@@ -132,7 +85,13 @@ def consolidate(
 
 
 def _attempt_once(
-    vault: Vault, engine: Engine, trigger: str, dry_run: bool, if_due: bool, notes: list[str]
+    vault: Vault,
+    engine: Engine,
+    trigger: str,
+    dry_run: bool,
+    if_due: bool,
+    notes: list[str],
+    progress: Callable[[int, int], None] | None = None,
 ) -> Outcome:
     cancel.check()
     with vault.locked():
@@ -146,8 +105,13 @@ def _attempt_once(
         if if_due and status.due_reason is None:
             return Outcome(0, "", trigger, engine.provenance, skipped="not due", warnings=tuple(warnings))
         trigger = (status.due_reason or trigger) if if_due else trigger
+    # Reading every topic can take a while in a big vault: done unlocked, since
+    # each topic is compared against what was read here before it is replaced.
+    space = Workspace.load(vault, warnings)
+    with vault.locked():
+        current_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
+        current = parse_document(current_text)
         state, _ = read_state(vault)
-        space = Workspace.load(vault, warnings)
         cleaned, dropped, changed = drop_stale_copies(current, space.docs)
         if dropped or changed:
             text = cleaned.render()
@@ -163,7 +127,9 @@ def _attempt_once(
     if not dry_run:
         snapshot = {"CURRENT.md": current_text if vault.current.exists() else None, **space.texts()}
         warnings += _commit_hand_edits(vault, wiped, snapshot)
-    return _consolidate(vault, engine, current_text, current, space, reserved, state, trigger, dry_run, warnings)
+    return _consolidate(
+        vault, engine, current_text, current, space, reserved, state, trigger, dry_run, warnings, progress
+    )
 
 
 def _consolidate(
@@ -177,6 +143,7 @@ def _consolidate(
     trigger: str,
     dry_run: bool,
     warnings: list[str],
+    progress: Callable[[int, int], None] | None = None,
 ) -> Outcome:
     moment = now()
     stamp = format_time(moment)
@@ -191,9 +158,12 @@ def _consolidate(
     engine.begin(f"consolidation {epoch}")
     before_seqs = space.live_seqs() + [s for item in items for s in item.seqs]
     run = _Run(warnings=warnings)
-    for batch in _batches(items, vault.config.buffer_tokens):
+    batches = _batches(items, vault.config.buffer_tokens)
+    for done, batch in enumerate(batches, 1):
         cancel.check()
         _route_batch(space, engine, batch, run, counter, stamp)
+        if progress:
+            progress(done, len(batches))
     before_seqs += space.adopted
     cancel.check()
     splits = [s for t in sorted(space.touched) for s in split_topic(space, engine, t, vault.config.split_tokens)]
@@ -220,6 +190,7 @@ def _consolidate(
         new_topics=tuple(sorted(space.created - space.deleted)),
         touched_topics=tuple(sorted(space.touched - space.deleted)),
         superseded=tuple(run.superseded),
+        replaced=tuple(run.replaced.items()),
         splits=tuple(splits),
         merges=tuple(merges),
         dry_run=dry_run,
@@ -236,8 +207,9 @@ def _consolidate(
         tail = _appended_since(current_text, now_text)
         new_current = remaining.render() + tail
         disk_state, _ = read_state(vault)
-        new_state = State(
-            next_seq=max(disk_state.next_seq, state.next_seq, reserved.stop),
+        # Built from the state on disk, so every device's seq counter is kept (ARCHITECTURE.md §7).
+        new_state = replace(
+            advance_past(disk_state, reserved).advanced(0, state.next_seq),
             epoch=max(disk_state.epoch, state.epoch) + 1,
             last_consolidation=stamp,
             buffer_since=disk_state.buffer_since if parse_document(new_current).signed() else None,
@@ -246,12 +218,11 @@ def _consolidate(
         changes.append(journal_mod.FileChange("CURRENT.md", now_text, new_current))
         state_before = vault.state_path.read_text(encoding="utf-8") if vault.state_path.exists() else None
         changes.append(journal_mod.FileChange(".memd/state.json", state_before, render_state(new_state)))
-        journal_mod.apply(vault, journal_mod.Journal(tuple(changes), _message(outcome)))
+        journal_mod.apply(vault, journal_mod.Journal(tuple(changes), commit_message(outcome)))
     sha, note = finish_commit(vault)
-    if engine.uses_model:
-        tokens = sum(count_tokens(item.text) for item in items)
-        ledger.record(vault.meta_dir / "ledger.jsonl", {"event": "consolidation", "consolidation": new_state.epoch,
-                                                        "buffer_tokens": tokens})
+    tokens = sum(count_tokens(item.text) for item in items)  # model costs are put per 1,000 of these
+    ledger.note_intake(vault.meta_dir / "ledger.jsonl", {"event": "consolidation", "consolidation": new_state.epoch,
+                                                         "buffer_tokens": tokens})
     return replace(outcome, commit=sha, warnings=(*run.warnings, *filter(None, [note])))
 
 
@@ -290,19 +261,62 @@ def _route_batch(
         space.adopt(topic_id, counter, stamp)
         sections = sections_of(space.docs[topic_id])
         update = engine.update_topic(sections, block)
-        space.apply(topic_id, list(update.sections))
+        sources = [*batch, *(item for section in sections for item in section.items)]
+        records = [*rewrite.superseded, *update.superseded]
+        space.apply(topic_id, _mark_supersessions(update.sections, sources, records))
         run.superseded.extend(update.superseded)
+        run.replaced.update(_replaced(update.superseded, sources))
         added = len(block.items)
         log = [f"+{added} entr{'y' if added == 1 else 'ies'}"]
         log += [f"seq {s.new} supersedes seq {s.old} ({s.reason})" for s in update.superseded]
         run.logs.setdefault(topic_id, []).extend(log)
         titles = {str(i.seqs): sec.title for sec in update.sections for i in sec.items}
         run.moves.extend(Move(str(item.seqs), topic_id, titles.get(str(item.seqs), "")) for item in block.items)
+    run.replaced.update(_replaced(rewrite.superseded, batch))
     for record in rewrite.superseded:
         run.superseded.append(record)
         holder = next((m.topic for m in run.moves if set(record.new) <= set(SeqSet.parse(m.seqs))), None)
         if holder is not None:
             run.logs.setdefault(holder, []).append(f"seq {record.new} supersedes seq {record.old} ({record.reason})")
+
+
+def _mark_supersessions(
+    sections: tuple[Section, ...], sources: list[Item], records: list[Supersession]
+) -> list[Section]:
+    """A superseding entry's signature names what it replaced (``supersedes=12``),
+    so a reader of the topic sees the fact changed; the mark survives later folds."""
+    marks: dict[int, set[int]] = {}
+    for item in sources:
+        value = item.signature.get("supersedes")
+        if value:
+            with contextlib.suppress(FormatError):
+                marks.setdefault(item.seqs.first, set()).update(SeqSet.parse(value))
+    marked = []
+    for section in sections:
+        items = []
+        for item in section.items:
+            seqs = set(item.seqs)
+            old = {s for first, values in marks.items() if first in seqs for s in values}
+            old |= {s for record in records if set(record.new) <= seqs for s in record.old}
+            value = str(SeqSet.of(old)) if old else None
+            if value is not None and item.signature.get("supersedes") != value:
+                item = Item(item.signature.replace(supersedes=value), item.text)
+            items.append(item)
+        marked.append(Section(section.title, tuple(items)))
+    return marked
+
+
+def _replaced(records: tuple[Supersession, ...], sources: list[Item]) -> dict[str, str]:
+    """Superseded entries as they read (entry lines), keyed by their seq value."""
+    found = {}
+    for record in records:
+        parts = [item for item in sources if set(item.seqs) <= set(record.old)]
+        if not parts:
+            continue
+        newest = max(parts, key=lambda item: item.seqs.last)  # a folded entry reads as its newest part
+        entry = make_entry(newest.signature.replace(seq=str(record.old)), newest.text)
+        found[str(record.old)] = "\n".join(entry.lines())
+    return found
 
 
 def _batches(items: list[Item], limit: int) -> list[list[Item]]:
@@ -326,24 +340,6 @@ def _without_entries(document: Document, seqs: set[int]) -> Document:
         if not (isinstance(b, Entry) and b.signature is not None and set(b.signature.seq) <= seqs)
     )
     return replace(document, blocks=blocks)
-
-
-def _message(outcome: Outcome) -> str:
-    trailers = [
-        f"Memd-Seq: {outcome.seqs}",
-        f"Memd-Engine: {outcome.engine}",
-        f"Memd-Trigger: {outcome.trigger}",
-        f"Memd-Consolidation: {outcome.consolidation}",
-    ]
-    if outcome.fallbacks:
-        trailers.append(f"Memd-Fallback: {outcome.fallbacks} step(s) done offline after bad model output")
-    body = [f"{m.seqs} -> topics/{m.topic}.md" + (f" # {m.section}" if m.section else "") for m in outcome.moves[:200]]
-    if len(outcome.moves) > 200:
-        body.append(f"... and {len(outcome.moves) - 200} more")
-    body += [f"seq {s.new} supersedes seq {s.old}: {s.reason}" for s in outcome.superseded]
-    body += [f"split {topic} -> {', '.join(parts)}" for topic, parts in outcome.splits]
-    body += [f"merged {absorbed} into {survivor}" for survivor, absorbed in outcome.merges]
-    return "\n\n".join([outcome.subject, "\n".join(body), "\n".join(trailers)])
 
 
 def _commit_hand_edits(vault: Vault, wiped: Vanished, snapshot: dict[str, str | None]) -> list[str]:

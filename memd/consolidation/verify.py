@@ -3,15 +3,18 @@ record, or was deleted by a person (in a hand-edit commit)."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..atomic import atomic_write
 from ..document import Document, parse_document
 from ..engine.base import Supersession
-from ..errors import FormatError
+from ..errors import FormatError, MemdError
 from ..signature import SeqSet
 from ..vault import Vault
 
@@ -73,16 +76,23 @@ class Report:
     commits_checked: int
     buffered: int = 0  # acknowledged seqs not yet in any commit, all accounted for
     uncommitted: str | None = None  # a consolidation whose files are written but not committed
+    devices: tuple[dict[str, Any], ...] = ()  # live seqs per device space (ARCHITECTURE.md §7)
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "ok": not self.problems}
 
 
-def verify_vault(vault: Vault) -> Report:
+def verify_vault(vault: Vault, *, full: bool = False) -> Report:
     """Account for every seq in the files now, in every commit before, and
-    every seq memd acknowledged that no commit holds yet."""
+    every seq memd acknowledged that no commit holds yet.
+
+    The walk through history resumes from a checkpoint (``.memd/verify.json``,
+    machine-local) so a verify after one new commit reads one commit; the
+    checkpoint is used only when its commit is an ancestor of HEAD, and
+    ``full`` walks everything again.
+    """
     from .. import acks
-    from ..history import blocked, removed_by_person, seqs_by_commit
+    from ..history import blocked, removed_by_person, seqs_at, undone_by
     from .journal import owed
 
     documents = []
@@ -97,20 +107,23 @@ def verify_vault(vault: Vault) -> Report:
     deleted_by_hand: set[int] = set()
     commits = 0
     if blocked(vault) is None:
-        history = seqs_by_commit(vault)
-        commits = len(history)
-        previous: set[int] = set()
-        for commit, seqs, by_hand in history:
-            vanished = previous - seqs
-            if by_hand:
-                deleted_by_hand |= vanished - superseded
-            else:
-                lost = vanished - superseded - deleted_by_hand
-                if lost:
-                    problems.append(f"seqs {_span(lost)} vanished in memd commit {commit[:10]} without a record")
-            previous = seqs
-        deleted_by_hand |= removed_by_person(vault)
-        unrecorded = previous - set(live) - superseded
+        walk = _walk(vault, full)
+        commits = walk.commits
+        deleted_by_hand = walk.deleted | removed_by_person(vault)
+        undone = undone_by(vault) if walk.vanished else {}
+        targets = {target: undo for undo, target in undone.items()}
+        for commit, seqs in walk.vanished:
+            lost = seqs - superseded - deleted_by_hand
+            if commit in targets:  # what an undo brought back was not lost by the consolidation it undid
+                lost -= seqs_at(vault, targets[commit])
+            if commit in undone:
+                # An undo takes back the seqs its consolidation handed out (hand-written
+                # items it adopted are unsigned again): only a seq that existed before
+                # that consolidation can be lost.
+                lost &= seqs_at(vault, f"{undone[commit]}^")
+            if lost:
+                problems.append(f"seqs {_span(lost)} vanished in memd commit {commit[:10]} without a record")
+        unrecorded = walk.last - set(live) - superseded
         if unrecorded:
             problems.append(
                 f"seqs {_span(unrecorded)} are missing from the files and no commit removed them "
@@ -121,10 +134,102 @@ def verify_vault(vault: Vault) -> Report:
     if missing:
         problems.append(
             f"acknowledged seqs {_span(missing)} are in no file and no commit removed them "
-            "(they were deleted without a commit; memd restores entries an editor wiped from the end of CURRENT.md)"
+            "(deleted without a commit: memd puts them back on its next consolidation, or use `memd forget`)"
         )
+    devices, stray = _by_device(vault, set(live))
+    if stray:
+        problems.append(f"seqs {_span(stray)} belong to no registered device (.memd/devices.json)")
     record = owed(vault)
     uncommitted = record[0].splitlines()[0] if record else None
     return Report(
-        len(live), len(superseded), len(deleted_by_hand), tuple(problems), commits, len(buffered), uncommitted
+        len(live), len(superseded), len(deleted_by_hand), tuple(problems), commits, len(buffered), uncommitted,
+        devices,
     )
+
+
+@dataclass(frozen=True)
+class _Walk:
+    head: str | None
+    commits: int
+    last: set[int]  # seqs in the newest commit
+    deleted: set[int]  # removed in commits people made
+    vanished: tuple[tuple[str, set[int]], ...]  # (memd commit, seqs it dropped): explained later or a loss
+
+
+CHECKPOINT = "verify.json"
+
+
+def _walk(vault: Vault, full: bool) -> _Walk:
+    from ..history import head, is_ancestor, seqs_at, seqs_by_commit
+
+    start = None if full else _load(vault)
+    tip = head(vault)
+    if start is not None and (tip is None or start.head is None or not is_ancestor(vault, start.head, tip)):
+        start = None  # history was rewritten (or the checkpoint is foreign): walk it all
+    previous = set(start.last) if start else set()
+    deleted = set(start.deleted) if start else set()
+    vanished = list(start.vanished) if start else []
+    history = seqs_by_commit(vault, start.head if start else None)
+    held: dict[str, set[int]] = {start.head: previous} if start and start.head else {}
+    for commit, parents, seqs, by_hand in history:
+        # A merge (two devices' histories joined) is compared with all its parents at once;
+        # a parent from before the checkpoint is read from git.
+        before = set().union(*(held[p] if p in held else seqs_at(vault, p) for p in parents)) if parents else set()
+        held[commit] = seqs
+        dropped = before - seqs
+        if by_hand:
+            deleted |= dropped
+        elif dropped:
+            vanished.append((commit, dropped))
+        previous = seqs
+    walk = _Walk(tip, (start.commits if start else 0) + len(history), previous, deleted, tuple(vanished))
+    _save(vault, walk)
+    return walk
+
+
+def _load(vault: Vault) -> _Walk | None:
+    try:
+        raw = json.loads((vault.meta_dir / CHECKPOINT).read_text(encoding="utf-8"))
+        return _Walk(
+            str(raw["head"]),
+            int(raw["commits"]),
+            set(SeqSet.parse(raw["last"])) if raw["last"] else set(),
+            set(SeqSet.parse(raw["deleted"])) if raw["deleted"] else set(),
+            tuple((str(c), set(SeqSet.parse(s))) for c, s in raw["vanished"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError, FormatError):
+        return None
+
+
+def _save(vault: Vault, walk: _Walk) -> None:
+    data = {
+        "head": walk.head,
+        "commits": walk.commits,
+        "last": _span(walk.last),
+        "deleted": _span(walk.deleted),
+        "vanished": [[c, _span(s)] for c, s in walk.vanished],
+    }
+    with contextlib.suppress(MemdError):  # a checkpoint is only a shortcut; the next verify walks again
+        atomic_write(vault.meta_dir / CHECKPOINT, json.dumps(data))
+
+
+def _by_device(vault: Vault, live: set[int]) -> tuple[tuple[dict[str, Any], ...], set[int]]:
+    """Live seqs per device space, and those in a space no registered device owns."""
+    from ..sync.device import read_registry, space_of
+
+    try:
+        names = {d.index: d.name for d in read_registry(vault).devices}
+    except FormatError:
+        names = {}
+    spaces: dict[int, list[int]] = {}
+    for seq in live:
+        spaces.setdefault(space_of(seq), []).append(seq)
+    if set(spaces) == {0} and not names:
+        return (), set()  # a vault that was never synced
+    devices = tuple(
+        {"index": index, "name": names.get(index, "shared" if index == 0 else None), "live": len(seqs),
+         "highest": max(seqs)}
+        for index, seqs in sorted(spaces.items())
+    )
+    stray = {seq for index, seqs in spaces.items() if index and index not in names for seq in seqs}
+    return devices, stray

@@ -29,6 +29,7 @@ class Workspace:
     deleted: set[str] = field(default_factory=set)
     adopted: list[int] = field(default_factory=list)
     skipped: set[str] = field(default_factory=set)
+    on_disk: set[str] | None = None
 
     @classmethod
     def load(cls, vault: Vault, warnings: list[str]) -> Workspace:
@@ -80,7 +81,9 @@ class Workspace:
     def create(self, title: str, prefix: str = "") -> str:
         base = slugify(f"{prefix} {title}".strip()) or "topic"
         topic_id, n = base, 2
-        taken = set(self.docs) | self.skipped | {self.vault.doc_id(p) for p in self.vault.topic_files()}
+        if self.on_disk is None:  # every topic id in use, loaded or not (listed once per consolidation)
+            self.on_disk = {self.vault.doc_id(p) for p in self.vault.topic_files()}
+        taken = set(self.docs) | self.skipped | self.on_disk
         while topic_id in taken:
             topic_id, n = f"{base}-{n}", n + 1
         self.docs[topic_id] = _EMPTY
@@ -108,13 +111,15 @@ class Workspace:
     def finish(self, engine: Engine, moment: datetime, logs: dict[str, list[str]], epoch: int) -> dict[str, Document]:
         """Every live topic as it will be written: touched ones get a fresh
         summary, token count and an ``update_log`` line for this consolidation."""
+        touched = [topic_id for topic_id in self.ids() if topic_id in self.touched]
+        # One call for all summaries: a model engine batches them (fewer, larger calls).
+        summaries = dict(zip(touched, engine.summarise_many([sections_of(self.docs[t]) for t in touched]), strict=True))
         final = {}
         for topic_id in self.ids():
             document = self.docs[topic_id]
-            if topic_id in self.touched:
-                summary = engine.summarise(sections_of(document))
+            if topic_id in summaries:
                 log = [f"consolidation {epoch}: {', '.join(logs[topic_id])}"] if logs.get(topic_id) else []
-                document = with_frontmatter(document, topic_id, summary, moment, log)
+                document = with_frontmatter(document, topic_id, summaries[topic_id], moment, log)
             final[topic_id] = document
         return final
 

@@ -7,6 +7,7 @@ pid. ``.memd/daemon.json`` says what the daemon is doing::
     {"pid": 4242, "state": "running", "ready": true, "watching": "inotify",
      "started": "...", "updated": "...", "last_event": {"time", "path"},
      "last_ingest": {...}, "last_consolidation": {...}, "last_commit": {...},
+     "last_sync": {"time", "ok", "remote", "pulled", "pushed", ...},
      "errors": 0, "last_error": null, "invalid_files": {"topics/x.md": ["..."]},
      "held_files": {"topics/x.md": ["3: possible secret (openai-key)"]},
      "ingesting": {"time", "name", "done", "total"},
@@ -14,6 +15,8 @@ pid. ``.memd/daemon.json`` says what the daemon is doing::
 
 ``held_files`` lists edits memd will not commit because lint finds a possible
 secret in them (the person removes it, or commits the file themselves).
+``read_status`` adds ``endpoint``, the model endpoint's health, when a model
+was ever called (see ``memd.engine.breaker``).
 """
 
 from __future__ import annotations
@@ -95,7 +98,20 @@ def read_status(vault: Vault) -> dict[str, Any] | None:
         data = json.loads(status_path(vault).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    endpoint = endpoint_health(vault)
+    if endpoint is not None:
+        data["endpoint"] = endpoint
+    return data
+
+
+def endpoint_health(vault: Vault) -> dict[str, Any] | None:
+    """The model endpoint's health: last success, last failure and its cause,
+    paused until when (the circuit breaker); None when no model was called."""
+    from ..engine.breaker import describe, health_path, read_health
+
+    return describe(read_health(health_path(vault.meta_dir)))
 
 
 def stamp() -> str:
@@ -123,6 +139,7 @@ class StatusBook:
             "last_ingest": None,
             "last_consolidation": None,
             "last_commit": None,
+            "last_sync": None,
             "errors": 0,
             "last_error": None,
             "invalid_files": {},

@@ -1,19 +1,42 @@
-"""Engines behind one seam (see base.py). ``get_engine`` picks the one a vault uses."""
+"""Engines behind one seam (see base.py), chosen by name from ``ENGINES``.
+
+Front doors never look at which engine runs: they call ``get_engine(vault)``
+and use the seam, e.g. ``get_engine(vault).ask(vault, question, budget=...)``
+for ``memd ask`` (the model's agentic answer, or the extractive one, with
+``Answer.fallback`` saying when a configured model was not used).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from ..errors import ConfigError
 from ..vault import Vault
 from .base import Engine
 
 
-def get_engine(vault: Vault) -> Engine:
-    """The llm engine when a model is configured (or MEMD_ENGINE=llm), else offline."""
-    config = vault.config
-    if config.engine == "llm":
-        from .client import ModelClient
-        from .llm import LLMEngine
-
-        return LLMEngine(ModelClient(config.llm, vault.meta_dir / "ledger.jsonl"), vault.meta_dir)
+def _offline(vault: Vault) -> Engine:
     from .offline import OfflineEngine
 
     return OfflineEngine()
+
+
+def _llm(vault: Vault) -> Engine:
+    from .breaker import health_path
+    from .client import ModelClient
+    from .llm import LLMEngine
+
+    client = ModelClient(vault.config.llm, vault.meta_dir / "ledger.jsonl", health_path(vault.meta_dir))
+    return LLMEngine(client, vault.meta_dir)
+
+
+ENGINES: dict[str, Callable[[Vault], Engine]] = {"offline": _offline, "llm": _llm}
+
+
+def get_engine(vault: Vault, name: str | None = None) -> Engine:
+    """The engine the vault's configuration names (or ``name``)."""
+    chosen = name or vault.config.engine
+    factory = ENGINES.get(chosen)
+    if factory is None:
+        raise ConfigError(f"unknown engine {chosen!r}; engines: {', '.join(ENGINES)}")
+    return factory(vault)

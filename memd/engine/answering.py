@@ -20,21 +20,11 @@ if TYPE_CHECKING:
 def answer(
     vault: Vault, question: str, *, budget: int, report: Callable[[Any], None] | None = None
 ) -> Answer:
-    """Answer ``question`` from the vault with the engine the vault is set up for."""
+    """Answer ``question`` from the vault with the engine the vault is set up for
+    (a model runs the agent loop; offline, the extractive answer)."""
     from . import get_engine
 
-    engine = get_engine(vault)
-    client = getattr(engine, "client", None)
-    if client is None:
-        from ..ask import ask
-
-        return ask(vault, question, budget)
-    from ..agent import agent_ask
-
-    result, _ = agent_ask(
-        vault, question, client, model=vault.config.llm.ask_model or None, report=report, budget=budget
-    )
-    return result
+    return get_engine(vault).ask(vault, question, budget=budget, report=report)
 
 
 def describe(config: Config) -> dict[str, Any]:

@@ -9,9 +9,13 @@ whatever an engine returns is validated by the caller before it is used.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..signature import SeqSet, Signature
+
+if TYPE_CHECKING:
+    from ..ask import Answer, Report
+    from ..vault import Vault
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,16 @@ class Route:
 
 
 @dataclass(frozen=True)
+class Scored:
+    """A route with how well the chosen topic fits and how well the runner-up does."""
+
+    route: Route
+    fit: float
+    runner_up: float
+    candidates: tuple[str, ...] = ()  # topic ids, closest first
+
+
+@dataclass(frozen=True)
 class Section:
     title: str
     items: tuple[Item, ...]
@@ -104,8 +118,18 @@ class Engine(Protocol):
         """What went wrong since the last call (fallbacks), for the record."""
         ...
 
+    def ask(self, vault: Vault, question: str, *, budget: int | None = None, report: Report | None = None) -> Answer:
+        """Answer a question from the vault with cited evidence. ``Answer.engine``
+        says who answered and ``Answer.fallback`` why the offline answer was
+        given instead of a model's, if it was."""
+        ...
+
     def extract(self, text: str) -> list[Extracted]:
         """Durable statements in raw input (a note, a transcript turn)."""
+        ...
+
+    def extract_batch(self, texts: list[str]) -> list[list[Extracted]]:
+        """``extract`` for several inputs at once (fewer, larger model calls)."""
         ...
 
     def rewrite(self, items: list[Item]) -> Rewrite:
@@ -130,6 +154,10 @@ class Engine(Protocol):
 
     def summarise(self, sections: list[Section]) -> str:
         """A one-line summary: keywords plus the most representative entry."""
+        ...
+
+    def summarise_many(self, topics: list[list[Section]]) -> list[str]:
+        """``summarise`` for several topics at once (fewer, larger model calls)."""
         ...
 
     def title(self, items: list[Item]) -> str:

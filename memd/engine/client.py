@@ -1,4 +1,13 @@
-"""Calls to an OpenAI-compatible chat endpoint, each one written to the ledger.
+"""Calls to an OpenAI-compatible chat endpoint: bounded, accounted, breaker-guarded.
+
+Every call sends ``max_tokens``; its time is bounded by the call timeout and
+by what is left of the run's budget (wall time and tokens). Every call that
+reached the wire is written to the ledger with its prompt and completion
+tokens, failed ones included; when the server reports no usage memd's own
+counter estimates them and the line says so. Endpoint failures feed the
+circuit breaker (breaker.py). Only HTTP 429 is retried here; a timeout, a
+refused connection or a 5xx is reported at once, so one bad step costs one
+timeout at most.
 
 The ``openai`` package takes about a second to import, so it is imported on
 the first call, never at start-up.
@@ -8,8 +17,10 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -17,8 +28,16 @@ from urllib.parse import urlparse
 from ..config import LLMSettings
 from ..errors import ConfigError, MemdError
 from ..ledger import Call, record
+from ..tokens import count_tokens
+from .breaker import Breaker, Unavailable
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+DEFAULT_CONTEXT = 4096
+CHARS_PER_TOKEN = 3.0  # conservative for English and JSON under any common tokenizer
+MESSAGE_OVERHEAD = 4  # role markers and separators a chat template adds per message
+PROBE_SECONDS = 3.0
+MAX_WAIT = 10.0  # longest pause before retrying a rate-limited call
+_STEP_ERRORS = {400, 413, 422}  # the request's own fault: the next step may well succeed
 
 
 class ModelError(MemdError):
@@ -27,6 +46,32 @@ class ModelError(MemdError):
 
 class BadOutput(MemdError):
     """The model answered, but not with what was asked for."""
+
+
+class Truncated(BadOutput):
+    """The reply stopped at ``max_tokens`` (finish_reason = length)."""
+
+
+__all__ = ["BadOutput", "ModelClient", "ModelError", "Reply", "Truncated", "Unavailable", "parse_json"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+
+@dataclass
+class _Run:
+    name: str = ""
+    started: float = 0.0
+    tokens: int = 0
 
 
 def is_local(base_url: str | None) -> bool:
@@ -42,8 +87,22 @@ def is_local(base_url: str | None) -> bool:
         return False
 
 
+def model_tokens(text: str) -> int:
+    """A conservative size in the model's tokens when no tokenizer is known."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def prompt_size(messages: list[dict[str, str]]) -> int:
+    return sum(model_tokens(m["content"]) + MESSAGE_OVERHEAD for m in messages)
+
+
+def estimated_tokens(messages: list[dict[str, str]]) -> int:
+    """memd's own count of what a prompt costs, for the ledger when the server is silent."""
+    return sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD for m in messages)
+
+
 class ModelClient:
-    def __init__(self, settings: LLMSettings, ledger: Path) -> None:
+    def __init__(self, settings: LLMSettings, ledger: Path, health: Path | None = None) -> None:
         if not settings.model:
             raise ConfigError("no model configured (set [llm] model or MEMD_MODEL)")
         key = settings.api_key
@@ -53,44 +112,209 @@ class ModelClient:
             )
         self.settings = settings
         self.ledger = ledger
-        self.run = ""
+        self.breaker = Breaker(
+            health,
+            settings.base_url or "https://api.openai.com/v1",
+            settings.breaker_failures,
+            settings.breaker_cooldown,
+        )
         self._key = key or "not-needed"  # local servers ignore the key, the client insists on one
         self._client: Any = None
+        self._run = _Run(started=time.monotonic())
+        self._contexts: dict[str, int] = {}  # model -> window
 
-    def complete(self, operation: str, messages: list[dict[str, str]], model: str | None = None) -> str:
+    # --- runs and their budget ----------------------------------------------
+
+    @property
+    def run(self) -> str:
+        return self._run.name
+
+    @run.setter
+    def run(self, name: str) -> None:
+        self.begin(name)
+
+    def begin(self, name: str) -> None:
+        """A new run (a consolidation, an ingest, an ask) with a fresh budget."""
+        self._run = _Run(name, time.monotonic())
+        self.breaker.begin_run()
+
+    def available(self) -> None:
+        """Raise Unavailable when this run may make no more calls."""
+        self.breaker.check()
+        spent = time.monotonic() - self._run.started
+        if spent >= self.settings.budget_time:
+            raise Unavailable(f"the model budget of this run is spent ({round(spent)}s of model time)")
+        if self._run.tokens >= self.settings.budget_tokens:
+            raise Unavailable(f"the model budget of this run is spent ({self._run.tokens} tokens)")
+
+    def _remaining_seconds(self) -> float:
+        return self.settings.budget_time - (time.monotonic() - self._run.started)
+
+    # --- the context window --------------------------------------------------
+
+    def context_tokens(self, model: str | None = None) -> int:
+        """The configured window, else the one the server reports, else DEFAULT_CONTEXT."""
+        if self.settings.context_tokens:
+            return self.settings.context_tokens
         chosen = model or self.settings.model or ""
+        if chosen not in self._contexts:
+            health = self.breaker.health
+            if health.context_model == chosen:
+                self._contexts[chosen] = health.context_tokens or DEFAULT_CONTEXT  # asked before
+            else:
+                reported, answered = self._probe_context(chosen)
+                self._contexts[chosen] = reported or DEFAULT_CONTEXT
+                if answered:  # remembered, also when the server offers no number: ask once
+                    self.breaker.remember_context(chosen, reported)
+        return self._contexts[chosen]
+
+    def _probe_context(self, model: str) -> tuple[int | None, bool]:
+        """llama.cpp's /props (n_ctx) or a /models entry (vLLM max_model_len,
+        context_length); an endpoint that offers neither keeps the default.
+        Also says whether the server answered at all."""
+        import urllib.error
+        import urllib.request
+
+        base = (self.settings.base_url or "https://api.openai.com/v1").rstrip("/")
+        root = base[: -len("/v1")] if base.endswith("/v1") else base
+        seconds = min(PROBE_SECONDS, self.settings.timeout)
+        answered = False
+        for url in (f"{root}/props", f"{base}/models"):
+            request = urllib.request.Request(url, headers={"Authorization": f"Bearer {self._key}"})
+            try:
+                self.breaker.check()
+                with urllib.request.urlopen(request, timeout=seconds) as response:
+                    answered = True
+                    found = _context_in(json.loads(response.read(1_000_000)), model)
+            except Unavailable:
+                return None, answered
+            except urllib.error.HTTPError:
+                answered = True
+                continue  # this server does not offer that route
+            except (urllib.error.URLError, TimeoutError, OSError) as err:
+                reason = getattr(err, "reason", err)
+                timed_out = isinstance(reason, TimeoutError)
+                self.breaker.failure("timed out" if timed_out else f"connection failed: {reason}")
+                return None, answered
+            except ValueError:
+                continue
+            if found:
+                return found, True
+        return None, answered
+
+    # --- one call ------------------------------------------------------------
+
+    def complete(
+        self, operation: str, messages: list[dict[str, str]], *, max_tokens: int, model: str | None = None
+    ) -> Reply:
+        chosen = model or self.settings.model or ""
+        self.available()
+        client = self._openai()
+        import openai
+
+        attempt = 0
+        while True:
+            timeout = max(1.0, min(self.settings.timeout, self._remaining_seconds()))
+            start = time.monotonic()
+            try:
+                response = client.chat.completions.create(
+                    model=chosen, messages=messages, temperature=0, max_tokens=max_tokens, timeout=timeout
+                )
+            except openai.APIError as err:
+                status = getattr(err, "status_code", None)
+                cause = _describe(err)
+                self._record(operation, chosen, messages, None, start, max_tokens, cause)
+                if status == 429 and attempt < self.settings.max_retries and self._remaining_seconds() > 1:
+                    attempt += 1
+                    time.sleep(min(_retry_after(err, attempt), MAX_WAIT, self._remaining_seconds()))
+                    continue
+                opened = False if status in _STEP_ERRORS else self.breaker.failure(cause)
+                suffix = "; no more model calls in this run" if opened else ""
+                raise ModelError(f"{operation}: the model call failed ({cause}){suffix}") from None
+            reply = self._record(operation, chosen, messages, response, start, max_tokens, None)
+            self.breaker.success()
+            return reply
+
+    def _openai(self) -> Any:
         if self._client is None:
             import openai
 
+            # Retries are memd's (429 only): the client's own would repeat
+            # timeouts and refused connections with growing pauses.
             self._client = openai.OpenAI(
-                base_url=self.settings.base_url,
-                api_key=self._key,
-                timeout=self.settings.timeout,
-                max_retries=self.settings.max_retries,
+                base_url=self.settings.base_url, api_key=self._key, timeout=self.settings.timeout, max_retries=0
             )
-        import openai
+        return self._client
 
-        start = time.monotonic()
-        try:
-            response = self._client.chat.completions.create(model=chosen, messages=messages, temperature=0)
-        except openai.APIError as err:
-            record(self.ledger, Call(operation, chosen, 0, 0, round(time.monotonic() - start, 3), self.run, ok=False))
-            raise ModelError(f"{operation}: the model call failed ({_describe(err)})") from None
+    def _record(
+        self,
+        operation: str,
+        model: str,
+        messages: list[dict[str, str]],
+        response: Any,
+        start: float,
+        max_tokens: int,
+        error: str | None,
+    ) -> Reply:
+        choice = response.choices[0] if response is not None and response.choices else None
+        text = (choice.message.content or "") if choice is not None else ""
+        finish = getattr(choice, "finish_reason", None) if choice is not None else None
         usage = getattr(response, "usage", None)
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        estimated = not prompt
+        if estimated:
+            # The prompt was sent whether or not the server says what it cost.
+            prompt = estimated_tokens(messages)
+            completion = completion or count_tokens(text)
+        self._run.tokens += prompt + completion
         record(
             self.ledger,
             Call(
                 operation,
-                chosen,
-                int(getattr(usage, "prompt_tokens", 0) or 0),
-                int(getattr(usage, "completion_tokens", 0) or 0),
+                model,
+                prompt,
+                completion,
                 round(time.monotonic() - start, 3),
                 self.run,
+                ok=error is None and choice is not None,
+                estimated=estimated,
+                max_tokens=max_tokens,
+                finish=finish,
+                error=error or (None if choice is not None else "no choices"),
             ),
         )
-        if not response.choices:
+        if error is None and choice is None:
             raise BadOutput(f"{operation}: the model returned no choices")
-        return response.choices[0].message.content or ""
+        return Reply(text, finish, prompt, completion)
+
+
+def _context_in(data: Any, model: str) -> int | None:
+    if not isinstance(data, dict):
+        return None
+    settings = data.get("default_generation_settings")
+    if isinstance(settings, dict) and isinstance(settings.get("n_ctx"), int):
+        return int(settings["n_ctx"])
+    entries = data.get("data")
+    if not isinstance(entries, list):
+        return None
+    for entry in entries:
+        if not isinstance(entry, dict) or (entry.get("id") != model and len(entries) > 1):
+            continue
+        for key in ("max_model_len", "context_length", "context_window"):
+            value = entry.get(key)
+            if isinstance(value, int) and value > 0:
+                return value
+    return None
+
+
+def _retry_after(err: Any, attempt: int) -> float:
+    response = getattr(err, "response", None)
+    header = response.headers.get("retry-after") if response is not None else None
+    try:
+        return max(0.0, float(header)) if header else 0.5 * 2**attempt
+    except ValueError:
+        return 0.5 * 2**attempt
 
 
 def _describe(err: Exception) -> str:
@@ -98,7 +322,13 @@ def _describe(err: Exception) -> str:
     if status:
         return f"HTTP {status}"
     name = type(err).__name__
-    return "timed out" if "Timeout" in name else f"{name}: {err}"
+    if "Timeout" in name:
+        return "timed out"
+    if "Connection" in name:
+        cause = err.__cause__ or err.__context__
+        detail = str(cause).split("] ")[-1] if cause else ""
+        return f"connection failed{': ' + detail if detail else ''}"
+    return f"{name}: {err}"
 
 
 def parse_json(text: str) -> dict[str, Any]:

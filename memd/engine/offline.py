@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from ..errors import FormatError
 from ..timeutil import parse_time
-from .base import Block, Extracted, Item, Rewrite, Route, Section, TopicInfo, TopicUpdate
+from .base import Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
 from .rules import fold_duplicates, fold_into_existing, is_filler, supersede
 from .text import _SPEAKER, Vector, Weights, add_into, cosine, normalised, speakers, terms
 
@@ -26,9 +27,14 @@ CONTINUITY_BONUS = 0.12  # consecutive entries usually continue one subject
 ROUTE_THRESHOLD = 0.08
 PLACE_THRESHOLD = 0.12
 MERGE_THRESHOLD = 0.30
+CANDIDATES = 8  # topics a scored route names as the closest ones
 MIN_GROUP = 3
 FRAGMENT_MIN = 0.05  # a fragment joins a group only if they share something
 LOW_CONTENT = 3  # fewer distinct content terms than this: a remark, not a memory
+
+if TYPE_CHECKING:
+    from ..ask import Answer, Report
+    from ..vault import Vault
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 
@@ -44,6 +50,13 @@ class OfflineEngine:
     def drain_notes(self) -> list[str]:
         return []
 
+    def ask(self, vault: Vault, question: str, *, budget: int | None = None, report: Report | None = None) -> Answer:
+        """The extractive answer: the best matching entries, quoted and cited."""
+        from ..ask import EVIDENCE_TOKENS
+        from ..ask import ask as offline_ask
+
+        return offline_ask(vault, question, budget or EVIDENCE_TOKENS)
+
     # --- extraction -----------------------------------------------------
 
     def extract(self, text: str) -> list[Extracted]:
@@ -55,6 +68,9 @@ class OfflineEngine:
             if cleaned and not is_filler(cleaned):
                 found.append(Extracted(cleaned))
         return found
+
+    def extract_batch(self, texts: list[str]) -> list[list[Extracted]]:
+        return [self.extract(text) for text in texts]
 
     # --- buffer rewrite -------------------------------------------------
 
@@ -119,6 +135,11 @@ class OfflineEngine:
         shared word counts by its rarity, saturating with its frequency in the
         topic, discounted for topics longer than average (a big topic knows
         many words without being about all of them)."""
+        return [scored.route for scored in self.plan_scored(blocks, topics)]
+
+    def plan_scored(self, blocks: list[Block], topics: list[TopicInfo]) -> list[Scored]:
+        """``plan`` with each route's fit and the runner-up's, so a caller can
+        tell a clear decision from a close one."""
         texts = ["\n".join(item.text for item in block.items) for block in blocks]
         texts += [f"{topic.summary}\n{topic.text}" for topic in topics]
         everything = vocabulary(texts)
@@ -129,20 +150,23 @@ class OfflineEngine:
         planned: list[tuple[str, Counter[str]]] = []  # new topics opened by this plan
         routes = []
         for i, words in enumerate(block_words):
-            best = max(
+            fits = sorted(
                 ((_fit(words, counts, weights, average), t.id) for counts, t in zip(topic_counts, topics, strict=True)),
-                default=(0.0, ""),
+                reverse=True,
             )
+            best = fits[0] if fits else (0.0, "")
+            second = fits[1][0] if len(fits) > 1 else 0.0
             fresh = max(
                 ((_fit(words, counts, weights, average), title) for title, counts in planned), default=(0.0, "")
             )
             if best[0] >= ROUTE_THRESHOLD and best[0] >= fresh[0]:
-                routes.append(Route(i, best[1]))
+                route = Route(i, best[1])
             elif fresh[0] >= ROUTE_THRESHOLD:
-                routes.append(Route(i, None, fresh[1]))
+                route = Route(i, None, fresh[1])
             else:
                 planned.append((blocks[i].title, Counter(everything[i])))
-                routes.append(Route(i, None, blocks[i].title))
+                route = Route(i, None, blocks[i].title)
+            routes.append(Scored(route, best[0], second, tuple(t for _, t in fits[:CANDIDATES])))
         return routes
 
     # --- topic maintenance ----------------------------------------------
@@ -244,8 +268,11 @@ class OfflineEngine:
         representative = items[max(range(len(items)), key=lambda i: cosine(vectors[i], centroid))].text
         line = " ".join(representative.split())
         if len(line) > 120:
-            line = line[:119].rstrip() + "…"
+            line = line[:119].rsplit(" ", 1)[0].rstrip() + "…"  # cut between words
         return f"{', '.join(keywords)}; {line}" if keywords else line
+
+    def summarise_many(self, topics: list[list[Section]]) -> list[str]:
+        return [self.summarise(sections) for sections in topics]
 
     def title(self, items: list[Item]) -> str:
         words = vocabulary([item.text for item in items])

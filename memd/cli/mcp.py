@@ -1,0 +1,29 @@
+"""``memd mcp``: the memory tools served to agents over MCP (stdio)."""
+
+from __future__ import annotations
+
+import click
+
+from . import get_memory
+
+
+@click.command()
+@click.pass_context
+def mcp(ctx: click.Context) -> None:
+    """Serve the vault's memory tools to an agent over MCP (stdio).
+
+    Tools: memory_add, memory_search, memory_grep, memory_read, memory_list,
+    memory_ask, memory_status. Stdout carries only the protocol; messages go
+    to stderr. Register it with your agent rather than running it by hand.
+
+    \b
+    Example:
+        claude mcp add memd -- memd --vault ~/memory mcp
+    """
+    memory = get_memory(ctx)
+    try:
+        from ..mcp_server import serve
+    except ImportError as err:
+        missing = f"the MCP server needs the mcp package ({err.name} is missing): pip install mcp"
+        raise click.ClickException(missing) from None
+    serve(memory)

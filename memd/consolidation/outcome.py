@@ -1,0 +1,85 @@
+"""What a consolidation did: the outcome front doors show and the commit message it leaves."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..engine.base import Supersession
+from ..errors import MemdError
+
+
+class ConsolidationError(MemdError):
+    """A consolidation was refused; the vault is unchanged."""
+
+
+@dataclass(frozen=True)
+class Move:
+    seqs: str
+    topic: str
+    section: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a consolidation did (or, with dry_run, would do)."""
+
+    entries: int
+    seqs: str
+    trigger: str
+    engine: str
+    moves: tuple[Move, ...] = ()
+    new_topics: tuple[str, ...] = ()
+    touched_topics: tuple[str, ...] = ()
+    superseded: tuple[Supersession, ...] = ()
+    # Each superseded entry as it read before it was replaced (old seq, entry
+    # lines), so its words stay in the history even if it never left the buffer.
+    replaced: tuple[tuple[str, str], ...] = ()
+    splits: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    merges: tuple[tuple[str, str], ...] = ()
+    commit: str | None = None
+    dry_run: bool = False
+    warnings: tuple[str, ...] = ()
+    skipped: str | None = None
+    consolidation: int = 0
+    fallbacks: int = 0  # steps the model failed, done by the offline engine instead
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["superseded"] = [{"new": str(s.new), "old": str(s.old), "reason": s.reason} for s in self.superseded]
+        data["subject"] = self.subject
+        return data
+
+    @property
+    def subject(self) -> str:
+        subject = (
+            f"consolidate: {self.entries} entries -> {len(self.touched_topics)} topics ({len(self.new_topics)} new)"
+        )
+        if self.merges:
+            subject += f", {len(self.merges)} merge{'s' if len(self.merges) > 1 else ''}"
+        if self.splits:
+            subject += f", {len(self.splits)} split{'s' if len(self.splits) > 1 else ''}"
+        return subject
+
+
+def commit_message(outcome: Outcome) -> str:
+    """The consolidation's commit message: subject, one line per move, trailers."""
+    trailers = [
+        f"Memd-Seq: {outcome.seqs}",
+        f"Memd-Engine: {outcome.engine}",
+        f"Memd-Trigger: {outcome.trigger}",
+        f"Memd-Consolidation: {outcome.consolidation}",
+    ]
+    if outcome.fallbacks:
+        trailers.append(f"Memd-Fallback: {outcome.fallbacks} step(s) done offline after bad model output")
+    body = [f"{m.seqs} -> topics/{m.topic}.md" + (f" # {m.section}" if m.section else "") for m in outcome.moves[:200]]
+    if len(outcome.moves) > 200:
+        body.append(f"... and {len(outcome.moves) - 200} more")
+    replaced = dict(outcome.replaced)
+    for s in outcome.superseded:
+        body.append(f"seq {s.new} supersedes seq {s.old}: {s.reason}")
+        if str(s.old) in replaced:
+            body.extend("    " + line for line in replaced[str(s.old)].splitlines())
+    body += [f"split {topic} -> {', '.join(parts)}" for topic, parts in outcome.splits]
+    body += [f"merged {absorbed} into {survivor}" for survivor, absorbed in outcome.merges]
+    return "\n\n".join([outcome.subject, "\n".join(body), "\n".join(trailers)])

@@ -1,0 +1,231 @@
+"""Does a model's text say only what its sources say? A lexical support check.
+
+Every model output that becomes memory text (an extracted entry, a reworded
+or merged entry, a summary) or reaches a person (an answer) is checked
+against the texts it claims to come from:
+
+- each sentence's content words mostly appear in the sources (``threshold``);
+- numbers and proper names appear exactly (a date may also be one the
+  sources' entry times make plain: within ``DATE_WINDOW`` of one of them);
+- a negation is kept: a sentence negates exactly when the source sentence it
+  rests on does.
+
+It is deliberately lexical and strict: a model that paraphrases freely fails
+it and the step is done by the offline rules, which never reword.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import date, timedelta
+
+from ..errors import FormatError
+from ..timeutil import parse_time
+from .text import STOPWORDS, terms
+
+SUPPORT = 0.8  # share of a sentence's content words its sources must hold
+ANSWER_SUPPORT = 0.6  # answers may phrase the evidence, never add facts to it
+DATE_WINDOW = timedelta(days=31)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_NEGATIONS = frozenset(
+    "not no never none nobody nothing nowhere neither nor without cannot isnt arent wasnt werent dont doesnt didnt "
+    "cant couldnt wont wouldnt shouldnt hasnt havent hadnt aint".split()
+)
+_MONTHS = {
+    name: n
+    for n, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_DATES = [
+    re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?:T[\d:.]+Z?)?\b"),
+    re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mn>{_MONTH})\.?,?\s+(?P<y>\d{{4}})\b", re.I),
+    re.compile(rf"\b(?P<mn>{_MONTH})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y>\d{{4}})\b", re.I),
+    re.compile(rf"\b(?P<mn>{_MONTH})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b", re.I),
+    re.compile(rf"\b(?P<mn>{_MONTH})\s+(?P<y>\d{{4}})\b", re.I),
+]
+_PRONOUN_I = re.compile(r"^I(?:'\w+)?$")
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.replace("\u2019", "'"))
+
+
+def negated(text: str) -> bool:
+    return any(w.lower().replace("'", "") in _NEGATIONS or w.lower().endswith("n't") for w in _words(text))
+
+
+def numbers(text: str) -> set[str]:
+    return {_plain_number(n) for n in _NUMBER.findall(text)}
+
+
+def _plain_number(raw: str) -> str:
+    cleaned = raw.replace(",", "")
+    return cleaned.lstrip("0") or "0"
+
+
+def _dates(text: str) -> tuple[list[tuple[date | None, str]], str]:
+    """Date expressions in ``text`` (the date, or None when partial) and the
+    text with them cut out."""
+    found: list[tuple[date | None, str]] = []
+    for pattern in _DATES:
+
+        def cut(match: re.Match[str]) -> str:
+            groups = match.groupdict()
+            month = int(groups["m"]) if groups.get("m") else _MONTHS.get((groups.get("mn") or "").lower().rstrip("."))
+            try:
+                day = (
+                    date(int(groups["y"]), month or 0, int(groups["d"]))
+                    if groups.get("y") and groups.get("d")
+                    else None
+                )
+            except ValueError:
+                return match.group(0)  # not a real date: its numbers are checked as numbers
+            found.append((day, match.group(0)))
+            return " "
+
+        text = pattern.sub(cut, text)
+    return found, text
+
+
+def _names(sentence: str, initial: bool) -> list[str]:
+    """Capitalised words (after the first, unless ``initial``) and acronyms."""
+    words = _words(sentence)
+    out = []
+    for n, word in enumerate(words):
+        if _PRONOUN_I.match(word) or not word[0].isupper():
+            continue
+        if n == 0 and (not initial or word.lower() in STOPWORDS) and not (len(word) > 1 and word.isupper()):
+            continue  # a sentence's first word is capitalised anyway
+        out.append(re.sub(r"'s$", "", word).lower())
+    return out
+
+
+class Sources:
+    """The texts a model output must rest on, prepared once."""
+
+    def __init__(self, texts: Iterable[str], times: Iterable[str | None] = ()) -> None:
+        self.texts = [t for t in texts if t]
+        joined = "\n".join(self.texts)
+        self.terms = set(terms(joined)) | {t for text in self.texts for t in terms(text)}
+        self.words = {re.sub(r"'s$", "", w).lower() for w in _words(joined)}
+        self.sentences = [s for text in self.texts for s in sentences(text)]
+        dates, rest = _dates(joined)
+        self.numbers = numbers(rest) | numbers(joined)
+        self.dates = {d for d, _ in dates if d is not None}
+        self.times: list[date] = []
+        for value in times:
+            if not value:
+                continue
+            try:
+                self.times.append(parse_time(value).date())
+            except FormatError:
+                continue
+        self.dates |= set(self.times)
+
+    def date_ok(self, day: date | None, raw: str) -> bool:
+        if day is None:
+            # A partial date ("May 8", "May 2023"): its parts must be in the sources.
+            return all(_plain_number(n) in self.numbers for n in _NUMBER.findall(raw))
+        return day in self.dates or any(abs(day - t) <= DATE_WINDOW for t in self.times)
+
+
+def unsupported(
+    text: str,
+    sources: Sources,
+    *,
+    threshold: float = SUPPORT,
+    initial_names: bool = True,
+) -> str | None:
+    """Why ``text`` is not supported by ``sources``, or None when it is."""
+    problems = []
+    for sentence in sentences(text):
+        dates, rest = _dates(sentence)
+        bad_dates = [raw for day, raw in dates if not sources.date_ok(day, raw)]
+        if bad_dates:
+            problems.append(f"the date {bad_dates[0]!r} is not in its sources")
+            continue
+        missing_numbers = sorted(numbers(rest) - sources.numbers)
+        if missing_numbers:
+            problems.append(f"the number {missing_numbers[0]} is not in its sources")
+            continue
+        names = [n for n in _names(rest, initial_names) if n not in sources.words]
+        if names:
+            problems.append(f"the name {names[0]!r} is not in its sources")
+            continue
+        words = terms(rest)
+        if words:
+            missing = [w for w in words if w not in sources.terms]
+            if (len(words) - len(missing)) / len(words) < threshold:
+                shown = ", ".join(dict.fromkeys(missing[:5]))
+                problems.append(f"{_clip(sentence)!r} says what its sources do not ({shown})")
+                continue
+        problem = _negation(rest, sources)
+        if problem:
+            problems.append(f"{_clip(sentence)!r} {problem}")
+    return "; ".join(problems[:3]) or None
+
+
+def _negation(sentence: str, sources: Sources) -> str | None:
+    """A negated sentence needs a negated source sentence on its subject; an
+    unnegated one may not rest only on negated source sentences."""
+    words = set(terms(sentence))
+    if not words:
+        return None
+    overlaps = [(len(words & set(terms(s))), negated(s), s) for s in sources.sentences]
+    related = [o for o in overlaps if o[0]]
+    if not related:
+        return None
+    if negated(sentence):
+        if not any(neg for _, neg, _ in related):
+            return f"adds a negation to {_clip(max(related)[2])!r}"
+        return None
+    best = max(shared for shared, _, _ in related)
+    closest = [(neg, s) for shared, neg, s in related if shared == best]
+    if all(neg for neg, _ in closest):
+        return f"drops the negation of {_clip(closest[0][1])!r}"
+    return None
+
+
+def uncovered(text: str, members: Sequence[str], threshold: float = SUPPORT) -> str | None:
+    """A merged text must still say what each member said: the first member
+    whose content words it mostly lacks, or None."""
+    kept = set(terms(text)) | {w.lower() for w in _words(text)}
+    for member in members:
+        words = set(terms(member))
+        if words and len(words & kept) / len(words) < threshold:
+            return member
+    return None
+
+
+def same_subject(a: str, b: str) -> bool:
+    """Two statements share at least one content word (speaker labels aside)."""
+    return bool(set(terms(a)) & set(terms(b)))
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

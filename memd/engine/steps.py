@@ -1,0 +1,302 @@
+"""One model step: prompt, bounded call, strict validation, at most one retry.
+
+A step's reply is parsed leniently (code fences, text around the JSON), then
+must pass the step's own validation, the echo check (it may not copy the
+prompt's examples or placeholders, nor hand its input back) and, where it
+writes memory text, the fidelity check (fidelity.py). An invalid reply is
+sent back once with the reason; a reply cut at the length limit is asked for
+again only with a larger limit, never the same one. A second failure, an
+endpoint error, a prompt too big for the model's context, or a run whose
+model is unavailable (breaker open, budget spent) makes the step fall back
+to the offline engine; the reason is kept for the run's record.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime
+from functools import reduce
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..errors import FormatError
+from ..prompts import is_placeholder, load, normal, template_strings
+from ..timeutil import parse_time
+from .base import Item, Supersession
+from .breaker import Unavailable
+from .client import BadOutput, ModelClient, ModelError, parse_json, prompt_size
+from .fidelity import SUPPORT, Sources, same_subject, uncovered, unsupported
+from .rules import combine
+from .text import terms
+
+T = TypeVar("T")
+MAX_TEXT = 4000
+PERSONAL = frozenset({"user", "hand"})  # entries a person wrote: the model never rewords them
+TITLE_SUPPORT = 0.5
+_UNSAFE = frozenset("/\\")
+
+
+class Stepper:
+    """Runs the steps of one engine; collects why steps fell back."""
+
+    def __init__(self, client: ModelClient, vault_meta: Path | None) -> None:
+        self.client = client
+        self.vault_meta = vault_meta
+        self.notes: list[str] = []
+        self.down: str | None = None  # why this run makes no more model calls
+        self.skipped = 0  # steps done offline because of that
+
+    def begin(self, run: str) -> None:
+        self.client.begin(run)
+        self.notes, self.down, self.skipped = [], None, 0
+
+    def drain(self) -> list[str]:
+        notes = list(self.notes)
+        if self.down:
+            notes.append(f"{self.down}; {self.skipped} more model step(s) of this run were done offline")
+        self.notes, self.down, self.skipped = [], None, 0
+        return notes
+
+    def messages(self, operation: str, payload: dict[str, Any]) -> list[dict[str, str]]:
+        return [
+            {"role": "system", "content": load(operation, self.vault_meta)},
+            {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
+        ]
+
+    def fits(self, operation: str, payload: dict[str, Any], max_tokens: int) -> bool:
+        """Prompt and expected reply fit the model's context window."""
+        try:
+            context = self.client.context_tokens()
+        except Unavailable:
+            return True  # the step will not call the model anyway
+        return prompt_size(self.messages(operation, payload)) + max_tokens <= context
+
+    def in_chunks(
+        self,
+        indices: list[int],
+        request: Callable[[list[int]], tuple[str, dict[str, Any], int]],
+        run: Callable[[list[int]], None],
+        most: int | None = None,
+    ) -> None:
+        """Run ``run`` over consecutive chunks of ``indices`` as large as fit the
+        model's context (and ``most``): work is split, never truncated."""
+        start = 0
+        while start < len(indices):
+            end = start + 1
+            while end < len(indices) and (most is None or end - start < most):
+                operation, payload, limit = request(indices[start : end + 1])
+                if not self.fits(operation, payload, limit):
+                    break
+                end += 1
+            run(indices[start:end])
+            start = end
+
+    def available(self) -> bool:
+        try:
+            self.client.available()
+        except Unavailable as err:
+            self._down(err)
+            return False
+        return True
+
+    def run(
+        self,
+        operation: str,
+        payload: dict[str, Any],
+        valid: Callable[[dict[str, Any]], T],
+        fallback: Callable[[], T],
+        *,
+        max_tokens: int,
+    ) -> T:
+        if not self.available():
+            return fallback()
+        messages = self.messages(operation, payload)
+        context = self.client.context_tokens()
+        if prompt_size(messages) + max_tokens > context:
+            self.notes.append(
+                f"{operation}: the prompt does not fit the model's context ({context} tokens); "
+                "used the offline engine for this step"
+            )
+            return fallback()
+        shown = normal(messages[1]["content"])
+        echoes = {e for e in template_strings(messages[0]["content"]) if e not in shown}
+        problem = ""
+        limit = max_tokens
+        for _attempt in range(2):
+            try:
+                reply = self.client.complete(operation, messages, max_tokens=limit)
+            except Unavailable as err:
+                self._down(err)
+                return fallback()
+            except (ModelError, BadOutput) as err:
+                problem = str(err)
+                break
+            if reply.truncated:
+                problem = f"{operation}: the reply stopped at the length limit ({limit} tokens)"
+                if prompt_size(messages) + 2 * limit > context:
+                    break
+                limit *= 2  # never again with the same limit
+                continue
+            try:
+                data = parse_json(reply.text)
+                check_echo(data, echoes, payload)
+                return valid(data)
+            except BadOutput as err:
+                problem = f"{operation}: {err}"
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": reply.text[:MAX_TEXT]},
+                    {
+                        "role": "user",
+                        "content": f"That reply was not valid: {err}. Reply again with only the JSON object.",
+                    },
+                ]
+                if prompt_size(messages) + limit > context:
+                    break
+        self.notes.append(f"{problem}; used the offline engine for this step")
+        return fallback()
+
+    def _down(self, err: Unavailable) -> None:
+        if self.down is None:
+            self.down = str(err)
+        self.skipped += 1
+
+
+# --- checks every step shares ------------------------------------------------
+
+
+def check_echo(data: Any, echoes: set[str], payload: dict[str, Any]) -> None:
+    """A reply that hands back its input or copies the prompt's example or
+    placeholders did not do the step."""
+    if data == payload:
+        raise BadOutput("the reply repeats its input instead of answering")
+    for value in _strings(data):
+        if is_placeholder(value):
+            raise BadOutput(f"the reply copies the placeholder {value!r} from the prompt's format")
+        text = normal(value)
+        for echo in echoes:
+            if echo and echo in text:
+                raise BadOutput(f"the reply copies the prompt's example ({echo!r}); answer from the input")
+
+
+def _strings(data: Any) -> list[str]:
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, dict):
+        return [s for v in data.values() for s in _strings(v)]
+    if isinstance(data, list):
+        return [s for v in data for s in _strings(v)]
+    return []
+
+
+def field(data: Any, name: str) -> Any:
+    if not isinstance(data, dict) or name not in data:
+        raise BadOutput(f"missing {name!r}")
+    return data[name]
+
+
+def listed(data: Any, name: str) -> list[Any]:
+    value = field(data, name)
+    if not isinstance(value, list):
+        raise BadOutput(f"{name!r} must be a list")
+    return value
+
+
+def text_of(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise BadOutput(f"{what} must be non-empty text")
+    if len(value) > MAX_TEXT:
+        raise BadOutput(f"{what} is too long")
+    return value.strip()
+
+
+def title_of(value: Any, texts: list[str] | None = None) -> str:
+    """A plain, short title whose words (when ``texts`` are given) come mostly
+    from the entries it names."""
+    title = " ".join(text_of(value, "title").split())
+    if len(title) > 80 or ".." in title or _UNSAFE & set(title) or any(ord(c) < 32 for c in title):
+        raise BadOutput(f"unsafe or overlong title {title[:60]!r}")
+    if texts is not None:
+        words = terms(title)
+        known = {t for text in texts for t in terms(text)}
+        if words and sum(w in known for w in words) / len(words) < TITLE_SUPPORT:
+            raise BadOutput(f"the title {title!r} is not about its entries")
+    return title
+
+
+def known(value: Any, keyed: dict[str, Any]) -> str:
+    key = str(value)
+    if key not in keyed:
+        raise BadOutput(f"unknown seq {key!r}")
+    return key
+
+
+def seqs_of(entry: Any, keyed: dict[str, Item], name: str = "seqs") -> list[str]:
+    keys = [known(k, keyed) for k in listed(entry, name)]
+    if not keys:
+        raise BadOutput("an entry lists no seqs")
+    return keys
+
+
+def merged_entry(keys: list[str], keyed: dict[str, Item], text: Any) -> Item:
+    """An output entry as an Item: metadata always from memd. Words from the
+    model only when they are faithful to the members' words, never for an
+    entry a person wrote; a merge must keep what each member said."""
+    members = sorted((keyed[k] for k in keys), key=lambda i: i.seqs.last)
+    merged = reduce(combine, members)
+    personal = any(m.signature.source in PERSONAL for m in members)
+    chosen = merged.text
+    if text is not None and text != "" and not personal:
+        words = text_of(text, "entry text")
+        if normal(words) != normal(merged.text):
+            problem = unsupported(words, Sources([m.text for m in members], [m.signature.time for m in members]))
+            if problem:
+                raise BadOutput(f"entry {'+'.join(keys)}: {problem}")
+        chosen = words
+    if len(members) > 1:
+        lost = uncovered(chosen, [m.text for m in members], 1.0 if personal else SUPPORT)
+        if lost is not None:
+            raise BadOutput(
+                f"seqs {', '.join(keys)} say different things (the merged text loses {lost[:60]!r}); "
+                "merge only entries that repeat each other"
+            )
+    return Item(merged.signature, chosen)
+
+
+def checked_supersession(record: Any, keyed: dict[str, Item], holder: Item | None) -> Supersession:
+    """``new`` may supersede ``old`` only when it is newer and about the same subject."""
+    old = known(field(record, "old"), keyed)
+    new = known(field(record, "new"), keyed)
+    if holder is None or old == new:
+        raise BadOutput(f"superseded record {record!r} does not name a kept newer entry")
+    if not newer(keyed[new], keyed[old]):
+        raise BadOutput(f"seq {new} cannot supersede seq {old}: it is not newer")
+    if not same_subject(keyed[new].text, keyed[old].text):
+        raise BadOutput(f"seq {new} cannot supersede seq {old}: they are not about the same thing")
+    reason = record.get("reason") if isinstance(record, dict) else None
+    return Supersession(holder.seqs, keyed[old].seqs, str(reason or "")[:200])
+
+
+def newer(a: Item, b: Item) -> bool:
+    """``a`` was said after ``b``: by time when both have one, else by seq."""
+    ta, tb = _moment(a), _moment(b)
+    if ta is not None and tb is not None and ta != tb:
+        return ta > tb
+    return a.seqs.last > b.seqs.last
+
+
+def _moment(item: Item) -> datetime | None:
+    try:
+        return parse_time(item.signature.time) if item.signature.time else None
+    except FormatError:
+        return None
+
+
+def all_once(keys: list[str], used: list[str]) -> None:
+    missing = [k for k in keys if k not in used]
+    if missing:
+        raise BadOutput(f"seqs dropped: {', '.join(missing[:10])}; every seq must appear exactly once")
+    repeated = sorted({k for k in used if used.count(k) > 1})
+    if repeated:
+        raise BadOutput(f"seqs repeated: {', '.join(repeated[:10])}")

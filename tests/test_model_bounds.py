@@ -1,0 +1,208 @@
+"""A slow, broken or small model costs bounded time and is accounted honestly:
+the circuit breaker, the per-run budget, the length limit, the context
+window, max_tokens on every request, and a ledger that counts failed calls."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+from memd.consolidation.verify import verify_vault
+from memd.daemon.status import endpoint_health
+from memd.engine.client import prompt_size
+from memd.ledger import read
+from memd.vault import Vault
+
+from .conftest import Memd
+from .model_server import Delay, Length, NoUsage, ScriptedModel, Status, operation_of
+
+NOTES = [
+    "Takes coffee with oat milk",
+    "Prefers a flat white coffee in the morning",
+    "Runs the Lisbon half marathon in March",
+    "Long marathon training run on Sundays",
+]
+STEPS = ("extract", "rewrite", "plan", "update_topic", "split", "merge_groups", "summarise", "title")
+
+
+def configure(vault: Vault, url: str, extra: str = "") -> None:
+    vault.config_path.write_text(
+        f'[llm]\nbase_url = "{url}"\nmodel = "scripted"\nmax_retries = 0\ntimeout = "1s"\ngating = "off"\n{extra}'
+    )
+
+
+def calls(vault: Vault) -> list[dict]:
+    return [line for line in read(vault.meta_dir / "ledger.jsonl") if "operation" in line]
+
+
+def assert_nothing_lost(vault: Vault, seqs: int) -> None:
+    report = verify_vault(vault)
+    assert not report.problems and report.live + report.superseded == seqs
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_hanging_endpoint_costs_at_most_two_timeouts_per_consolidation(memd: Memd, vault: Vault) -> None:
+    with ScriptedModel() as server:
+        for step in STEPS:
+            server.always[step] = Delay(1.5)
+        configure(vault, server.url)
+        memd("add", "\n".join(NOTES))
+        result = memd("consolidate")
+        assert len(server.requests) == 2
+        assert [c["error"] for c in calls(vault)] == ["timed out", "timed out"]
+        warning = [line for line in result.output.splitlines() if "failing" in line]
+        assert len(warning) == 1 and "timed out, 2 failures in a row" in warning[0]
+        assert "more model step(s) of this run were done offline" in warning[0]
+        assert_nothing_lost(vault, 4)
+        # The next run, within the cool-down, does not wait for the endpoint at all.
+        memd("add", "Cycles to work on Fridays")
+        again = memd("consolidate")
+        assert len(server.requests) == 2 and "paused until" in again.output
+    health = endpoint_health(vault)
+    assert health is not None and health["last_cause"] == "timed out" and health["open_until"]
+    assert health["state"].startswith("paused until")
+
+
+def test_the_daemon_status_shows_the_endpoints_health(memd: Memd, vault: Vault) -> None:
+    (vault.meta_dir / "daemon.json").write_text(json.dumps({"pid": 1, "state": "stopped"}))
+    configure(vault, f"http://127.0.0.1:{closed_port()}/v1")
+    memd("add", "\n".join(NOTES))
+    memd("consolidate")
+    data = json.loads(memd("daemon", "status", "--json").output)
+    assert data["endpoint"]["last_cause"].startswith("connection failed")
+    assert data["endpoint"]["last_success"] is None and data["endpoint"]["open_until"]
+
+
+def test_a_refused_connection_fails_fast_and_opens_the_breaker(memd: Memd, vault: Vault) -> None:
+    configure(vault, f"http://127.0.0.1:{closed_port()}/v1")
+    memd("add", "\n".join(NOTES))
+    result = memd("consolidate")
+    failed = [c for c in calls(vault) if c["ok"] is False]
+    assert failed and all(c["error"].startswith("connection failed") for c in failed)
+    assert sum(c["latency"] for c in failed) < 1.0
+    assert result.output.count("the model endpoint is failing") == 1
+    assert_nothing_lost(vault, 4)
+
+
+def test_server_errors_open_the_breaker_after_two(memd: Memd, vault: Vault) -> None:
+    with ScriptedModel() as server:
+        for step in STEPS:
+            server.always[step] = Status(500)
+        configure(vault, server.url)
+        memd("add", "\n".join(NOTES))
+        result = memd("consolidate")
+        assert len(server.requests) == 2
+        assert "HTTP 500, 2 failures in a row" in result.output
+    assert_nothing_lost(vault, 4)
+
+
+def test_a_reply_at_the_length_limit_is_not_retried_with_the_same_budget(memd: Memd, vault: Vault) -> None:
+    with ScriptedModel() as server:
+        server.queue("rewrite", Length('{"blocks": [{"title": "Coffee", "entries": [{"seqs": ["1"'))
+        configure(vault, server.url)
+        memd("add", "\n".join(NOTES))
+        assert "warning" not in memd("consolidate").output
+        first, second = [r["max_tokens"] for r in server.requests if operation_of(r) == "rewrite"]
+        assert second == 2 * first  # asked again only with room to finish
+        server.always["plan"] = Length('{"routes": [')
+        memd("add", "Cycles to work on Fridays")
+        result = memd("consolidate")
+        limits = [r["max_tokens"] for r in server.requests if operation_of(r) == "plan"]
+        assert len(limits) == 3 and limits[-1] == 2 * limits[-2]  # once more, larger; then offline
+        assert "plan: the reply stopped at the length limit" in result.output
+    assert_nothing_lost(vault, 5)
+
+
+def test_every_request_carries_max_tokens(memd: Memd, vault: Vault, tmp_path: Path) -> None:
+    note = tmp_path / "week.md"
+    note.write_text("Dana moved to Porto in May. She starts at Feedzai on Monday.\n\nBought a new bike.\n")
+    with ScriptedModel() as server:
+        configure(vault, server.url)
+        memd("ingest", str(note))
+        memd("add", "\n".join(NOTES))
+        memd("consolidate")
+        memd("ask", "Where did Dana move?")
+        operations = set(server.operations())
+        assert {"extract", "rewrite", "plan", "update_topic", "summarise", "agent_step", "answer"} <= operations
+        assert all(isinstance(r.get("max_tokens"), int) and r["max_tokens"] > 0 for r in server.requests)
+
+
+def test_the_ledger_counts_failed_calls_and_estimates_missing_usage(memd: Memd, vault: Vault) -> None:
+    with ScriptedModel() as server:
+        server.queue("rewrite", Status(500))
+        server.queue("plan", NoUsage(json.dumps({"routes": [{"block": 0, "topic": None, "title": "Takes coffee"}]})))
+        configure(vault, server.url)
+        memd("add", "\n".join(NOTES))
+        memd("consolidate")
+    lines = calls(vault)
+    [failed] = [c for c in lines if c["ok"] is False]
+    assert failed["operation"] == "rewrite" and failed["prompt_tokens"] > 0 and failed["estimated"] is True
+    assert failed["completion_tokens"] == 0 and failed["error"] == "HTTP 500"
+    silent = [c for c in lines if c["operation"] == "plan" and c["estimated"]]
+    assert silent and silent[0]["prompt_tokens"] > 0 and silent[0]["completion_tokens"] > 0
+    stats = json.loads(memd("stats", "--tokens", "--json").output)
+    assert stats["failed_calls"] == 1 and stats["estimated_calls"] == 2
+    assert stats["construction"]["tokens"] == sum(c["prompt_tokens"] + c["completion_tokens"] for c in lines)
+
+
+def test_stats_count_extraction_as_construction(memd: Memd, vault: Vault, tmp_path: Path) -> None:
+    note = tmp_path / "week.md"
+    note.write_text("Dana moved to Porto in May. She starts at Feedzai on Monday.\n")
+    with ScriptedModel() as server:
+        configure(vault, server.url)
+        memd("ingest", str(note))
+        memd("consolidate")
+    stats = json.loads(memd("stats", "--tokens", "--json").output)
+    built = stats["construction"]
+    assert built["extraction_tokens"] > 0 and built["consolidation_tokens"] > 0
+    assert built["tokens"] == built["extraction_tokens"] + built["consolidation_tokens"]
+    assert built["by_operation"]["extract"]["calls"] == 1 and built["per_1000_ingested"] > 0
+    text = memd("stats", "--tokens").output
+    assert "extraction" in text and "per 1,000 ingested tokens" in text and "extract " in text
+
+
+def test_the_model_budget_bounds_a_run(memd: Memd, vault: Vault) -> None:
+    with ScriptedModel() as server:
+        configure(vault, server.url, "budget_tokens = 1\n")
+        memd("add", "\n".join(NOTES))
+        result = memd("consolidate")
+        assert len(server.requests) == 1
+        assert result.output.count("the model budget of this run is spent") == 1
+    assert_nothing_lost(vault, 4)
+
+
+def many_notes() -> list[str]:
+    topics = ["coffee", "running", "garden", "travel", "music", "books"]
+    return [f"Note {n} about {topics[n % 6]}: detail number {n} for the {topics[n % 6]} plan" for n in range(40)]
+
+
+def assert_prompts_fit(server: ScriptedModel, context: int) -> None:
+    for request in server.requests:
+        assert prompt_size(request["messages"]) + request["max_tokens"] <= context
+
+
+def test_prompts_are_split_to_fit_a_configured_context(memd: Memd, vault: Vault) -> None:
+    with ScriptedModel() as server:
+        configure(vault, server.url, "context_tokens = 1200\n")
+        memd("add", "\n".join(many_notes()))
+        assert "warning" not in memd("consolidate").output
+        assert server.operations().count("rewrite") > 1  # one buffer, several calls
+        assert_prompts_fit(server, 1200)
+    assert_nothing_lost(vault, 40)
+
+
+def test_the_context_the_server_reports_is_used(memd: Memd, vault: Vault) -> None:
+    with ScriptedModel(context=1500) as server:
+        configure(vault, server.url)
+        memd("add", "\n".join(many_notes()))
+        memd("consolidate")
+        assert server.operations().count("rewrite") > 1
+        assert_prompts_fit(server, 1500)
+    health = endpoint_health(vault)
+    assert health is not None and health["context_tokens"] == 1500
