@@ -32,7 +32,8 @@ def atomic_write(path: Path, data: str | bytes, *, unless_changed: bytes | bool 
     meanwhile wins: nothing is replaced and False is returned."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
     refuse_read_only(path)
-    temp = path.with_name(f".{path.name}.{os.getpid()}{TEMP_SUFFIX}")
+    # Short enough for any file system whatever the target's name (255 bytes).
+    temp = path.with_name(f".{path.name[:100]}.{os.getpid()}{TEMP_SUFFIX}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -51,7 +52,8 @@ def atomic_write(path: Path, data: str | bytes, *, unless_changed: bytes | bool 
             return False
         os.replace(temp, path)
     except OSError as err:
-        temp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            temp.unlink(missing_ok=True)
         raise WriteError(f"could not write {path}: {_describe(err)}; the previous content is unchanged") from None
     _fsync_dir(path.parent)
     return True

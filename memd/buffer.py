@@ -47,6 +47,27 @@ def redact_fields(item: NewEntry) -> NewEntry:
     return replace(item, src=src, source=source, extra=tuple(extra))
 
 
+def _valid(item: NewEntry) -> NewEntry:
+    """Text UTF-8 can hold: a terminal's undecodable bytes arrive as lone
+    surrogates, which would make the append fail half-way."""
+
+    def fix(text: str) -> str:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "replace").decode("utf-8")
+        return text
+
+    return replace(
+        item,
+        text=fix(item.text),
+        time=fix(item.time) if item.time else item.time,
+        source=fix(item.source) if item.source else item.source,
+        src=fix(item.src) if item.src else item.src,
+        extra=tuple((fix(k), fix(v)) for k, v in item.extra),
+    )
+
+
 @dataclass(frozen=True)
 class Added:
     """One entry appended to CURRENT.md, as ``memd add`` and MCP ``memory_add`` report it."""
@@ -74,6 +95,7 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
     # Secrets are replaced before anything reaches the file (memd/redact.py):
     # in the text, taken as a whole (a key given one line per entry), and in
     # every signature value (src, source, extra keys and their values).
+    items = [_valid(item) for item in items]
     texts = redact_all([item.text for item in items])
     items = [replace(redact_fields(item), text=text.text) for item, text in zip(items, texts, strict=True)]
     items = [item for item in items if item.text.strip()]

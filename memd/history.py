@@ -90,6 +90,9 @@ _NOTE_SPECS = (":(glob)**/*.md", ":(glob)**/*.markdown")
 
 
 def _memory(vault: Vault, rel: str) -> bool:
+    path = vault.root / rel
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        return False  # a link is never followed (it may lead out of the vault), a pipe never read
     return any(rel == spec or rel.startswith(spec + "/") for spec in VERSIONED) or vault.kind(rel) == "note"
 
 
@@ -264,7 +267,7 @@ def removed_by_person(vault: Vault) -> set[int]:
         for key, value in _TRAILER.findall(body):
             if key == "Memd-Removed":
                 try:
-                    found.update(SeqSet.parse(value.strip(), limit=None))  # memd wrote it: no entry cap
+                    found.update(SeqSet.parse(value.strip()))
                 except FormatError:
                     continue
     return found
@@ -289,7 +292,7 @@ def removed_in_own_commits(vault: Vault, seqs: set[int], since: str) -> set[int]
 
 def seqs_at(vault: Vault, rev: str, paths: tuple[str, ...] = ("CURRENT.md", "topics")) -> set[int]:
     """Every seq a signature names in ``paths`` at commit ``rev`` (read from git objects)."""
-    from .signature import SeqSet
+    from .signature import MAX_SEQS_PER_ENTRY, SeqSet
 
     if not paths:
         return set()
@@ -297,7 +300,7 @@ def seqs_at(vault: Vault, rev: str, paths: tuple[str, ...] = ("CURRENT.md", "top
     seqs: set[int] = set()
     for value in _SEQ_VALUE.findall(out):
         try:
-            seqs.update(SeqSet.parse(value))
+            seqs.update(SeqSet.parse(value, MAX_SEQS_PER_ENTRY))  # as typed in a file: a typo is not expanded
         except FormatError:
             continue
     return seqs

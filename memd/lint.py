@@ -84,6 +84,29 @@ def _lint_document(vault: Vault, path: Path, kind: str, seen: dict[int, str]) ->
     return problems
 
 
+def duplicate_places(vault: Vault, limit: int = 3) -> list[str]:
+    """``path:line`` of the first entries whose seq another entry holds too."""
+    seen: dict[int, str] = {}
+    places: list[str] = []
+    for path in vault.entry_files():
+        rel = vault.rel_of(path)
+        try:
+            document = parse_document(read_text(path, rel))
+        except DocumentError:
+            continue
+        for located in document.signed():
+            assert located.entry.signature is not None
+            where = f"{rel}:{located.line}"
+            for seq in located.entry.signature.seq:
+                if seq in seen:
+                    places += [p for p in (seen[seq], where) if p not in places]
+                    break
+                seen[seq] = where
+            if len(places) >= limit:
+                return places[:limit]
+    return places
+
+
 def _lint_secrets(name: str, text: str) -> list[Problem]:
     from .redact import find_secrets
 

@@ -56,9 +56,11 @@ class SeqSet:
     parts: tuple[tuple[int, int], ...]
 
     @classmethod
-    def parse(cls, text: str, limit: int | None = MAX_SEQS_PER_ENTRY) -> SeqSet:
-        """Parse without expanding; ``limit`` caps how many seqs it may name
-        (None only for memd's own records, such as a commit's trailers)."""
+    def parse(cls, text: str, limit: int | None = None) -> SeqSet:
+        """Parse without expanding; ``limit`` caps how many seqs it may name.
+        Text a person can type (an entry's signature, a command's argument)
+        is parsed with ``MAX_SEQS_PER_ENTRY``; memd's own records (a commit's
+        trailers, verify's checkpoint) name as many as they need."""
         shown = text if len(text) <= 60 else text[:57] + "..."
         parts: list[tuple[int, int]] = []
         total = 0
@@ -143,7 +145,7 @@ class Signature:
         extra: Iterable[tuple[str, str]] = (),
     ) -> Signature:
         seq_text = str(seq)
-        SeqSet.parse(seq_text)
+        SeqSet.parse(seq_text, MAX_SEQS_PER_ENTRY)
         fields = [("seq", seq_text)]
         for key, value in (("time", time), ("source", source), ("src", src)):
             if value is not None:
@@ -164,7 +166,7 @@ class Signature:
             duplicates = sorted({key for key in keys if keys.count(key) > 1})
             raise FormatError(f"duplicate signature key {duplicates[0]!r}")
         made = cls(items)
-        made.__dict__["seq"] = SeqSet.parse(items[0][1])  # validated once, kept for ``seq``
+        made.__dict__["seq"] = SeqSet.parse(items[0][1], MAX_SEQS_PER_ENTRY)  # validated once, kept for ``seq``
         return made
 
     @classmethod
@@ -196,7 +198,7 @@ class Signature:
 
     @cached_property
     def seq(self) -> SeqSet:
-        return SeqSet.parse(self.fields[0][1])
+        return SeqSet.parse(self.fields[0][1], MAX_SEQS_PER_ENTRY)
 
     @property
     def time(self) -> str | None:

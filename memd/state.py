@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import atomic_write
-from .signature import MAX_SEQ
+from .signature import MAX_SEQ, MAX_SEQS_PER_ENTRY
 from .vault import Vault
 
 _SEQ_VALUE = re.compile(rb"<seq=([0-9+\-]+)")
@@ -143,7 +143,7 @@ def seqs_in_text(text: str) -> set[int]:
     found: set[int] = set()
     for match in _SEQ_VALUE.finditer(text.encode("utf-8", errors="surrogateescape")):
         try:
-            found.update(SeqSet.parse(match.group(1).decode()))
+            found.update(SeqSet.parse(match.group(1).decode(), MAX_SEQS_PER_ENTRY))
         except FormatError:
             continue
     return found
@@ -184,7 +184,7 @@ def _highest_valid(value: bytes, within: range | None) -> int:
     from .signature import SeqSet
 
     try:
-        parts = SeqSet.parse(value.decode()).parts
+        parts = SeqSet.parse(value.decode(), MAX_SEQS_PER_ENTRY).parts
     except FormatError:
         return 0
     if within is None:

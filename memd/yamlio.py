@@ -77,7 +77,18 @@ def _timestamp_or_text(loader: _StrictLoader, node: yaml.ScalarNode) -> Any:
         return str(node.value)
 
 
+def _bounded_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
+    # 0xfff... with 5,000 digits loads (only decimal text has Python's digit
+    # limit) but then cannot be written out again, as YAML or as JSON.
+    value: int = loader.construct_yaml_int(node)
+    if value.bit_length() > _MAX_INT_BITS:
+        raise FrontmatterError("a number in the frontmatter has more than 100 digits", node.start_mark.line + 1)
+    return value
+
+
+_MAX_INT_BITS = 333  # about 100 decimal digits
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
 _StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_or_text)
 
 

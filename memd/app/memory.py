@@ -152,10 +152,10 @@ class Memory:
     def forget(self, seqs: str) -> Forgotten:
         """Remove the entries holding ``seqs`` (e.g. ``12`` or ``12+41-43``) on purpose."""
         from ..consolidation.forget import forget
-        from ..signature import SeqSet
+        from ..signature import MAX_SEQS_PER_ENTRY, SeqSet
 
         self.recover()
-        return forget(self.vault, SeqSet.parse(seqs))
+        return forget(self.vault, SeqSet.parse(seqs, MAX_SEQS_PER_ENTRY))
 
     def commit_hand_edits(self, hold: Collection[str] = ()) -> str | None:
         """Commit what people changed by hand, under their name (all but the paths in ``hold``)."""

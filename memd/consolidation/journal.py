@@ -158,7 +158,7 @@ def owed(vault: Vault) -> tuple[str, dict[str, str | None]] | None:
             raise TypeError("wrong shape")
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         path.replace(path.with_suffix(".broken"))
         return None
     return raw["message"], files
@@ -224,7 +224,7 @@ def load(vault: Vault) -> Journal | None:
         _check_paths(vault, journal)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError, MemdError) as err:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError, MemdError) as err:
         # memd writes its journal atomically and only with its own paths, so
         # this one was not written by memd (or was damaged): nothing in it is
         # trusted, and nothing was applied from it.

@@ -282,7 +282,7 @@ def _redacted(parsed: Parsed) -> tuple[Parsed, list[str]]:
         result = redact(parsed.note)
         return replace(parsed, note=result.text), [f.kind for f in result.findings]
     turns = []
-    for turn in parsed.turns:
+    for turn in map(_valid_turn, parsed.turns):
         text, speaker = redact(turn.text), redact(turn.speaker)
         group = redact(turn.group) if turn.group else None
         kinds += [f.kind for f in (*text.findings, *speaker.findings, *(group.findings if group else ()))]
@@ -297,9 +297,29 @@ def _redacted(parsed: Parsed) -> tuple[Parsed, list[str]]:
                 ref=redact_value(turn.ref) if turn.ref else None,
             )
         )
-    title = redact(parsed.title) if parsed.title else None
+    title = redact(_valid(parsed.title)) if parsed.title else None
     kinds += [f.kind for f in title.findings] if title else []
     return replace(parsed, turns=tuple(turns), title=title.text if title else None), kinds
+
+
+def _valid(text: str) -> str:
+    """``text`` as UTF-8 can hold it: JSON may spell a lone surrogate (``"\\ud800"``)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def _valid_turn(turn: Turn) -> Turn:
+    return replace(
+        turn,
+        text=_valid(turn.text),
+        speaker=_valid(turn.speaker),
+        group=_valid(turn.group) if turn.group else None,
+        thread=_valid(turn.thread) if turn.thread else None,
+        ref=_valid(turn.ref) if turn.ref else None,
+    )
 
 
 def _unseen(copy: KnownCopy, turns: list[Turn] | tuple[Turn, ...]) -> list[Turn]:
