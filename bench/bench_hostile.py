@@ -39,8 +39,13 @@ def cpu_of(tree: Path, vault: Path, args: list[str], timeout: float) -> tuple[fl
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     try:
-        subprocess.run([sys.executable, "-m", "memd", "--vault", str(vault), *args], env=env, timeout=timeout,
-                       capture_output=True, check=False)
+        subprocess.run(
+            [sys.executable, "-m", "memd", "--vault", str(vault), *args],
+            env=env,
+            timeout=timeout,
+            capture_output=True,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return None, time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -60,8 +65,11 @@ def inputs(folder: Path, size: dict[str, int]) -> dict[str, Path]:
     note.write_text("".join(f"- item {i} about bed {i % 97}\n" for i in range(size["items"])))
     chat = folder / "chat.json"
     messages = [
-        {"role": "user" if i % 2 == 0 else "assistant", "content": f"Message {i}: week {i % 52} plan for item {i % 500}.",
-         "time": 1_700_000_000 + i * 60}
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": f"Message {i}: week {i % 52} plan for item {i % 500}.",
+            "time": 1_700_000_000 + i * 60,
+        }
         for i in range(size["messages"])
     ]
     chat.write_text(json.dumps(messages))
@@ -70,12 +78,15 @@ def inputs(folder: Path, size: dict[str, int]) -> dict[str, Path]:
 
 def topic_text(entries: int) -> str:
     lines = ["---", 'id: "huge"', 'summary: "a huge topic"', "---", "# Huge", ""]
-    lines += [f"- <seq={i},time=2026-01-01T00:00:00Z,source=user> fact {i} about item{i % 977}" for i in range(1, entries + 1)]
+    lines += [
+        f"- <seq={i},time=2026-01-01T00:00:00Z,source=user> fact {i} about item{i % 977}" for i in range(1, entries + 1)
+    ]
     return "\n".join(lines) + "\n"
 
 
-def scenarios(tree: Path, work: Path, files: dict[str, Path], size: dict[str, int], timeout: float, repeat: int
-              ) -> dict[str, list[float | None]]:
+def scenarios(
+    tree: Path, work: Path, files: dict[str, Path], size: dict[str, int], timeout: float, repeat: int
+) -> dict[str, list[float | None]]:
     results: dict[str, list[float | None]] = {}
 
     def record(name: str, value: float | None) -> None:
@@ -87,16 +98,20 @@ def scenarios(tree: Path, work: Path, files: dict[str, Path], size: dict[str, in
         vault = fresh_vault(tree, work / "v")
         record(f"ingest note, {size['items']:,} items", cpu_of(tree, vault, ["ingest", str(files["note"])], timeout)[0])
         vault = fresh_vault(tree, work / "v")
-        record(f"ingest chat, {size['messages']:,} messages",
-               cpu_of(tree, vault, ["ingest", str(files["chat"])], timeout)[0])
+        record(
+            f"ingest chat, {size['messages']:,} messages",
+            cpu_of(tree, vault, ["ingest", str(files["chat"])], timeout)[0],
+        )
         vault = fresh_vault(tree, work / "v")
         (vault / "topics" / "huge.md").write_text(big)
         for command in ("list", "lint", "verify"):
             record(f"{command}, topic of {size['entries']:,} entries", cpu_of(tree, vault, [command], timeout)[0])
         vault = fresh_vault(tree, work / "v")
         (vault / "topics" / "huge.md").write_text(indexed)
-        record(f"first search, topic of {size['indexed']:,} entries (index build)",
-               cpu_of(tree, vault, ["search", "item5"], timeout)[0])
+        record(
+            f"first search, topic of {size['indexed']:,} entries (index build)",
+            cpu_of(tree, vault, ["search", "item5"], timeout)[0],
+        )
     return results
 
 

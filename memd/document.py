@@ -196,7 +196,6 @@ class Document:
         return None
 
 
-
 def parse_document(text: str) -> Document:
     """Parse Markdown text; never raises. Malformed signatures become plain
     lines and are listed in ``problems`` as (line, message) for ``memd lint``."""

@@ -109,7 +109,7 @@ def _phrase_span(match: re.Match[str], text: str) -> Span | None:
 
 
 def _prose_span(match: re.Match[str], text: str) -> Span | None:
-    """"my password is Tr0ub4dor&3zz", "the AWS secret is wJalr...": the value
+    """ "my password is Tr0ub4dor&3zz", "the AWS secret is wJalr...": the value
     after the verb. A password that is plain words ("my password is correct
     horse battery staple") runs to the end of the clause; for a secret, token or
     key the value must look like one ("the secret is that she knew" stays)."""
@@ -303,4 +303,3 @@ def find_secrets(text: str) -> list[tuple[int, str]]:
         for start, _ in _spans(rule, text, lower):
             found.append((text.count("\n", 0, start) + 1, rule.kind))
     return sorted(set(found))
-

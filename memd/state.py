@@ -189,8 +189,9 @@ def _highest_valid(value: bytes, within: range | None) -> int:
         return 0
     if within is None:
         return max(end for _, end in parts)
-    return max((min(end, within.stop - 1) for start, end in parts if start < within.stop and end >= within.start),
-               default=0)
+    return max(
+        (min(end, within.stop - 1) for start, end in parts if start < within.stop and end >= within.start), default=0
+    )
 
 
 def highest_seq(vault: Vault) -> int:

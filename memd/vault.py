@@ -105,8 +105,9 @@ class Vault:
         try:
             return path.resolve().relative_to(root).as_posix()
         except (ValueError, OSError, RuntimeError):
-            raise VaultError(f"{path} is outside the vault {self.root} (memd does not follow links out of it)") \
-                from None
+            raise VaultError(
+                f"{path} is outside the vault {self.root} (memd does not follow links out of it)"
+            ) from None
 
     @property
     def ignore(self) -> tuple[str, ...]:

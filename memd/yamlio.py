@@ -59,8 +59,9 @@ def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -
     seen: set[Any] = set()
     for key_node, _ in node.value:
         if not isinstance(key_node, yaml.ScalarNode):
-            raise FrontmatterError("a frontmatter key must be plain text, not a list or mapping",
-                                   key_node.start_mark.line + 1)
+            raise FrontmatterError(
+                "a frontmatter key must be plain text, not a list or mapping", key_node.start_mark.line + 1
+            )
         key = loader.construct_object(key_node)
         if key in seen:
             raise FrontmatterError(f"duplicate key {key!r}", key_node.start_mark.line + 1)

@@ -170,3 +170,41 @@ def test_the_claude_ai_export_imports(memd: Memd, vault: Vault, tmp_path: Path) 
     texts = [e["text"] for e in entries(vault)]
     assert texts[0].startswith("User: We plant the tomatoes") and texts[1].startswith("Assistant: Noted")
     assert "## Garden plans" in (vault.root / report["source"]).read_text()
+
+
+def test_a_large_inbox_file_is_ingested_in_steps_beside_the_rest(vault: Vault) -> None:
+    from memd.daemon.handler import Handler
+
+    class Clock:
+        now = 1000.0
+
+        def __call__(self) -> float:
+            return self.now
+
+    clock = Clock()
+    handler = Handler(vault, clock=clock, debounce=0.1, quiet=3.0, check_every=3600.0, rescan_every=3600.0)
+    handler.ingest_step = 0.0  # one unit per step: the smallest bound there is
+    handler.start()
+    (vault.inbox_dir / "big.md").write_text("".join(f"- item {i} about bed {i % 97}\n" for i in range(300)))
+    handler.notice(str(vault.inbox_dir / "big.md"))
+    seen: list[tuple[int, int]] = []
+    small_done_at: int | None = None
+    for step in range(2000):
+        clock.now += 0.2
+        handler.run_due()
+        progress = handler.book.data.get("ingesting")
+        if progress:
+            seen.append((progress["done"], progress["total"]))
+        if step == 5:  # a small file arrives while the big one is under way
+            (vault.inbox_dir / "small.md").write_text("The boiler is serviced in March.\n")
+            handler.notice(str(vault.inbox_dir / "small.md"))
+        if small_done_at is None and (vault.inbox_dir / "done" / "small.md").exists():
+            small_done_at = step
+        if (vault.inbox_dir / "done" / "big.md").exists():
+            break
+    assert (vault.inbox_dir / "done" / "big.md").exists()
+    assert small_done_at is not None and small_done_at < step  # not starved by the big one
+    assert len(seen) > 10 and seen[-1][1] == 300  # progress, step by step
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+    texts = [e["text"] for e in entries(vault)]
+    assert len(texts) == 301 and "The boiler is serviced in March." in texts

@@ -148,5 +148,3 @@ def _with_warnings(parsed: Parsed, warnings: list[str]) -> Parsed:
     if not warnings:
         return parsed
     return Parsed(parsed.format, parsed.turns, parsed.note, parsed.title, (*parsed.warnings, *warnings))
-
-

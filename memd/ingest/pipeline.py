@@ -151,8 +151,17 @@ class IngestJob:
         if job.previous is not None:
             fresh = _unseen(job.previous, parsed.turns)
             if not fresh:
-                job.result = IngestResult(clean, parsed.format, job.rel, len(parsed.turns), 0, "", duplicate=True,
-                                          warnings=parsed.warnings, new_turns=0)
+                job.result = IngestResult(
+                    clean,
+                    parsed.format,
+                    job.rel,
+                    len(parsed.turns),
+                    0,
+                    "",
+                    duplicate=True,
+                    warnings=parsed.warnings,
+                    new_turns=0,
+                )
                 return job
             job.new_turns = [(turn, job.previous.last_anchor + n) for n, turn in enumerate(fresh, start=1)]
         else:
@@ -216,8 +225,15 @@ class IngestJob:
             )
         span = str(SeqSet.of(self.seqs)) if self.seqs else ""
         self.result = IngestResult(
-            self.name, parsed.format, self.rel, len(parsed.turns), self.entries, span, tuple(sorted(set(self.kinds))),
-            commit=sha, warnings=(*parsed.warnings, *warnings),
+            self.name,
+            parsed.format,
+            self.rel,
+            len(parsed.turns),
+            self.entries,
+            span,
+            tuple(sorted(set(self.kinds))),
+            commit=sha,
+            warnings=(*parsed.warnings, *warnings),
             new_turns=None if self.previous is None else len(self.new_turns),
         )
 
@@ -376,8 +392,9 @@ def _commit(vault: Vault, rel: str, name: str, turns: int, entries: int) -> tupl
     from ..history import commit_as_memd
 
     what = f"{turns} turns" if turns else "note"
-    sha, note = commit_as_memd(vault, f"ingest: {name} -> {rel} ({what}, {entries} entries)", [rel],
-                               {"Memd-Source": rel})
+    sha, note = commit_as_memd(
+        vault, f"ingest: {name} -> {rel} ({what}, {entries} entries)", [rel], {"Memd-Source": rel}
+    )
     return sha, tuple(f"source {note}" for note in [note] if note)
 
 
