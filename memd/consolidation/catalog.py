@@ -31,6 +31,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..atomic import decode_markdown
 from ..document import parse_document
@@ -111,17 +112,22 @@ class Catalog:
         lock. Trouble with the database itself is never an error: it is
         rebuilt, in memory if the disk will not hold it."""
         path = vault.index_dir / FILE
-        for where in (str(path), None, ":memory:"):
+        for where in (str(path), None, str(path), ":memory:"):
             if where is None:  # the file is damaged: start again from the files
                 _remove(path)
                 continue
+            db = None
             try:
-                catalog = cls(vault, _connect(where))
+                db = _connect(where)
+                catalog = cls(vault, db)
                 catalog.refresh()
                 return catalog
             except (sqlite3.Error, OSError):
-                continue
-        raise AssertionError("an in-memory catalog cannot fail to open")
+                if db is not None:
+                    db.close()
+                if where == ":memory:":
+                    raise
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):
@@ -171,6 +177,7 @@ class Catalog:
             self.db.execute("INSERT INTO meta VALUES ('rules', ?)", (rules,))
 
     def _read(self, topic_id: str, rel: str, stat: os.stat_result, row: Known | None, now: int) -> Known:
+        problem: str | None
         try:
             data = (self.vault.root / rel).read_bytes()
         except OSError as err:
@@ -340,8 +347,15 @@ class _TermEdits:
             self.small[term] += small
 
     def flush(self, db: sqlite3.Connection) -> None:
-        for term in sorted(self.gone.keys() | self.new.keys()):
-            row = db.execute("SELECT small, topics, counts FROM terms WHERE term = ?", (term,)).fetchone()
+        affected = sorted(self.gone.keys() | self.new.keys())
+        stored: dict[str, tuple[int, bytes, bytes]] = {}
+        for chunk in _chunks(affected):
+            marks = ",".join("?" * len(chunk))
+            rows = db.execute(f"SELECT term, small, topics, counts FROM terms WHERE term IN ({marks})", chunk)
+            stored.update((term, (small, ns, counts)) for term, small, ns, counts in rows)
+        kept, emptied = [], []
+        for term in affected:
+            row = stored.get(term)
             small, (ns, counts) = (row[0], holders(row[1:])) if row else (0, (array("i"), array("i")))
             for n in self.gone.get(term, ()):
                 at = bisect_left(ns, n)
@@ -354,14 +368,12 @@ class _TermEdits:
                 else:
                     ns.insert(at, n)
                     counts.insert(at, count)
-            small += self.small[term]
             if ns:
-                db.execute(
-                    "INSERT OR REPLACE INTO terms VALUES (?, ?, ?, ?, ?)",
-                    (term, len(ns), small, ns.tobytes(), counts.tobytes()),
-                )
+                kept.append((term, len(ns), small + self.small[term], ns.tobytes(), counts.tobytes()))
             elif row:
-                db.execute("DELETE FROM terms WHERE term = ?", (term,))
+                emptied.append((term,))
+        db.executemany("INSERT OR REPLACE INTO terms VALUES (?, ?, ?, ?, ?)", kept)
+        db.executemany("DELETE FROM terms WHERE term = ?", emptied)
         self.gone.clear()
         self.new.clear()
         self.small.clear()
@@ -373,7 +385,7 @@ def _rules(small_below: int) -> str:
     return digest_of(f"{probe}|{count_tokens(_PROBE)}".encode())
 
 
-def _chunks(values: list[int], size: int = 500) -> Iterator[list[int]]:
+def _chunks(values: list[Any], size: int = 500) -> Iterator[list[Any]]:
     for start in range(0, len(values), size):
         yield values[start : start + size]
 

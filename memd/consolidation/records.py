@@ -68,7 +68,11 @@ def topic_files(root: Path) -> list[tuple[str, os.stat_result]]:
     found: list[tuple[str, os.stat_result]] = []
     seen: set[tuple[int, int]] = set()
     for folder, dirs, files in os.walk(root / "topics", followlinks=True):
-        here = os.stat(folder)
+        try:
+            here = os.stat(folder)
+        except OSError:  # gone while being listed
+            dirs.clear()
+            continue
         if (here.st_dev, here.st_ino) in seen:  # a link back to a folder already listed
             dirs.clear()
             continue

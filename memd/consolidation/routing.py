@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -156,22 +156,20 @@ class RoutingIndex:
         chosen = {
             n
             for term in heaviest
-            if term in postings
-            for n in postings[term][0]
-            if n not in self.hidden and self._small(n, below) and self._count(term, n)
+            for n, _ in self._held(postings, term)
+            if n not in self.hidden and self._small(n, below)
         }
-        dot: Counter[int] = Counter()
-        square: Counter[int] = Counter()
+        dot: defaultdict[int, float] = defaultdict(float)
+        square: defaultdict[int, float] = defaultdict(float)
         for term, value in vector.items():
-            for n in (n for n in postings.get(term, ((), ()))[0] if n in chosen):
-                count = self._count(term, n)
-                if count:
-                    x = (1 + math.log(count)) * idf.get(term, 0.0)
+            weight = idf.get(term, 0.0)
+            for n, count in self._held(postings, term):
+                if n in chosen:
+                    x = (1 + math.log(count)) * weight
                     dot[n] += value * x
                     square[n] += x * x
-        found = {
-            self.rows[n][0] for n in chosen if dot[n] > 0 and dot[n] >= floor * (1 - _SLACK) * math.sqrt(square[n])
-        }
+        floor_ = floor * (1 - _SLACK)
+        found = {self.rows[n][0] for n in chosen if dot[n] > 0 and dot[n] >= floor_ * math.sqrt(square[n])}
         for topic_id, _ in self._live_items(below):
             counts = self._counts_of(topic_id, ignore)
             shared = [((1 + math.log(counts[t])) * idf.get(t, 0.0), v) for t, v in vector.items() if counts[t]]
@@ -212,6 +210,17 @@ class RoutingIndex:
             for term in chunk:
                 self._holders.setdefault(term, None)
         return {t: held for t in terms if (held := self._holders.get(t)) is not None}
+
+    def _held(self, postings: Mapping[str, Holders], term: str) -> Iterable[tuple[int, int]]:
+        """A term's holders and counts, ignored words left out."""
+        held = postings.get(term)
+        if held is None:
+            return ()
+        cut = self._minus.get(term)
+        pairs = zip(*held, strict=True)
+        if not cut:
+            return pairs
+        return ((n, c - cut.get(n, 0)) for n, c in pairs if c > cut.get(n, 0))
 
     def _count(self, term: str, n: int) -> int:
         """How often a catalog topic has a term, ignored words left out."""

@@ -153,8 +153,8 @@ class OfflineEngine:
         else:
             everything = [terms(text, background.ignore) for text in texts]
             frequencies = Counter(background.frequencies)
-            for words in everything[: len(blocks)]:
-                frequencies.update(set(words))
+            for found in everything[: len(blocks)]:
+                frequencies.update(set(found))
             weights = Weights.of(frequencies, len(blocks) + background.topics)
         block_words = [set(w) for w in everything[: len(blocks)]]
         topic_counts = [Counter(w) for w in everything[len(blocks) :]]
@@ -172,9 +172,15 @@ class OfflineEngine:
         routes = []
         for i, words in enumerate(block_words):
             weighted = [(t, weights.idf(t)) for t in words]
+            shared: dict[int, list[tuple[float, int]]] = {}  # per topic, its words of the block, in the block's order
+            for term, idf in weighted:
+                for n in holders.get(term, ()):
+                    shared.setdefault(n, []).append((idf, topic_counts[n][term]))
             scores = [0.0] * len(topics)
-            for n in {n for t in words for n in holders.get(t, ())}:
-                scores[n] = _fit_weighted(weighted, topic_counts[n], sizes[n], average)
+            total = sum(idf for _, idf in weighted)
+            if total:
+                for n, found in shared.items():
+                    scores[n] = _covered(found, total, sizes[n], average)
             fits = sorted(zip(scores, [t.id for t in topics], strict=True), reverse=True)
             if background is not None:
                 fits = _with_the_rest(fits, others)
@@ -389,7 +395,11 @@ def _fit_weighted(weighted: list[tuple[str, float]], counts: Counter[str], size:
     total = sum(idf for _, idf in weighted)
     if not total:
         return 0.0
+    return _covered([(idf, c) for t, idf in weighted if (c := counts.get(t, 0))], total, size, average)
+
+
+def _covered(found: list[tuple[float, int]], total: float, size: int, average: float) -> float:
+    """``_fit_weighted`` from the words a topic holds (idf, count), in the block's order."""
     length = size / (average or 1.0)
     norm = 1.2 * (0.25 + 0.75 * length)
-    found = ((idf, counts.get(t, 0)) for t, idf in weighted)
-    return sum(idf * c * 2.2 / (c + norm) for idf, c in found if c) / (2.2 * total)
+    return sum(idf * c * 2.2 / (c + norm) for idf, c in found) / (2.2 * total)

@@ -7,6 +7,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 # Function words, plus the chatter of conversation (greetings, praise,
 # hedges) that says nothing about what a memory is about.
@@ -62,6 +63,17 @@ def speakers(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(names)
 
 
+@lru_cache(maxsize=1 << 16)
+def _word_terms(raw: str) -> tuple[str, tuple[str, ...]]:
+    """A lowercased word as found (``don't``) -> (the word, the terms it gives)."""
+    word = raw.split("'")[0]
+    if _CJK.search(word):
+        return word, tuple(ch for ch in word if _CJK.match(ch))
+    if word in STOPWORDS or len(word) < 2 or (word.isdigit() and len(word) < 4):
+        return word, ()
+    return word, (stem(word),)
+
+
 def term_pairs(text: str) -> list[tuple[str, str]]:
     """Each content term of ``text`` with the word it came from, speakers'
     names included: ``terms(text, ignore)`` is the terms of the pairs whose
@@ -69,13 +81,8 @@ def term_pairs(text: str) -> list[tuple[str, str]]:
     topic's terms under any set of speaker names need no second reading."""
     out: list[tuple[str, str]] = []
     for raw in _WORD.findall(_SPEAKER.sub("", text, count=1).lower()):
-        word = raw.split("'")[0]
-        if _CJK.search(word):
-            out.extend((word, ch) for ch in word if _CJK.match(ch))
-            continue
-        if word in STOPWORDS or len(word) < 2 or (word.isdigit() and len(word) < 4):
-            continue
-        out.append((word, stem(word)))
+        word, found = _word_terms(raw)
+        out.extend((word, term) for term in found)
     return out
 
 
@@ -83,15 +90,9 @@ def terms(text: str, ignore: frozenset[str] = frozenset()) -> list[str]:
     """Content terms: lowercased, stopwords out, stemmed; CJK as characters."""
     out: list[str] = []
     for raw in _WORD.findall(_SPEAKER.sub("", text, count=1).lower()):
-        word = raw.split("'")[0]
-        if word in ignore:
-            continue
-        if _CJK.search(word):
-            out.extend(ch for ch in word if _CJK.match(ch))
-            continue
-        if word in STOPWORDS or len(word) < 2 or (word.isdigit() and len(word) < 4):
-            continue
-        out.append(stem(word))
+        word, found = _word_terms(raw)
+        if found and word not in ignore:
+            out.extend(found)
     return out
 
 
