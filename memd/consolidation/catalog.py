@@ -29,9 +29,8 @@ from array import array
 from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..atomic import decode_markdown
 from ..document import parse_document
@@ -43,7 +42,7 @@ from ..vault import Vault
 from .records import Record, describe, digest_of, topic_files
 
 FILE = "catalog.sqlite"
-SCHEMA = 3
+SCHEMA = 4
 # A row is trusted by size and mtime only when the file's mtime is this much
 # older than the moment the row was made (coarse clocks, same-tick rewrites).
 RACY_NS = 2_000_000_000
@@ -66,9 +65,9 @@ CREATE TABLE topics(
 CREATE TABLE texts(n INTEGER PRIMARY KEY, summary TEXT NOT NULL, text TEXT NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, df INTEGER NOT NULL, small INTEGER NOT NULL,
                    topics BLOB NOT NULL, counts BLOB NOT NULL) WITHOUT ROWID;
-CREATE TABLE words(word TEXT NOT NULL, topic INTEGER NOT NULL, term TEXT NOT NULL, count INTEGER NOT NULL,
-                   PRIMARY KEY(word, topic, term)) WITHOUT ROWID;
-CREATE INDEX words_by_topic ON words(topic, term);
+CREATE TABLE words(topic INTEGER NOT NULL, word TEXT NOT NULL, term TEXT NOT NULL, count INTEGER NOT NULL,
+                   PRIMARY KEY(topic, word, term)) WITHOUT ROWID;
+CREATE INDEX words_by_word ON words(word);
 CREATE TABLE speakers(name TEXT NOT NULL, topic INTEGER NOT NULL, PRIMARY KEY(name, topic)) WITHOUT ROWID;
 CREATE INDEX speakers_by_topic ON speakers(topic);
 CREATE TABLE seqs(seq INTEGER NOT NULL, topic INTEGER NOT NULL, count INTEGER NOT NULL,
@@ -77,9 +76,8 @@ CREATE INDEX seqs_by_topic ON seqs(topic);
 """
 
 
-@dataclass(frozen=True)
-class Known:
-    """A catalog row's file identity, read at every refresh."""
+class Known(NamedTuple):
+    """A catalog row's file identity and size, read at every refresh."""
 
     n: int
     size: int
@@ -230,7 +228,7 @@ class Catalog:
         if record is not None:
             self.db.execute("INSERT INTO texts VALUES (?, ?, ?)", (n, record.summary, record.text))
             self.db.executemany(
-                "INSERT INTO words VALUES (?, ?, ?, ?)", ((w, n, t, c) for (w, t), c in record.pairs.items())
+                "INSERT INTO words VALUES (?, ?, ?, ?)", ((n, w, t, c) for (w, t), c in record.pairs.items())
             )
             self.db.executemany("INSERT INTO speakers VALUES (?, ?)", ((name, n) for name in record.speakers))
             self.db.executemany("INSERT INTO seqs VALUES (?, ?, ?)", ((s, n, c) for s, c in record.seqs.items()))
@@ -368,10 +366,13 @@ class _TermEdits:
                 else:
                     ns.insert(at, n)
                     counts.insert(at, count)
-            if ns:
-                kept.append((term, len(ns), small + self.small[term], ns.tobytes(), counts.tobytes()))
-            elif row:
-                emptied.append((term,))
+            if not ns:
+                if row:
+                    emptied.append((term,))
+                continue
+            packed = (term, len(ns), small + self.small[term], ns.tobytes(), counts.tobytes())
+            if row is None or packed[2:] != (row[0], row[1], row[2]):  # a rewritten topic mostly keeps its terms
+                kept.append(packed)
         db.executemany("INSERT OR REPLACE INTO terms VALUES (?, ?, ?, ?, ?)", kept)
         db.executemany("DELETE FROM terms WHERE term = ?", emptied)
         self.gone.clear()

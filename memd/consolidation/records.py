@@ -12,7 +12,7 @@ from stat import S_ISREG
 
 from ..document import Document, Entry
 from ..engine.text import speakers, term_pairs
-from ..layout import IGNORED_DIRS, holds_entries
+from ..layout import IGNORED_DIRS, holds_entries, is_scratch
 from ..tokens import count_tokens
 from .sections import topic_text
 
@@ -67,24 +67,29 @@ def topic_files(root: Path) -> list[tuple[str, os.stat_result]]:
     lists them, without building a Path per file: a refresh stats them all."""
     found: list[tuple[str, os.stat_result]] = []
     seen: set[tuple[int, int]] = set()
-    for folder, dirs, files in os.walk(root / "topics", followlinks=True):
+
+    def walk(folder: str, prefix: str) -> None:
         try:
             here = os.stat(folder)
-        except OSError:  # gone while being listed
-            dirs.clear()
-            continue
-        if (here.st_dev, here.st_ino) in seen:  # a link back to a folder already listed
-            dirs.clear()
-            continue
-        seen.add((here.st_dev, here.st_ino))
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in IGNORED_DIRS]
-        prefix = Path(folder).relative_to(root).as_posix()
-        for name in files:
-            rel = f"{prefix}/{name}"
-            if not holds_entries(rel):
-                continue
+            if (here.st_dev, here.st_ino) in seen:  # a link back to a folder already listed
+                return
+            seen.add((here.st_dev, here.st_ino))
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            name = entry.name
             with contextlib.suppress(OSError):
-                stat = os.stat(os.path.join(folder, name))
-                if S_ISREG(stat.st_mode):
-                    found.append((rel, stat))
+                if entry.is_dir():
+                    if not name.startswith(".") and name not in IGNORED_DIRS:
+                        walk(entry.path, f"{prefix}/{name}")
+                    continue
+                rel = f"{prefix}/{name}"
+                # A file right in topics/ is a topic unless it is scratch; deeper ones ask the layout.
+                if (name.endswith(".md") and not is_scratch(name)) if prefix == "topics" else holds_entries(rel):
+                    stat = entry.stat()
+                    if S_ISREG(stat.st_mode):
+                        found.append((rel, stat))
+
+    walk(str(root / "topics"), "topics")
     return sorted(found, key=lambda item: item[0].split("/"))

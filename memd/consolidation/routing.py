@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -102,7 +102,7 @@ class RoutingIndex:
         return {term: count for term, count in found.items() if count > 0}
 
     def ranked(
-        self, queries: list[Mapping[str, float]], average: float, ignore: frozenset[str], limit: int
+        self, queries: list[Mapping[str, float]], average: float, ignore: frozenset[str], limit: int, slack: float
     ) -> list[list[tuple[float, str]]]:
         self._ignore(ignore)
         average = average or 1.0
@@ -136,7 +136,10 @@ class RoutingIndex:
                 score = sum(w * counts[t] * 2.2 / (counts[t] + norm) for t, w in query.items() if counts[t])
                 if score > 0:
                     found.append((score, topic_id))
-            results.append(heapq.nlargest(limit, found))
+            best = heapq.nlargest(limit, found)
+            if len(best) == limit:  # and whatever may tie with the last
+                best = sorted((f for f in found if f[0] >= best[-1][0] - slack), reverse=True)
+            results.append(best)
         return results
 
     def near(
@@ -159,17 +162,23 @@ class RoutingIndex:
             for n, _ in self._held(postings, term)
             if n not in self.hidden and self._small(n, below)
         }
-        dot: defaultdict[int, float] = defaultdict(float)
-        square: defaultdict[int, float] = defaultdict(float)
-        for term, value in vector.items():
-            weight = idf.get(term, 0.0)
-            for n, count in self._held(postings, term):
-                if n in chosen:
-                    x = (1 + math.log(count)) * weight
-                    dot[n] += value * x
-                    square[n] += x * x
-        floor_ = floor * (1 - _SLACK)
-        found = {self.rows[n][0] for n in chosen if dot[n] > 0 and dot[n] >= floor_ * math.sqrt(square[n])}
+        # The terms' counts in each chosen topic: looked up, or gathered from
+        # the holders when there are fewer holders than lookups.
+        counts: dict[int, list[tuple[str, int]]] = {n: [] for n in chosen}
+        if len(chosen) * len(vector) <= sum(len(postings[t][0]) for t in vector if t in postings):
+            for n, found_in in counts.items():
+                found_in.extend((t, c) for t in vector if (c := self._count(t, n)))
+        else:
+            for term in vector:
+                for n, count in self._held(postings, term):
+                    if n in counts:
+                        counts[n].append((term, count))
+        found: set[str] = set()
+        for n, held in counts.items():
+            xs = [((1 + math.log(c)) * idf.get(t, 0.0), vector[t]) for t, c in held]
+            dot = sum(x * v for x, v in xs)
+            if dot > 0 and dot >= floor * (1 - _SLACK) * math.sqrt(sum(x * x for x, _ in xs)):
+                found.add(self.rows[n][0])
         for topic_id, _ in self._live_items(below):
             counts = self._counts_of(topic_id, ignore)
             shared = [((1 + math.log(counts[t])) * idf.get(t, 0.0), v) for t, v in vector.items() if counts[t]]
@@ -224,7 +233,7 @@ class RoutingIndex:
 
     def _count(self, term: str, n: int) -> int:
         """How often a catalog topic has a term, ignored words left out."""
-        held = self._fetch({term}).get(term)
+        held = self._holders.get(term) if term in self._holders else self._fetch({term}).get(term)
         if held is None:
             return 0
         ns, counts = held

@@ -106,13 +106,14 @@ class TopicIndex(Protocol):
         ...
 
     def ranked(
-        self, queries: list[Mapping[str, float]], average: float, ignore: frozenset[str], limit: int
+        self, queries: list[Mapping[str, float]], average: float, ignore: frozenset[str], limit: int, slack: float
     ) -> list[list[tuple[float, str]]]:
         """For each query (term -> weight) the ``limit`` best topics by
         sum(weight * c * 2.2 / (c + 1.2 * (0.25 + 0.75 * length / average)))
         over the terms a topic holds (c: its count of the term, length: its
-        terms), best first, ties by id; topics scoring 0 are left out. Sums
-        may differ in the last bits from a sum in another order."""
+        terms), and any more within ``slack`` of the last of them (sums may
+        differ in the last bits from a sum in another order); best first,
+        topics scoring 0 left out."""
         ...
 
     def near(

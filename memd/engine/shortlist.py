@@ -43,21 +43,8 @@ def route_shortlist(blocks: list[Block], index: TopicIndex) -> tuple[list[str], 
         shared = [t for t in unique if t in frequencies and weights.idf(t) > 0]
         queries.append({t: weights.idf(t) / (2.2 * total) for t in shared} if total else {})
     chosen: dict[str, None] = {}
-    limit = CANDIDATES + 4
-    pending = list(range(len(queries)))
-    while pending:
-        ranked = index.ranked(
-            [queries[n] if n in pending else {} for n in range(len(queries))], length / count, ignore, limit
-        )
-        again = []
-        for n in pending:
-            found = ranked[n]
-            cut = found[CANDIDATES - 1][0] - _TIES if len(found) >= CANDIDATES else 0.0
-            if len(found) == limit and found[-1][0] >= cut:
-                again.append(n)  # the last fits kept may tie with the ones cut off: look further
-                continue
-            chosen.update((topic_id, None) for score, topic_id in found if score >= cut)
-        pending, limit = again, limit * 2
+    for found in index.ranked(queries, length / count, ignore, CANDIDATES, _TIES):
+        chosen.update((topic_id, None) for _, topic_id in found)
     return list(chosen), background
 
 
