@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .run import ConsolidationError, Move, Outcome, consolidate, recover
+    from .recovery import recover
+    from .run import ConsolidationError, Move, Outcome, consolidate
     from .verify import Report, verify_vault
 
 __all__ = ["ConsolidationError", "Move", "Outcome", "Report", "consolidate", "recover", "verify_vault"]
-_WHERE = {"Report": "verify", "verify_vault": "verify"}
+_WHERE = {"Report": "verify", "verify_vault": "verify", "recover": "recovery"}
 
 
 def __getattr__(name: str) -> Any:

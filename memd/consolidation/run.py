@@ -32,6 +32,7 @@ from ..tokens import count_tokens
 from ..vault import Vault
 from . import journal as journal_mod
 from .journal import HandEditConflict, finish_commit
+from .recovery import recover
 from .restore import Vanished, drop_stale_copies, restore
 from .sections import adopt_unsigned, sections_of
 from .upkeep import merge_topics, split_topic
@@ -452,11 +453,3 @@ def _commit_hand_edits(vault: Vault, wiped: Vanished, snapshot: dict[str, str | 
         with vault.locked():
             acks.settle(vault, wiped.removed)
     return []
-
-
-def recover(vault: Vault) -> str | None:
-    """Finish or undo a consolidation that was interrupted (see journal.py)."""
-    with vault.locked():
-        note = journal_mod.recover(vault)
-    committed = finish_commit(vault)[1]
-    return "; ".join(filter(None, [note, committed])) or None
