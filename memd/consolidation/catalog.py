@@ -15,8 +15,8 @@ tell a later write apart is read again and compared by digest. A different
 schema, other term rules (``engine/text.py``), another merge size or an
 unreadable database rebuild everything from the files.
 
-Each term's holders are one row (topic numbers and counts, packed and sorted),
-so scoring a block reads one row per word instead of one per topic.
+Each term's holders are one row (``postings.py``), so scoring a block reads
+one row per word instead of one per topic.
 """
 
 from __future__ import annotations
@@ -25,9 +25,6 @@ import contextlib
 import os
 import sqlite3
 import time
-from array import array
-from bisect import bisect_left
-from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -39,6 +36,7 @@ from ..errors import DocumentError, FormatError
 from ..layout import doc_id
 from ..tokens import count_tokens
 from ..vault import Vault
+from .postings import TermEdits
 from .records import Record, describe, digest_of, topic_files
 
 FILE = "catalog.sqlite"
@@ -89,11 +87,6 @@ class Known(NamedTuple):
     length: int = 0  # its terms, speakers' names included
 
 
-def holders(row: tuple[bytes, bytes]) -> tuple[array[int], array[int]]:
-    """A term's holders: topic numbers (sorted) and the term's count in each."""
-    return array("i", row[0]), array("i", row[1])
-
-
 class Catalog:
     """The derived state of one vault, refreshed against the files when opened."""
 
@@ -102,7 +95,7 @@ class Catalog:
         self.db = db
         self.small_below = vault.config.merge_tokens  # the ``small`` counts are of topics below this size
         self.known: dict[str, Known] = {}  # every topic file, readable or not, in path order
-        self._edits = _TermEdits()
+        self._edits = TermEdits()
 
     @classmethod
     def open(cls, vault: Vault) -> Catalog:
@@ -255,7 +248,7 @@ class Catalog:
             yield
             self._edits.flush(self.db)
         except BaseException:
-            self._edits = _TermEdits()
+            self._edits = TermEdits()
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
@@ -323,61 +316,6 @@ class Catalog:
         left = {self.known[t].n for t in besides if t in self.known}
         rows = self.db.execute("SELECT n, unsigned FROM topics WHERE unsigned > 0 AND problem IS NULL")
         return sum(count for n, count in rows if n not in left)
-
-
-class _TermEdits:
-    """Changes to terms' holders within one transaction, written once per term."""
-
-    def __init__(self) -> None:
-        self.gone: defaultdict[str, set[int]] = defaultdict(set)
-        self.new: defaultdict[str, dict[int, int]] = defaultdict(dict)
-        self.small: Counter[str] = Counter()
-
-    def remove(self, n: int, terms: Iterable[str], small: bool) -> None:
-        for term in terms:
-            self.gone[term].add(n)
-            self.new[term].pop(n, None)
-            self.small[term] -= small
-
-    def add(self, n: int, counts: Counter[str], small: bool) -> None:
-        for term, count in counts.items():
-            self.new[term][n] = count
-            self.small[term] += small
-
-    def flush(self, db: sqlite3.Connection) -> None:
-        affected = sorted(self.gone.keys() | self.new.keys())
-        stored: dict[str, tuple[int, bytes, bytes]] = {}
-        for chunk in _chunks(affected):
-            marks = ",".join("?" * len(chunk))
-            rows = db.execute(f"SELECT term, small, topics, counts FROM terms WHERE term IN ({marks})", chunk)
-            stored.update((term, (small, ns, counts)) for term, small, ns, counts in rows)
-        kept, emptied = [], []
-        for term in affected:
-            row = stored.get(term)
-            small, (ns, counts) = (row[0], holders(row[1:])) if row else (0, (array("i"), array("i")))
-            for n in self.gone.get(term, ()):
-                at = bisect_left(ns, n)
-                if at < len(ns) and ns[at] == n:
-                    del ns[at], counts[at]
-            for n, count in sorted(self.new.get(term, {}).items()):
-                at = bisect_left(ns, n)
-                if at < len(ns) and ns[at] == n:
-                    counts[at] = count
-                else:
-                    ns.insert(at, n)
-                    counts.insert(at, count)
-            if not ns:
-                if row:
-                    emptied.append((term,))
-                continue
-            packed = (term, len(ns), small + self.small[term], ns.tobytes(), counts.tobytes())
-            if row is None or packed[2:] != (row[0], row[1], row[2]):  # a rewritten topic mostly keeps its terms
-                kept.append(packed)
-        db.executemany("INSERT OR REPLACE INTO terms VALUES (?, ?, ?, ?, ?)", kept)
-        db.executemany("DELETE FROM terms WHERE term = ?", emptied)
-        self.gone.clear()
-        self.new.clear()
-        self.small.clear()
 
 
 def _rules(small_below: int) -> str:

@@ -17,7 +17,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from ..engine.base import TopicInfo
-from .catalog import Catalog, holders
+from .catalog import Catalog
+from .postings import holders
 from .records import Record
 
 if TYPE_CHECKING:
@@ -180,8 +181,8 @@ class RoutingIndex:
             if dot > 0 and dot >= floor * (1 - _SLACK) * math.sqrt(sum(x * x for x, _ in xs)):
                 found.add(self.rows[n][0])
         for topic_id, _ in self._live_items(below):
-            counts = self._counts_of(topic_id, ignore)
-            shared = [((1 + math.log(counts[t])) * idf.get(t, 0.0), v) for t, v in vector.items() if counts[t]]
+            own = self._counts_of(topic_id, ignore)
+            shared = [((1 + math.log(own[t])) * idf.get(t, 0.0), v) for t, v in vector.items() if own[t]]
             product = sum(x * v for x, v in shared)
             if product > 0 and product >= floor * (1 - _SLACK) * math.sqrt(sum(x * x for x, _ in shared)):
                 found.add(topic_id)

@@ -179,8 +179,8 @@ class OfflineEngine:
             scores = [0.0] * len(topics)
             total = sum(idf for _, idf in weighted)
             if total:
-                for n, found in shared.items():
-                    scores[n] = _covered(found, total, sizes[n], average)
+                for n, held in shared.items():
+                    scores[n] = _covered(held, total, sizes[n], average)
             fits = sorted(zip(scores, [t.id for t in topics], strict=True), reverse=True)
             if background is not None:
                 fits = _with_the_rest(fits, others)

@@ -13,6 +13,7 @@ would give over every topic.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 from .base import Background, Block, TopicIndex
 from .offline import CANDIDATES, MERGE_THRESHOLD
@@ -36,10 +37,10 @@ def route_shortlist(blocks: list[Block], index: TopicIndex) -> tuple[list[str], 
     for words in block_terms:
         everywhere.update(set(words))
     weights = Weights.of(everywhere, len(blocks) + count)
-    queries = []
+    queries: list[Mapping[str, float]] = []
     for words in block_terms:
         unique = set(words)
-        total = sum(weights.idf(t) for t in unique)  # the fit's denominator (offline._fit)
+        total = sum(weights.idf(t) for t in unique)  # the fit's denominator (offline._fit_weighted)
         shared = [t for t in unique if t in frequencies and weights.idf(t) > 0]
         queries.append({t: weights.idf(t) / (2.2 * total) for t in shared} if total else {})
     chosen: dict[str, None] = {}
