@@ -3,6 +3,7 @@ catalog in step with the files, and decides as if it had read every topic."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import sqlite3
@@ -369,3 +370,22 @@ def test_a_topic_edited_after_the_snapshot_starts_the_run_again(tmp_path: Path) 
     assert "A line typed in an editor." in topic.read_text()
     log = subprocess.run(["git", "-C", str(vault.root), "log", "--format=%s"], capture_output=True, text=True)
     assert log.stdout.splitlines()[:2] == [outcome.subject, "edit: topics/subject-005.md"]
+
+
+def test_a_model_engine_routes_and_merges_from_the_shortlist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from .model_server import ScriptedModel, operation_of
+
+    vault = build(tmp_path / "vault", 80)
+    add(vault, [0], 2)
+    consolidate(vault)  # the catalog, offline
+    add(vault, [6, 9], 3, seed=7)
+    reads = Reads(monkeypatch)
+    with ScriptedModel() as model:
+        vault.config_path.write_text(
+            f'[llm]\nbase_url = "{model.url}"\nmodel = "scripted"\nmax_retries = 0\ntimeout = "5s"\ngating = "off"\n'
+        )
+        outcome = consolidate(Vault(vault.root))
+        shown = [json.loads(r["messages"][1]["content"]) for r in model.requests if operation_of(r) == "plan"]
+    assert outcome.engine.startswith("llm") and not outcome.fallbacks
+    assert shown and all(0 < len(payload["topics"]) <= 24 for payload in shown)
+    assert set(reads.read) <= set(outcome.touched_topics)

@@ -65,7 +65,8 @@ def merge_topics(space: Workspace, engine: Engine, limit: int, split_limit: int)
     consolidation: two untouched topics were compared when they last changed.
     The engine sees only the topics that can be about such a merge."""
     index = space.index()
-    shortlist, background = merge_shortlist(index, [t for t in space.ids() if t in space.touched], limit)
+    focus = [t for t in space.ids() if t in space.touched]
+    shortlist, background = merge_shortlist(index, focus, limit, wide=engine.uses_model)
     catalog = index.infos(shortlist)
     known = {info.id: info for info in catalog}
     merged: list[tuple[str, str]] = []

@@ -20,6 +20,10 @@ from .offline import CANDIDATES, MERGE_THRESHOLD
 from .text import Weights, speakers, terms
 
 _TIES = 1e-9  # fits this close to the last one kept may be ties summed in another order
+# How close a small topic must come to a changed one to be a merge candidate:
+# the offline engine merges from MERGE_THRESHOLD, a model is shown pairs from
+# half that (payloads.with_partner).
+NEAR = MERGE_THRESHOLD / 2
 
 
 def route_shortlist(blocks: list[Block], index: TopicIndex) -> tuple[list[str], Background]:
@@ -49,10 +53,13 @@ def route_shortlist(blocks: list[Block], index: TopicIndex) -> tuple[list[str], 
     return list(chosen), background
 
 
-def merge_shortlist(index: TopicIndex, focus: list[str], limit: int) -> tuple[list[str], Background]:
+def merge_shortlist(
+    index: TopicIndex, focus: list[str], limit: int, *, wide: bool = False
+) -> tuple[list[str], Background]:
     """The small topics of ``focus`` and every small topic that may be close
     enough to one of them to merge, in the index's order, with the background
-    (word counts over every small topic) to compare them with."""
+    (word counts over every small topic) to compare them with. ``wide``: as
+    close as a model is shown (``NEAR``), not only as the offline rules merge."""
     ignore = index.speakers(below=limit)
     count, length = index.totals(ignore, below=limit)
     changed = [info for info in index.infos(focus) if info.tokens < limit]
@@ -65,7 +72,8 @@ def merge_shortlist(index: TopicIndex, focus: list[str], limit: int) -> tuple[li
     found = set(focus_ids)
     for words in focus_terms:
         vector = weights.vector(words)
-        found |= index.near(vector, {t: weights.idf(t) for t in vector}, ignore, limit, MERGE_THRESHOLD)
+        floor = NEAR if wide else MERGE_THRESHOLD
+        found |= index.near(vector, {t: weights.idf(t) for t in vector}, ignore, limit, floor)
     # Every term of every shortlisted topic: the vectors' lengths depend on them all.
     more = {t for info in index.infos(found - focus_ids) for t in terms(f"{info.summary}\n{info.text}", ignore)}
     frequencies.update(index.frequencies(more - frequencies.keys(), ignore, below=limit))
