@@ -174,7 +174,8 @@ class Vault:
         return [self.root / rel for rel in sorted(found, key=lambda rel: (rel != CURRENT_NAME, rel))]
 
     def topic_files(self) -> list[Path]:
-        return [self.root / rel for rel in self.walk() if classify(rel) == "topic"]
+        topics = (rel for rel in self.walk() if classify(rel) == "topic")
+        return [self.root / rel for rel in sorted(topics, key=lambda rel: rel.split("/"))]
 
     def note_files(self) -> list[Path]:
         """The person's own Markdown files outside CURRENT, topics and sources."""

@@ -70,7 +70,7 @@ class MergeTheTomatoTopics(OfflineEngine):
     own similarity rule decides that from word statistics; the test needs a
     merge it can name)."""
 
-    def merge_groups(self, topics: list, limit_tokens: int) -> list[list[str]]:  # type: ignore[type-arg]
+    def merge_groups(self, topics: list, limit_tokens: int, background: object = None) -> list[list[str]]:  # type: ignore[type-arg]
         tomato = sorted((t for t in topics if "tomato" in t.id), key=lambda t: -t.tokens)
         return [[tomato[0].id, tomato[1].id]] if len(tomato) >= 2 else []
 

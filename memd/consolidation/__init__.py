@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .outcome import ConsolidationError, Move, Outcome
-    from .run import consolidate, recover
+    from .recovery import recover
+    from .run import consolidate
     from .verify import Report, verify_vault
 
 __all__ = ["ConsolidationError", "Move", "Outcome", "Report", "consolidate", "recover", "verify_vault"]
 _WHERE = {"Report": "verify", "verify_vault": "verify", "ConsolidationError": "outcome", "Move": "outcome",
-          "Outcome": "outcome"}
+          "Outcome": "outcome", "recover": "recovery"}
 
 
 def __getattr__(name: str) -> Any:

@@ -13,6 +13,7 @@ memd commits the person's edit, so ``memd verify`` accounts for it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .. import acks
@@ -33,12 +34,15 @@ class Vanished:
         return str(SeqSet.of(self.removed)) if self.removed else None
 
 
-def vanished(vault: Vault) -> list[acks.Ack]:
-    """Recently acknowledged entries that are in no file and not recorded as superseded."""
+def vanished(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) -> list[acks.Ack]:
+    """Recently acknowledged entries that are in no file and not recorded as
+    superseded. ``held`` answers which of some seqs topics hold (a caller that
+    keeps that knowledge spares reading every topic)."""
     waiting = acks.pending(vault)
     if not waiting:
         return []
-    live = seqs_in_files(vault.entry_files())
+    topics = held(set(waiting)) if held is not None else seqs_in_files(vault.topic_files())
+    live = seqs_in_files([vault.current]) | topics
     gone = [ack for seq, ack in sorted(waiting.items()) if seq not in live]
     if not gone:
         return []
@@ -77,10 +81,10 @@ def on_purpose(vault: Vault, gone: list[acks.Ack]) -> set[int]:
     return deliberate
 
 
-def restore(vault: Vault) -> Vanished:
+def restore(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) -> Vanished:
     """Put back what vanished by accident; report what a person removed on
     purpose. Call under the vault lock."""
-    gone = vanished(vault)
+    gone = vanished(vault, held)
     if not gone:
         return Vanished((), ())
     deliberate = on_purpose(vault, gone)

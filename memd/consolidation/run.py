@@ -21,16 +21,18 @@ from ..commits import GitError
 from ..document import Document, Entry, make_entry, parse_document
 from ..engine import get_engine
 from ..engine.base import Engine, Item, Section, Supersession
+from ..engine.shortlist import route_shortlist
 from ..errors import FormatError
 from ..history import blocked, commit_hand_edits
 from ..signature import SeqSet
-from ..state import State, advance_past, allocate, highest_seq, read_state, render_state
+from ..state import State, allocate, highest_seq, read_state, render_state
 from ..timeutil import format_time, now
 from ..tokens import count_tokens
 from ..vault import Vault
 from . import journal as journal_mod
 from .journal import HandEditConflict, finish_commit
 from .outcome import ConsolidationError, Move, Outcome, commit_message
+from .recovery import recover
 from .restore import Vanished, drop_stale_copies, restore
 from .sections import adopt_unsigned, sections_of
 from .upkeep import merge_topics, split_topic
@@ -94,9 +96,26 @@ def _attempt_once(
     progress: Callable[[int, int], None] | None = None,
 ) -> Outcome:
     cancel.check()
+    with contextlib.ExitStack() as cleanup:  # the workspace's catalog is closed however the attempt ends
+        return _attempt(vault, engine, trigger, dry_run, if_due, notes, progress, cleanup)
+
+
+def _attempt(
+    vault: Vault,
+    engine: Engine,
+    trigger: str,
+    dry_run: bool,
+    if_due: bool,
+    notes: list[str],
+    progress: Callable[[int, int], None] | None,
+    cleanup: contextlib.ExitStack,
+) -> Outcome:
     with vault.locked():
         warnings = [*notes, *filter(None, [recover(vault)])]
-        wiped = restore(vault) if not dry_run else Vanished((), ())
+        unreadable: list[str] = []
+        space = Workspace.load(vault, unreadable)  # the topics' snapshot (restore changes only CURRENT.md)
+        cleanup.callback(space.close)
+        wiped = restore(vault, space.held) if not dry_run else Vanished((), ())
         if wiped.restored:
             warnings.append(f"put back {len(wiped.restored)} entries an editor's save had removed from CURRENT.md")
         current_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
@@ -105,14 +124,10 @@ def _attempt_once(
         if if_due and status.due_reason is None:
             return Outcome(0, "", trigger, engine.provenance, skipped="not due", warnings=tuple(warnings))
         trigger = (status.due_reason or trigger) if if_due else trigger
-    # Reading every topic can take a while in a big vault: done unlocked, since
-    # each topic is compared against what was read here before it is replaced.
-    space = Workspace.load(vault, warnings)
-    with vault.locked():
-        current_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
-        current = parse_document(current_text)
         state, _ = read_state(vault)
-        cleaned, dropped, changed = drop_stale_copies(current, space.docs)
+        warnings += unreadable
+        filed = space.holding(seq for e in current.signed() for seq in e.entry.signature.seq)  # type: ignore[union-attr]
+        cleaned, dropped, changed = drop_stale_copies(current, filed)
         if dropped or changed:
             text = cleaned.render()
             if not atomic_write(vault.current, text.encode("utf-8"), unless_changed=current_text.encode("utf-8")):
@@ -156,7 +171,6 @@ def _consolidate(
         )
     epoch = state.epoch + 1
     engine.begin(f"consolidation {epoch}")
-    before_seqs = space.live_seqs() + [s for item in items for s in item.seqs]
     run = _Run(warnings=warnings)
     batches = _batches(items, vault.config.buffer_tokens)
     for done, batch in enumerate(batches, 1):
@@ -164,7 +178,6 @@ def _consolidate(
         _route_batch(space, engine, batch, run, counter, stamp)
         if progress:
             progress(done, len(batches))
-    before_seqs += space.adopted
     cancel.check()
     splits = [s for t in sorted(space.touched) for s in split_topic(space, engine, t, vault.config.split_tokens)]
     merges = merge_topics(space, engine, vault.config.merge_tokens, vault.config.split_tokens)
@@ -178,13 +191,14 @@ def _consolidate(
     final_docs = space.finish(engine, moment, run.logs, epoch)
     fallbacks = engine.drain_notes()
     run.warnings.extend(fallbacks)
-    problems = account(before_seqs, [*final_docs.values(), remaining], run.superseded)
+    # Topics this run did not read are as they were (the catalog matched their
+    # files at the snapshot): only what it read, created and the buffer need proof.
+    before_seqs = space.read_seqs() + [s for item in items for s in item.seqs] + space.adopted
+    after = [*final_docs.values(), remaining]
+    live = {s for document in after for e in document.signed() for s in e.entry.signature.seq}  # type: ignore[union-attr]
+    problems = account(before_seqs, after, run.superseded, space.elsewhere(live | set(before_seqs)))
     if problems:
-        from ..lint import duplicate_places
-
-        where = duplicate_places(vault) if any("more than one entry" in p for p in problems) else []
-        shown = f" (at {', '.join(where)}; `memd lint` lists them all)" if where else ""
-        raise ConsolidationError("consolidation refused, nothing was changed: " + "; ".join(problems) + shown)
+        raise ConsolidationError("consolidation refused, nothing was changed: " + "; ".join(problems))
     outcome = Outcome(
         entries=len(consolidated),
         seqs=str(SeqSet.of(consolidated)),
@@ -206,27 +220,30 @@ def _consolidate(
         return outcome
     cancel.check()  # the last safe point: nothing has been written yet
     changes = space.changes(final_docs)
+    written = list(changes)
     with vault.locked():
         now_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
         tail = _appended_since(current_text, now_text)
         new_current = remaining.render() + tail
         disk_state, _ = read_state(vault)
-        # Built from the state on disk, so every device's seq counter is kept (ARCHITECTURE.md §7).
-        new_state = replace(
-            advance_past(disk_state, reserved).advanced(0, state.next_seq),
+        new_state = State(
+            next_seq=max(disk_state.next_seq, state.next_seq, reserved.stop),
             epoch=max(disk_state.epoch, state.epoch) + 1,
             last_consolidation=stamp,
             buffer_since=disk_state.buffer_since if parse_document(new_current).signed() else None,
         )
         outcome = replace(outcome, consolidation=new_state.epoch)
         changes.append(journal_mod.FileChange("CURRENT.md", now_text, new_current))
-        state_before = vault.state_path.read_text(encoding="utf-8") if vault.state_path.is_file() else None
+        state_before = vault.state_path.read_text(encoding="utf-8") if vault.state_path.exists() else None
         changes.append(journal_mod.FileChange(".memd/state.json", state_before, render_state(new_state)))
         journal_mod.apply(vault, journal_mod.Journal(tuple(changes), commit_message(outcome)))
+        space.wrote(final_docs, written)
     sha, note = finish_commit(vault)
     tokens = sum(count_tokens(item.text) for item in items)  # model costs are put per 1,000 of these
-    ledger.note_intake(vault.meta_dir / "ledger.jsonl", {"event": "consolidation", "consolidation": new_state.epoch,
-                                                         "buffer_tokens": tokens})
+    ledger.note_intake(
+        vault.meta_dir / "ledger.jsonl",
+        {"event": "consolidation", "consolidation": new_state.epoch, "buffer_tokens": tokens},
+    )
     return replace(outcome, commit=sha, warnings=(*run.warnings, *filter(None, [note])))
 
 
@@ -249,9 +266,11 @@ def _route_batch(
 ) -> None:
     rewrite = engine.rewrite(batch)
     blocks = list(rewrite.blocks)
-    catalog = space.catalog()
-    routes = engine.plan(blocks, catalog)
-    known = {topic.id for topic in catalog}
+    index = space.index()
+    shortlist, background = route_shortlist(blocks, index)
+    topics = index.infos(shortlist)
+    routes = engine.plan(blocks, topics, background)
+    known = {topic.id for topic in topics}
     new_ids: dict[str, str] = {}
     for route in routes:
         block = blocks[route.block]
@@ -263,7 +282,7 @@ def _route_batch(
                 new_ids[title] = space.create(title)
             topic_id = new_ids[title]
         space.adopt(topic_id, counter, stamp)
-        sections = sections_of(space.docs[topic_id])
+        sections = sections_of(space.doc(topic_id))
         update = engine.update_topic(sections, block)
         sources = [*batch, *(item for section in sections for item in section.items)]
         records = [*rewrite.superseded, *update.superseded]
@@ -359,11 +378,3 @@ def _commit_hand_edits(vault: Vault, wiped: Vanished, snapshot: dict[str, str | 
         with vault.locked():
             acks.settle(vault, wiped.removed)
     return []
-
-
-def recover(vault: Vault) -> str | None:
-    """Finish or undo a consolidation that was interrupted (see journal.py)."""
-    with vault.locked():
-        note = journal_mod.recover(vault)
-    committed = finish_commit(vault)[1]
-    return "; ".join(filter(None, [note, committed])) or None

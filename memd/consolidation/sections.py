@@ -26,7 +26,11 @@ class Topic:
     path: Path
     text: str  # the file content as read (its hash guards against hand edits)
     document: Document
-    data: dict[str, Any]
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The frontmatter's mapping (parsed when first asked for)."""
+        return self.document.frontmatter.data if self.document.frontmatter is not None else {}
 
 
 def partitions(document: Document) -> list[tuple[int, int]]:
@@ -48,7 +52,6 @@ def sections_of(document: Document) -> list[Section]:
         )
         result.append(Section(title, items))
     return result
-
 
 
 def apply_sections(document: Document, sections: list[Section]) -> Document:
@@ -118,7 +121,7 @@ def adopt_unsigned(document: Document, next_seq: Callable[[], int], when: str) -
 
 
 def topic_tokens(document: Document) -> int:
-    return sum(count_tokens(located.entry.full_text) for located in document.entries())
+    return sum(count_tokens(block.full_text) for block in document.blocks if isinstance(block, Entry))
 
 
 def topic_text(document: Document) -> str:

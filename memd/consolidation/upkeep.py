@@ -8,15 +8,18 @@ from dataclasses import replace
 
 from ..document import Block, Document, Line
 from ..engine.base import Engine, Section
+from ..engine.shortlist import merge_shortlist
 from ..tokens import count_tokens
 from .sections import apply_sections, partitions, sections_of, topic_tokens
 from .workspace import Workspace
 
 
 def split_topic(space: Workspace, engine: Engine, topic_id: str, limit: int) -> list[tuple[str, tuple[str, ...]]]:
-    document = space.docs[topic_id]
+    if topic_id in space.deleted:
+        return []
+    document = space.doc(topic_id)
     total = topic_tokens(document)
-    if topic_id in space.deleted or total <= limit:
+    if total <= limit:
         return []
     target = max(limit * 3 // 4, 1)
     sections = sections_of(document)
@@ -58,19 +61,27 @@ def split_topic(space: Workspace, engine: Engine, topic_id: str, limit: int) -> 
 
 
 def merge_topics(space: Workspace, engine: Engine, limit: int, split_limit: int) -> list[tuple[str, str]]:
-    catalog = space.catalog()
+    """Merge small similar topics where one of the two changed in this
+    consolidation: two untouched topics were compared when they last changed.
+    The engine sees only the topics that can be about such a merge."""
+    index = space.index()
+    focus = [t for t in space.ids() if t in space.touched]
+    shortlist, background = merge_shortlist(index, focus, limit, wide=engine.uses_model)
+    catalog = index.infos(shortlist)
     known = {info.id: info for info in catalog}
     merged: list[tuple[str, str]] = []
-    for group in engine.merge_groups(catalog, limit):
+    for group in engine.merge_groups(catalog, limit, background):
         # Engine output is a suggestion: ids must exist, differ and stay small.
         ids = [i for i in dict.fromkeys(group) if i in known and i not in space.deleted]
         if len(ids) < 2:
             continue
         survivor, *others = ids
         for absorbed in others:
-            if topic_tokens(space.docs[survivor]) + topic_tokens(space.docs[absorbed]) > split_limit:
+            if survivor not in space.touched and absorbed not in space.touched:
                 continue
-            space.set(survivor, _appended(space.docs[survivor], space.docs[absorbed]))
+            if topic_tokens(space.doc(survivor)) + topic_tokens(space.doc(absorbed)) > split_limit:
+                continue
+            space.set(survivor, _appended(space.doc(survivor), space.doc(absorbed)))
             space.carry_log(survivor, absorbed)
             space.delete(absorbed)
             merged.append((survivor, absorbed))

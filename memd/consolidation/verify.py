@@ -7,7 +7,7 @@ import contextlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -34,9 +34,17 @@ def live_counts(documents: Iterable[Document]) -> Counter[int]:
     return counts
 
 
-def account(before: Iterable[int], after: list[Document], superseded: Iterable[Supersession]) -> list[str]:
-    """Problems with a consolidation's result (empty when nothing was lost)."""
+def account(
+    before: Iterable[int],
+    after: list[Document],
+    superseded: Iterable[Supersession],
+    elsewhere: Collection[int] = (),
+) -> list[str]:
+    """Problems with a consolidation's result (empty when nothing was lost).
+    ``elsewhere``: seqs live in documents not in ``after`` (topics the
+    consolidation left unread, so unchanged), each once."""
     live = live_counts(after)
+    live.update(elsewhere)
     gone = {seq for record in superseded for seq in record.old}
     problems = []
     missing = {seq for seq in before if seq not in live and seq not in gone}

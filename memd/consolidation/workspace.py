@@ -1,20 +1,32 @@
-"""The topics of one consolidation, held in memory until the journal is written."""
+"""The topics of one consolidation, held in memory until the journal is written.
+
+Only the topics a consolidation needs are read: the ones it routes entries
+to, splits or merges, and the ones holding seqs the buffer also holds. Every
+other topic is known through the catalog (``catalog.py``), refreshed under
+the vault lock when the workspace is loaded: that refresh is the snapshot of
+the topics. A topic read later is compared with it (by content digest), and
+one that changed since means a person is editing: the run starts over.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from ..atomic import read_text, refuse_read_only
+from ..atomic import decode_markdown, refuse_read_only
 from ..document import Document, Frontmatter, parse_document
 from ..engine.base import Engine, Section, TopicInfo
 from ..engine.text import slugify
-from ..errors import DocumentError, FormatError, WriteError
+from ..errors import DocumentError, WriteError
+from ..state import seqs_in_files
 from ..vault import Vault
-from .journal import FileChange
-from .sections import Topic, adopt_unsigned, apply_sections, sections_of, topic_text, topic_tokens, with_frontmatter
+from .catalog import Catalog
+from .journal import FileChange, HandEditConflict
+from .records import Record, describe, digest_of
+from .routing import RoutingIndex
+from .sections import Topic, adopt_unsigned, apply_sections, sections_of, with_frontmatter
 
 _EMPTY = parse_document("")
 
@@ -22,68 +34,135 @@ _EMPTY = parse_document("")
 @dataclass
 class Workspace:
     vault: Vault
-    originals: dict[str, Topic]
-    docs: dict[str, Document]
+    catalog: Catalog
+    originals: dict[str, Topic] = field(default_factory=dict)  # topics read, as read
+    docs: dict[str, Document] = field(default_factory=dict)  # topics read or created, as they stand
     touched: set[str] = field(default_factory=set)
     created: set[str] = field(default_factory=set)
     deleted: set[str] = field(default_factory=set)
     adopted: list[int] = field(default_factory=list)
     skipped: set[str] = field(default_factory=set)
-    on_disk: set[str] | None = None
+    summaries: dict[str, str] = field(default_factory=dict)  # fresh ones, once finished
+    _records: dict[str, tuple[Document, Record]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, vault: Vault, warnings: list[str]) -> Workspace:
-        """Every readable topic; unreadable ones are reported and left alone."""
-        originals: dict[str, Topic] = {}
-        skipped: set[str] = set()
-        for path in vault.topic_files():
-            rel = vault.rel(path)
-            topic_id = vault.doc_id(path)
+        """The catalog of every topic, in step with the files; unreadable
+        topics are reported and left alone. Call under the vault lock."""
+        catalog = Catalog.open(vault)
+        skipped = set()
+        for topic_id, problem in catalog.problems():
+            warnings.append(problem)
+            skipped.add(topic_id)
+        for topic_id in catalog.readable():
             try:
-                refuse_read_only(path)  # a file the person made read-only is left alone
-                text = read_text(path, rel)
-                document = parse_document(text)
-                data = document.frontmatter.data if document.frontmatter is not None else {}
-            except (DocumentError, WriteError) as err:
+                refuse_read_only(vault.root / f"topics/{topic_id}.md")  # a file the person made read-only stays
+            except WriteError as err:
                 warnings.append(f"skipped {err}")
                 skipped.add(topic_id)
-                continue
-            except FormatError as err:
-                warnings.append(f"skipped {rel}: {err}; fix it by hand, memd will not rewrite it")
-                skipped.add(topic_id)
-                continue
-            originals[topic_id] = Topic(topic_id, path, text, document, data)
-        return cls(vault, originals, {k: t.document for k, t in originals.items()}, skipped=skipped)
+        return cls(vault, catalog, skipped=skipped)
+
+    def close(self) -> None:
+        self.catalog.close()
+
+    # --- reading ----------------------------------------------------------------------
+
+    def doc(self, topic_id: str) -> Document:
+        """A topic as it stands in this consolidation (read on first use)."""
+        if topic_id not in self.docs:
+            self._read(topic_id)
+        return self.docs[topic_id]
+
+    def holding(self, seqs: Iterable[int]) -> dict[str, Document]:
+        """The topics holding any of these seqs."""
+        return {
+            topic_id: self.doc(topic_id) for topic_id in sorted(self.catalog.holders(seqs)) if self.exists(topic_id)
+        }
+
+    def _read(self, topic_id: str) -> None:
+        known = self.catalog.known.get(topic_id)
+        if known is None or known.problem is not None:
+            raise KeyError(topic_id)
+        rel = f"topics/{topic_id}.md"
+        path = self.vault.root / rel
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = None
+        if data is None or digest_of(data) != known.digest:
+            raise HandEditConflict(f"{rel} changed while memd was consolidating; starting over")
+        try:
+            text = decode_markdown(data, rel)
+        except DocumentError as err:  # the catalog read these very bytes without trouble
+            raise HandEditConflict(f"{rel} changed while memd was consolidating ({err}); starting over") from err
+        document = parse_document(text)
+        self.originals[topic_id] = Topic(topic_id, path, text, document)
+        self.docs[topic_id] = document
+
+    def exists(self, topic_id: str) -> bool:
+        if topic_id in self.deleted:
+            return False
+        known = self.catalog.known.get(topic_id)
+        return topic_id in self.created or (known is not None and known.problem is None)
+
+    def ids(self) -> list[str]:
+        """Every live topic: those on disk in path order, then the new ones."""
+        on_disk = [t for t in self.catalog.readable() if t not in self.deleted and t not in self.skipped]
+        return on_disk + [t for t in self.docs if t in self.created and t not in self.deleted]
 
     def unsigned(self) -> int:
-        """Unsigned list items in the loaded topics (seqs are reserved for them)."""
-        return sum(1 for doc in self.docs.values() for e in doc.entries() if e.entry.signature is None)
+        """Unsigned list items in the topics (seqs are reserved for them)."""
+        read = sum(1 for doc in self.docs.values() for e in doc.entries() if e.entry.signature is None)
+        return self.catalog.unsigned(besides=self.docs) + read
 
     def texts(self) -> dict[str, str | None]:
-        """Each loaded topic's text as read, by vault-relative path."""
+        """Each topic read so far, as read, by vault-relative path."""
         return {f"topics/{topic_id}.md": topic.text for topic_id, topic in self.originals.items()}
 
-    def ids(self) -> Iterator[str]:
-        return (topic_id for topic_id in self.docs if topic_id not in self.deleted)
+    def read_seqs(self) -> list[int]:
+        """Live seqs of the topics read, as they were read."""
+        return [
+            seq
+            for topic in self.originals.values()
+            for e in topic.document.signed()
+            for seq in e.entry.signature.seq  # type: ignore[union-attr]
+        ]
 
-    def live_seqs(self) -> list[int]:
-        return [seq for topic_id in self.ids() for e in self.docs[topic_id].signed() for seq in e.entry.signature.seq]  # type: ignore[union-attr]
+    def held(self, seqs: set[int]) -> set[int]:
+        """Which of these seqs any topic holds (an unreadable one too: its lines are still there)."""
+        found = self.catalog.held(seqs, besides=())
+        unreadable = [self.vault.root / f"topics/{topic_id}.md" for topic_id in self.skipped]
+        return found | (seqs_in_files(unreadable) & seqs if unreadable else set())
 
-    def catalog(self) -> list[TopicInfo]:
-        infos = []
-        for topic_id in self.ids():
-            document = self.docs[topic_id]
-            original = self.originals.get(topic_id)
-            summary = str(original.data.get("summary", "")) if original else ""
-            infos.append(TopicInfo(topic_id, summary, topic_tokens(document), topic_text(document)))
-        return infos
+    def elsewhere(self, seqs: Iterable[int]) -> set[int]:
+        """Which of these seqs are live in topics this consolidation did not read."""
+        return self.catalog.held(seqs, besides=self.originals)
+
+    # --- what routing and merging see ------------------------------------------------
+
+    def index(self) -> RoutingIndex:
+        """Every live topic as word statistics: the ones in memory as they stand now."""
+        live = [t for t in self.docs if t not in self.deleted]
+        overlay = {topic_id: self.record(topic_id) for topic_id in live}
+        return RoutingIndex(self.catalog, self.ids(), overlay, set(self.originals) | self.deleted | self.skipped)
+
+    def infos(self, ids: Iterable[str]) -> list[TopicInfo]:
+        return self.index().infos(ids)
+
+    def record(self, topic_id: str) -> Record:
+        document = self.docs[topic_id]
+        cached = self._records.get(topic_id)
+        if cached is None or cached[0] is not document:
+            summary = self.catalog.summary(topic_id) if topic_id in self.originals else ""
+            cached = self._records[topic_id] = (document, describe(document, summary))
+        return cached[1]
+
+    # --- changing -----------------------------------------------------------------------
 
     def create(self, title: str, prefix: str = "") -> str:
         base = slugify(f"{prefix} {title}".strip()) or "topic"
         topic_id, n = base, 2
-        if self.on_disk is None:  # every topic id in use, loaded or not (listed once per consolidation)
-            self.on_disk = {self.vault.doc_id(p) for p in self.vault.topic_files()}
-        taken = set(self.docs) | self.skipped | self.on_disk
+        taken = set(self.docs) | self.skipped | self.catalog.known.keys()  # every id in use, read or not
         while topic_id in taken:
             topic_id, n = f"{base}-{n}", n + 1
         self.docs[topic_id] = _EMPTY
@@ -92,35 +171,40 @@ class Workspace:
         return topic_id
 
     def adopt(self, topic_id: str, counter: Iterator[int], stamp: str) -> None:
-        document, seqs = adopt_unsigned(self.docs[topic_id], lambda: next(counter), stamp)
+        document, seqs = adopt_unsigned(self.doc(topic_id), lambda: next(counter), stamp)
         self.docs[topic_id] = document
         self.adopted.extend(seqs)
 
     def apply(self, topic_id: str, sections: list[Section]) -> None:
-        self.docs[topic_id] = apply_sections(self.docs[topic_id], sections)
+        self.docs[topic_id] = apply_sections(self.doc(topic_id), sections)
         self.touched.add(topic_id)
 
     def set(self, topic_id: str, document: Document) -> None:
+        self.doc(topic_id)  # read first: the write is compared against the file as read
         self.docs[topic_id] = document
         self.touched.add(topic_id)
 
     def delete(self, topic_id: str) -> None:
+        self.doc(topic_id)
         self.deleted.add(topic_id)
         self.touched.add(topic_id)
 
     def finish(self, engine: Engine, moment: datetime, logs: dict[str, list[str]], epoch: int) -> dict[str, Document]:
-        """Every live topic as it will be written: touched ones get a fresh
-        summary, token count and an ``update_log`` line for this consolidation."""
-        touched = [topic_id for topic_id in self.ids() if topic_id in self.touched]
+        """Every topic read or created, as it will be written: touched ones get
+        a fresh summary, token count and an ``update_log`` line for this
+        consolidation (the rest are as they were read)."""
+        live = [topic_id for topic_id in self.docs if topic_id not in self.deleted]
+        touched = [topic_id for topic_id in live if topic_id in self.touched]
         # One call for all summaries: a model engine batches them (fewer, larger calls).
         summaries = dict(zip(touched, engine.summarise_many([sections_of(self.docs[t]) for t in touched]), strict=True))
         final = {}
-        for topic_id in self.ids():
+        for topic_id in live:
             document = self.docs[topic_id]
             if topic_id in summaries:
                 log = [f"consolidation {epoch}: {', '.join(logs[topic_id])}"] if logs.get(topic_id) else []
                 document = with_frontmatter(document, topic_id, summaries[topic_id], moment, log)
             final[topic_id] = document
+        self.summaries = summaries
         return final
 
     def changes(self, final: dict[str, Document]) -> list[FileChange]:
@@ -133,6 +217,18 @@ class Workspace:
                 changes.append(FileChange(f"topics/{topic_id}.md", before, after))
         return changes
 
+    def wrote(self, final: dict[str, Document], changes: list[FileChange]) -> None:
+        """Tell the catalog what was written, so the next run need not read it again."""
+        written: dict[str, tuple[str, Record] | None] = {}
+        for change in changes:
+            topic_id = change.path.removeprefix("topics/").removesuffix(".md")
+            if change.after is None or topic_id not in final:
+                written[topic_id] = None
+                continue
+            summary = self.summaries.get(topic_id, self.catalog.summary(topic_id))
+            written[topic_id] = (change.after, describe(final[topic_id], summary))
+        self.catalog.wrote(written)
+
     def frontmatter_log(self, topic_id: str) -> list[str]:
         original = self.originals.get(topic_id)
         log = original.data.get("update_log") if original else None
@@ -143,10 +239,8 @@ class Workspace:
         lines = self.frontmatter_log(absorbed)
         if not lines:
             return
-        document = self.docs[survivor]
-        data: dict[str, Any] = (
-            dict(document.frontmatter.data) if document.frontmatter is not None else {"id": survivor}
-        )
+        document = self.doc(survivor)
+        data: dict[str, Any] = dict(document.frontmatter.data) if document.frontmatter is not None else {"id": survivor}
         previous = data.get("update_log")
         data["update_log"] = [*(previous if isinstance(previous, list) else []), *lines]
         self.docs[survivor] = replace(document, frontmatter=Frontmatter.from_data(data))

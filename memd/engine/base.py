@@ -8,6 +8,7 @@ whatever an engine returns is validated by the caller before it is used.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -61,6 +62,71 @@ class TopicInfo:
     summary: str
     tokens: int
     text: str  # section titles and entry texts, for similarity
+
+
+@dataclass(frozen=True)
+class Background:
+    """What a shortlist of topics cannot tell about the rest of the vault.
+
+    ``plan`` and ``merge_groups`` may be given only the topics that can matter
+    (found through an index, see ``TopicIndex``) instead of every topic; word
+    weights computed over the shortlist alone would then differ, so the
+    caller passes these vault-wide counts and a lexical engine scores the
+    shortlist exactly as it would score the whole vault.
+    """
+
+    topics: int  # how many topics the counts cover (for merges: the small ones)
+    length: int  # their terms in all (plan: the average topic length)
+    frequencies: Mapping[str, int]  # in how many of those topics each term of interest occurs
+    ignore: frozenset[str]  # speakers' names, left out of every text
+    ids: tuple[str, ...] = ()  # every topic id: where fits tie at zero, the order they fall in
+    focus: frozenset[str] = frozenset()  # merges: only pairs with one of these topics
+
+
+class TopicIndex(Protocol):
+    """Every topic of the vault as word statistics, kept as derived state, so
+    a shortlist can be found without reading each topic. Terms and speakers
+    are those of ``engine/text.py`` over a topic's summary and text; ``below``
+    limits a count to topics of fewer tokens than that."""
+
+    def ids(self) -> list[str]:
+        """Every topic id, in the vault's order."""
+        ...
+
+    def speakers(self, below: int | None = None) -> frozenset[str]:
+        """Names in speaker labels anywhere in the topics."""
+        ...
+
+    def totals(self, ignore: frozenset[str], below: int | None = None) -> tuple[int, int]:
+        """How many topics, and how many terms they hold (``ignore``d words left out)."""
+        ...
+
+    def frequencies(self, terms: Iterable[str], ignore: frozenset[str], below: int | None = None) -> dict[str, int]:
+        """In how many topics each term occurs (terms in none are left out)."""
+        ...
+
+    def ranked(
+        self, queries: list[Mapping[str, float]], average: float, ignore: frozenset[str], limit: int, slack: float
+    ) -> list[list[tuple[float, str]]]:
+        """For each query (term -> weight) the ``limit`` best topics by
+        sum(weight * c * 2.2 / (c + 1.2 * (0.25 + 0.75 * length / average)))
+        over the terms a topic holds (c: its count of the term, length: its
+        terms), and any more within ``slack`` of the last of them (sums may
+        differ in the last bits from a sum in another order); best first,
+        topics scoring 0 left out."""
+        ...
+
+    def near(
+        self, vector: Mapping[str, float], idf: Mapping[str, float], ignore: frozenset[str], below: int, floor: float
+    ) -> set[str]:
+        """Topics below ``below`` tokens whose cosine with ``vector`` (a unit
+        tf-idf vector, tf = 1 + ln c) could reach ``floor``: those where the
+        shared terms alone give at least that (a bound no topic can beat)."""
+        ...
+
+    def infos(self, ids: Iterable[str]) -> list[TopicInfo]:
+        """These topics as routing sees them."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -136,8 +202,10 @@ class Engine(Protocol):
         """Group buffer items, fold duplicates, mark superseded ones."""
         ...
 
-    def plan(self, blocks: list[Block], topics: list[TopicInfo]) -> list[Route]:
-        """Route each block to an existing topic or a new one."""
+    def plan(self, blocks: list[Block], topics: list[TopicInfo], background: Background | None = None) -> list[Route]:
+        """Route each block to an existing topic or a new one. ``topics`` is
+        every topic, or with ``background`` a shortlist holding the ones that
+        fit the blocks best."""
         ...
 
     def update_topic(self, sections: list[Section], block: Block) -> TopicUpdate:
@@ -148,8 +216,12 @@ class Engine(Protocol):
         """Cut one oversized section into ``parts`` coherent sections."""
         ...
 
-    def merge_groups(self, topics: list[TopicInfo], limit_tokens: int) -> list[list[str]]:
-        """Groups of small, similar topic ids to merge (first id survives)."""
+    def merge_groups(
+        self, topics: list[TopicInfo], limit_tokens: int, background: Background | None = None
+    ) -> list[list[str]]:
+        """Groups of small, similar topic ids to merge (first id survives).
+        With ``background``, ``topics`` is a shortlist and only pairs with a
+        topic in ``background.focus`` are considered."""
         ...
 
     def summarise(self, sections: list[Section]) -> str:

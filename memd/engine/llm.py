@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .base import Block, Extracted, Item, Rewrite, Route, Section, Supersession, TopicInfo, TopicUpdate
+from .base import Background, Block, Extracted, Item, Rewrite, Route, Section, Supersession, TopicInfo, TopicUpdate
 from .client import BadOutput, ModelClient
 from .extraction import unsettled_text, valid_extraction
 from .fidelity import Sources, unsupported
@@ -185,13 +185,14 @@ class LLMEngine:
 
     # --- routing ----------------------------------------------------------------
 
-    def plan(self, blocks: list[Block], topics: list[TopicInfo]) -> list[Route]:
-        scored = self.offline.plan_scored(blocks, topics)
+    def plan(self, blocks: list[Block], topics: list[TopicInfo], background: Background | None = None) -> list[Route]:
+        scored = self.offline.plan_scored(blocks, topics, background)
         routes = [s.route for s in scored]
+        count = background.topics if background is not None else len(topics)
         asked = [
             n
             for n, s in enumerate(scored)
-            if not self.gated or self._has(self.tensed, blocks[n].items) or unsettled_route(s, len(topics))
+            if not self.gated or self._has(self.tensed, blocks[n].items) or unsettled_route(s, count)
         ]
         if not asked:
             return routes
@@ -205,7 +206,8 @@ class LLMEngine:
 
         def run(chunk: list[int]) -> None:
             picked = [asked[n] for n in chunk]
-            for n, route in zip(picked, self._plan([blocks[n] for n in picked], shown(chunk), topics), strict=True):
+            plan = self._plan([blocks[n] for n in picked], shown(chunk), topics, background)
+            for n, route in zip(picked, plan, strict=True):
                 routes[n] = Route(n, route.topic, route.new_title)
 
         self.steps.in_chunks(
@@ -219,7 +221,9 @@ class LLMEngine:
         )
         return routes
 
-    def _plan(self, blocks: list[Block], shown: list[TopicInfo], topics: list[TopicInfo]) -> list[Route]:
+    def _plan(
+        self, blocks: list[Block], shown: list[TopicInfo], topics: list[TopicInfo], background: Background | None
+    ) -> list[Route]:
         ids = {t.id for t in topics}
 
         def valid(data: dict[str, Any]) -> list[Route]:
@@ -249,7 +253,7 @@ class LLMEngine:
             "plan",
             plan_payload(blocks, shown),
             valid,
-            lambda: self.offline.plan(blocks, topics),
+            lambda: self.offline.plan(blocks, topics, background),
             max_tokens=24 * len(blocks) + 40,
         )
 
@@ -310,13 +314,15 @@ class LLMEngine:
             max_tokens=reference_limit(len(keyed)),
         )
 
-    def merge_groups(self, topics: list[TopicInfo], limit_tokens: int) -> list[list[str]]:
+    def merge_groups(
+        self, topics: list[TopicInfo], limit_tokens: int, background: Background | None = None
+    ) -> list[list[str]]:
         small = [t for t in topics if t.tokens < limit_tokens]
         if self.gated:
             small = with_partner(small)
         small = small[:MAX_CATALOG]
         if len(small) < 2:
-            return self.offline.merge_groups(topics, limit_tokens)
+            return self.offline.merge_groups(topics, limit_tokens, background)
         ids = {t.id for t in small}
         payload = {"topics": [{"id": t.id, "summary": clip(t.summary, CLIP), "tokens": t.tokens} for t in small]}
 
@@ -336,7 +342,7 @@ class LLMEngine:
             "merge_groups",
             payload,
             valid,
-            lambda: self.offline.merge_groups(topics, limit_tokens),
+            lambda: self.offline.merge_groups(topics, limit_tokens, background),
             max_tokens=12 * len(small) + 40,
         )
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import FormatError
 from ..timeutil import parse_time
-from .base import Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
+from .base import Background, Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
 from .rules import fold_duplicates, fold_into_existing, is_filler, supersede
 from .text import _SPEAKER, Vector, Weights, add_into, cosine, normalised, speakers, terms
 
@@ -130,34 +130,65 @@ class OfflineEngine:
 
     # --- planning -------------------------------------------------------
 
-    def plan(self, blocks: list[Block], topics: list[TopicInfo]) -> list[Route]:
+    def plan(self, blocks: list[Block], topics: list[TopicInfo], background: Background | None = None) -> list[Route]:
         """Route by how well a topic covers the block's words, BM25-style: each
         shared word counts by its rarity, saturating with its frequency in the
         topic, discounted for topics longer than average (a big topic knows
         many words without being about all of them)."""
-        return [scored.route for scored in self.plan_scored(blocks, topics)]
+        return [scored.route for scored in self.plan_scored(blocks, topics, background)]
 
-    def plan_scored(self, blocks: list[Block], topics: list[TopicInfo]) -> list[Scored]:
+    def plan_scored(
+        self, blocks: list[Block], topics: list[TopicInfo], background: Background | None = None
+    ) -> list[Scored]:
         """``plan`` with each route's fit and the runner-up's, so a caller can
-        tell a clear decision from a close one."""
+        tell a clear decision from a close one. With ``background``, ``topics``
+        is a shortlist holding every topic among the best CANDIDATES for some
+        block (``shortlist.route_shortlist``) and the result is the same as
+        with every topic."""
         texts = ["\n".join(item.text for item in block.items) for block in blocks]
         texts += [f"{topic.summary}\n{topic.text}" for topic in topics]
-        everything = vocabulary(texts)
-        weights = Weights(everything)
+        if background is None:
+            everything = vocabulary(texts)
+            weights = Weights(everything)
+        else:
+            everything = [terms(text, background.ignore) for text in texts]
+            frequencies = Counter(background.frequencies)
+            for found in everything[: len(blocks)]:
+                frequencies.update(set(found))
+            weights = Weights.of(frequencies, len(blocks) + background.topics)
         block_words = [set(w) for w in everything[: len(blocks)]]
         topic_counts = [Counter(w) for w in everything[len(blocks) :]]
-        average = sum(sum(c.values()) for c in topic_counts) / len(topic_counts) if topic_counts else 1.0
+        if background is None:
+            average = sum(sum(c.values()) for c in topic_counts) / len(topic_counts) if topic_counts else 1.0
+        else:
+            average = background.length / background.topics if background.topics else 1.0
+        others = sorted(background.ids, reverse=True) if background is not None else []
+        sizes = [sum(c.values()) for c in topic_counts]
+        holders: dict[str, list[int]] = {}  # which topics hold a term: the others fit 0
+        for n, counts in enumerate(topic_counts):
+            for term in counts:
+                holders.setdefault(term, []).append(n)
         planned: list[tuple[str, Counter[str]]] = []  # new topics opened by this plan
         routes = []
         for i, words in enumerate(block_words):
-            fits = sorted(
-                ((_fit(words, counts, weights, average), t.id) for counts, t in zip(topic_counts, topics, strict=True)),
-                reverse=True,
-            )
+            weighted = [(t, weights.idf(t)) for t in words]
+            shared: dict[int, list[tuple[float, int]]] = {}  # per topic, its words of the block, in the block's order
+            for term, idf in weighted:
+                for n in holders.get(term, ()):
+                    shared.setdefault(n, []).append((idf, topic_counts[n][term]))
+            scores = [0.0] * len(topics)
+            total = sum(idf for _, idf in weighted)
+            if total:
+                for n, held in shared.items():
+                    scores[n] = _covered(held, total, sizes[n], average)
+            fits = sorted(zip(scores, [t.id for t in topics], strict=True), reverse=True)
+            if background is not None:
+                fits = _with_the_rest(fits, others)
             best = fits[0] if fits else (0.0, "")
             second = fits[1][0] if len(fits) > 1 else 0.0
             fresh = max(
-                ((_fit(words, counts, weights, average), title) for title, counts in planned), default=(0.0, "")
+                ((_fit_weighted(weighted, counts, sum(counts.values()), average), title) for title, counts in planned),
+                default=(0.0, ""),
             )
             if best[0] >= ROUTE_THRESHOLD and best[0] >= fresh[0]:
                 route = Route(i, best[1])
@@ -231,15 +262,28 @@ class OfflineEngine:
             clusters = [items[:half], items[half:]]
         return [Section(self.title(c), tuple(c)) for c in clusters]
 
-    def merge_groups(self, topics: list[TopicInfo], limit_tokens: int) -> list[list[str]]:
+    def merge_groups(
+        self, topics: list[TopicInfo], limit_tokens: int, background: Background | None = None
+    ) -> list[list[str]]:
         small = [t for t in topics if t.tokens < limit_tokens]
         if len(small) < 2:
             return []
-        words = vocabulary([f"{t.summary}\n{t.text}" for t in small])
-        weights = Weights(words)
+        texts = [f"{t.summary}\n{t.text}" for t in small]
+        if background is None:
+            words = vocabulary(texts)
+            weights = Weights(words)
+        else:
+            words = [terms(text, background.ignore) for text in texts]
+            weights = Weights.of(background.frequencies, background.topics)
         vectors = [weights.vector(w) for w in words]
+        focus = [background is None or t.id in background.focus for t in small]
         pairs = sorted(
-            ((cosine(vectors[i], vectors[j]), i, j) for i in range(len(small)) for j in range(i + 1, len(small))),
+            (
+                (cosine(vectors[i], vectors[j]), i, j)
+                for i in range(len(small))
+                for j in range(i + 1, len(small))
+                if focus[i] or focus[j]
+            ),
             reverse=True,
         )
         used: set[int] = set()
@@ -334,12 +378,33 @@ def vocabulary(texts: list[str]) -> list[list[str]]:
     return [terms(text, ignore) for text in texts]
 
 
-def _fit(words: set[str], counts: Counter[str], weights: Weights, average: float) -> float:
-    """Share of the block's idf mass a topic covers, each word saturating with
-    its count in the topic (k1 = 1.2) and discounted by topic length (b = 0.75)."""
-    total = sum(weights.idf(t) for t in words)
+def _with_the_rest(fits: list[tuple[float, str]], others: list[str]) -> list[tuple[float, str]]:
+    """A shortlist's fits (best first) as the head of every topic's ranking:
+    a topic off the shortlist fits 0, and ties fall in reverse id order."""
+    ranked = [fit for fit in fits if fit[0] > 0]
+    if len(ranked) >= CANDIDATES:
+        return ranked
+    listed = {topic_id for _, topic_id in ranked}
+    for topic_id in others:
+        if len(ranked) >= CANDIDATES:
+            break
+        if topic_id not in listed:
+            ranked.append((0.0, topic_id))
+    return ranked
+
+
+def _fit_weighted(weighted: list[tuple[str, float]], counts: Counter[str], size: int, average: float) -> float:
+    """Share of the block's idf mass (its words with their idf) a topic covers,
+    each word saturating with its count in the topic (k1 = 1.2) and discounted
+    by topic length (``size`` terms; b = 0.75)."""
+    total = sum(idf for _, idf in weighted)
     if not total:
         return 0.0
-    length = sum(counts.values()) / (average or 1.0)
+    return _covered([(idf, c) for t, idf in weighted if (c := counts.get(t, 0))], total, size, average)
+
+
+def _covered(found: list[tuple[float, int]], total: float, size: int, average: float) -> float:
+    """``_fit_weighted`` from the words a topic holds (idf, count), in the block's order."""
+    length = size / (average or 1.0)
     norm = 1.2 * (0.25 + 0.75 * length)
-    return sum(weights.idf(t) * counts[t] * 2.2 / (counts[t] + norm) for t in words if counts[t]) / (2.2 * total)
+    return sum(idf * c * 2.2 / (c + norm) for idf, c in found) / (2.2 * total)

@@ -6,7 +6,8 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 # Function words, plus the chatter of conversation (greetings, praise,
 # hedges) that says nothing about what a memory is about.
@@ -62,19 +63,36 @@ def speakers(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(names)
 
 
+@lru_cache(maxsize=1 << 16)
+def _word_terms(raw: str) -> tuple[str, tuple[str, ...]]:
+    """A lowercased word as found (``don't``) -> (the word, the terms it gives)."""
+    word = raw.split("'")[0]
+    if _CJK.search(word):
+        return word, tuple(ch for ch in word if _CJK.match(ch))
+    if word in STOPWORDS or len(word) < 2 or (word.isdigit() and len(word) < 4):
+        return word, ()
+    return word, (stem(word),)
+
+
+def term_pairs(text: str) -> list[tuple[str, str]]:
+    """Each content term of ``text`` with the word it came from, speakers'
+    names included: ``terms(text, ignore)`` is the terms of the pairs whose
+    word is not in ``ignore``. Derived statistics keep these pairs, so a
+    topic's terms under any set of speaker names need no second reading."""
+    out: list[tuple[str, str]] = []
+    for raw in _WORD.findall(_SPEAKER.sub("", text, count=1).lower()):
+        word, found = _word_terms(raw)
+        out.extend((word, term) for term in found)
+    return out
+
+
 def terms(text: str, ignore: frozenset[str] = frozenset()) -> list[str]:
     """Content terms: lowercased, stopwords out, stemmed; CJK as characters."""
     out: list[str] = []
     for raw in _WORD.findall(_SPEAKER.sub("", text, count=1).lower()):
-        word = raw.split("'")[0]
-        if word in ignore:
-            continue
-        if _CJK.search(word):
-            out.extend(ch for ch in word if _CJK.match(ch))
-            continue
-        if word in STOPWORDS or len(word) < 2 or (word.isdigit() and len(word) < 4):
-            continue
-        out.append(stem(word))
+        word, found = _word_terms(raw)
+        if found and word not in ignore:
+            out.extend(found)
     return out
 
 
@@ -98,6 +116,17 @@ class Weights:
         for doc in documents:
             counts.update(set(doc))
             total += 1
+        self._count(counts, total)
+
+    @classmethod
+    def of(cls, frequencies: Mapping[str, int], total: int) -> Weights:
+        """Weights from document frequencies counted elsewhere (``total``
+        texts): the same as counting them here, for the terms given."""
+        weights = cls.__new__(cls)
+        weights._count(Counter(frequencies), total)
+        return weights
+
+    def _count(self, counts: Counter[str], total: int) -> None:
         self.total = max(total, 1)
         self.df = counts
         self.common = (
