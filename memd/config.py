@@ -51,7 +51,7 @@ class Config:
     """The typed settings of a vault (built from the registry in settings.py)."""
 
     buffer_tokens: int = _default("consolidate.buffer_tokens")
-    buffer_age: timedelta = timedelta(seconds=_default("consolidate.buffer_age"))
+    buffer_age: timedelta = _default("consolidate.buffer_age")  # noqa: RUF009 - an immutable value
     split_tokens: int = _default("consolidate.split_tokens")
     merge_tokens: int = _default("consolidate.merge_tokens")
     git_author: str = _default("git.author")
@@ -59,6 +59,8 @@ class Config:
     engine: str = _default(ENGINE.key)
     embedding: str = _default("index.embedding")  # sentence-embedding model of the search index, or "none"
     llm: LLMSettings = field(default_factory=LLMSettings)
+    sync_remote: str | None = _default("sync.remote")  # the daemon syncs only when this is set
+    sync_interval: timedelta = _default("sync.interval")  # noqa: RUF009 - an immutable value
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
@@ -94,8 +96,6 @@ def parse_config(text: str, path: Path, env: Mapping[str, str] | None = None) ->
     for spec in SETTINGS:
         value = values[spec.key]
         owner, _, attr = spec.attr.rpartition(".")
-        if attr == "buffer_age":
-            value = timedelta(seconds=value)
         (nested.setdefault(owner, {}) if owner else top)[attr] = value
     return Config(**top, llm=LLMSettings(**nested.get("llm", {})), raw=raw)
 

@@ -211,23 +211,27 @@ def vault_specs(vault: Vault) -> list[str]:
 _SEQ_VALUE = re.compile(r"<seq=([0-9+\-]+)")
 
 
-def _machine(vault: Vault) -> str:
-    """The email memd's own commits carry (from the configured author)."""
-    match = _AUTHOR.match(vault.config.git_author)
-    return match.group("email") if match else "memd@localhost"
-
-
-def seqs_by_commit(vault: Vault, after: str | None = None) -> list[tuple[str, set[int], bool]]:
-    """(sha, seqs present, made by a person) for each commit, oldest first
+def seqs_by_commit(vault: Vault, after: str | None = None) -> list[tuple[str, list[str], set[int], bool]]:
+    """(sha, parents, seqs present, made by a person) for each commit that
+    changed CURRENT.md or topics, and every merge, parents before children
     (only those after commit ``after`` when given)."""
-    machine = _machine(vault)
+    machine = machine_email(vault)
     span = [f"{after}..HEAD"] if after else []
-    listing = git(vault, "log", "--reverse", "--format=%H %ae", *span, "--", "CURRENT.md", "topics")
+    listing = git(
+        vault, "log", "--full-history", "--parents", "--topo-order", "--reverse", "--format=%H%x1f%P%x1f%ae",
+        *span, "--", "CURRENT.md", "topics",
+    )
     history = []
     for line in listing.stdout.splitlines():
-        sha, _, email = line.partition(" ")
-        history.append((sha, seqs_at(vault, sha), email != machine))
+        sha, parents, email = [*line.split("\x1f"), "", ""][:3]
+        history.append((sha, parents.split(), seqs_at(vault, sha), email != machine))
     return history
+
+
+def machine_email(vault: Vault) -> str:
+    """The email of memd's own commits (anything else was made by a person)."""
+    match = _AUTHOR.match(vault.config.git_author)
+    return match.group("email") if match else "memd@localhost"
 
 
 def removed_by_person(vault: Vault) -> set[int]:
@@ -235,7 +239,7 @@ def removed_by_person(vault: Vault) -> set[int]:
     (``Memd-Removed`` trailers; only commits not made by memd count)."""
     from .signature import SeqSet
 
-    machine = _machine(vault)
+    machine = machine_email(vault)
     listing = git(vault, "log", "--format=%ae%x1f%b%x1e", "--grep=^Memd-Removed:", "--", "CURRENT.md")
     found: set[int] = set()
     for record in listing.stdout.split("\x1e"):
@@ -254,7 +258,7 @@ def removed_by_person(vault: Vault) -> set[int]:
 def removed_in_own_commits(vault: Vault, seqs: set[int], since: str) -> set[int]:
     """Which of ``seqs`` a person removed in a commit they made themselves
     (not one memd made for them) since ``since`` (an ISO time)."""
-    machine = _machine(vault)
+    machine = machine_email(vault)
     listing = git(vault, "log", f"--since={since}", "--format=%H%x1f%ae%x1f%B%x1e", "--", "CURRENT.md", "topics")
     found: set[int] = set()
     for record in listing.stdout.split("\x1e"):

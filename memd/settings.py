@@ -23,7 +23,7 @@ class SettingSpec:
 
     table: str
     name: str
-    kind: str  # "int" (positive), "count" (0 or more), "duration", "str", "choice"
+    kind: str  # "int" (positive), "count" (0 or more), "duration" (seconds), "interval" (a timedelta), "str", "choice"
     default: str | int | None
     help: str = ""
     env: str | None = None
@@ -54,11 +54,12 @@ class SettingSpec:
                 what = "a positive integer" if self.kind == "int" else "a whole number, 0 or more"
                 raise FormatError(f"{self.key} must be {what}, got {value!r}")
             return value
-        if self.kind == "duration":
+        if self.kind in ("duration", "interval"):
             try:
-                return parse_duration(value).total_seconds()
+                delta = parse_duration(value)
             except (FormatError, ValueError, TypeError) as err:
                 raise FormatError(f"{self.key}: {err}") from None
+            return delta if self.kind == "interval" else delta.total_seconds()
         if self.kind == "choice":
             if value not in self.choices:
                 raise FormatError(f"{self.key} must be {' or '.join(self.choices)}, got {value!r}")
@@ -77,7 +78,7 @@ ENGINE = SettingSpec(
 SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("consolidate", "buffer_tokens", "int", 5000, "consolidate when CURRENT.md holds this many tokens",
                 attr="buffer_tokens"),
-    SettingSpec("consolidate", "buffer_age", "duration", "1h", "... or when its oldest entry is this old",
+    SettingSpec("consolidate", "buffer_age", "interval", "1h", "... or when its oldest entry is this old",
                 attr="buffer_age"),
     SettingSpec("consolidate", "split_tokens", "int", 5000, "split a topic that grows past this many tokens",
                 attr="split_tokens"),
@@ -111,11 +112,18 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("llm", "breaker_cooldown", "duration", "5m", "... for this long", attr="llm.breaker_cooldown"),
     SettingSpec("llm", "gating", "choice", "recurrence", "recurrence: the model judges only what the offline "
                 "rules cannot settle; off: every step", attr="llm.gating", choices=("recurrence", "off")),
+    SettingSpec("sync", "remote", "str", None, "the daemon syncs with this git remote (`memd sync` defaults to origin)",
+                attr="sync_remote", shown="example", example="origin"),
+    SettingSpec("sync", "interval", "interval", "5m", "how often, and right after each consolidation",
+                attr="sync_interval"),
 )
 
 HEADER = "# memd settings for this vault (committed with it). Durations: 90s, 15m, 1h, 2d.\n"
 # Said once above a table in the default config.toml.
 TABLE_NOTES = {
+    "sync": "# One memory on several machines: `memd sync` pushes and pulls through a git\n"
+    "# remote; with `remote` set, the daemon syncs every `interval` and after each\n"
+    "# consolidation (backing off while the remote is unreachable).\n",
     "llm": "# A language model makes consolidation and `memd ask` better; without one the\n"
     "# offline engine does everything. Any OpenAI-compatible endpoint works.\n",
 }

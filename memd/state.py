@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from .atomic import atomic_write
 from .vault import Vault
@@ -27,24 +28,62 @@ class State:
     epoch: int = 0  # consolidations completed in this vault
     last_consolidation: str | None = None
     buffer_since: str | None = None  # when the buffer last went from empty to non-empty
+    # Next seq of each registered device's space, by device index (ARCHITECTURE.md §7);
+    # ``next_seq`` stays the counter of space 0, the only one a never-synced vault uses.
+    spaces: dict[str, int] = field(default_factory=dict)
+
+    def next_in(self, space: int) -> int:
+        from .sync.device import bounds
+
+        if space == 0:
+            return self.next_seq
+        return max(self.spaces.get(str(space), 0), bounds(space).start)
+
+    def advanced(self, space: int, stop: int) -> State:
+        """The state with space ``space``'s counter moved on to at least ``stop``."""
+        if space == 0:
+            return replace(self, next_seq=max(self.next_seq, stop))
+        return replace(self, spaces={**self.spaces, str(space): max(self.next_in(space), stop)})
 
 
 def read_state(vault: Vault) -> tuple[State, str | None]:
     """The stored state and, when it is unusable, why (then defaults are used)."""
     try:
-        raw = json.loads(vault.state_path.read_text(encoding="utf-8"))
+        text = vault.state_path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return State(), "state.json is missing"
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+    except (OSError, UnicodeDecodeError) as err:
+        return State(), f"state.json is unreadable ({err})"
+    return parse_state(text)
+
+
+def parse_state(text: str) -> tuple[State, str | None]:
+    """``read_state`` for a text (from git, say)."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
         return State(), f"state.json is unreadable ({err})"
     if not isinstance(raw, dict) or not isinstance(raw.get("next_seq"), int) or raw["next_seq"] < 1:
         return State(), "state.json has no valid next_seq"
     known = {k: raw[k] for k in State.__dataclass_fields__ if k in raw}
+    spaces = known.pop("spaces", {})
+    if isinstance(spaces, dict):
+        known["spaces"] = {str(k): v for k, v in spaces.items() if isinstance(v, int) and str(k).isdigit()}
     return State(**known), None
 
 
+def advance_past(state: State, reserved: range) -> State:
+    """The state with the counter of the space ``reserved`` came from moved past it."""
+    from .sync.device import space_of
+
+    return state.advanced(space_of(reserved.start), reserved.stop) if reserved else state
+
+
 def render_state(state: State) -> str:
-    return json.dumps(asdict(state), indent=2, sort_keys=True) + "\n"
+    data = asdict(state)
+    if not data["spaces"]:
+        del data["spaces"]  # a vault that was never synced keeps the exact file it always had
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
 def write_state(vault: Vault, state: State) -> None:
@@ -75,8 +114,9 @@ def seqs_in_files(paths: list[Path]) -> set[int]:
     return found
 
 
-def highest_seq_in(paths: list[Path]) -> int:
-    """The highest seq named in any signature in these files (0 if none)."""
+def highest_seq_in(paths: list[Path], within: range | None = None) -> int:
+    """The highest seq named in any signature in these files (0 if none),
+    counting only seqs ``within`` a device's space when given."""
     best = 0
     for path in paths:
         try:
@@ -84,14 +124,19 @@ def highest_seq_in(paths: list[Path]) -> int:
         except OSError:
             continue
         for match in _SEQ_VALUE.finditer(data):
-            numbers = _NUMBER.findall(match.group(1))
+            numbers = [int(n) for n in _NUMBER.findall(match.group(1))]
+            if within is not None:
+                numbers = [n for n in numbers if n in within]
             if numbers:
-                best = max(best, max(int(n) for n in numbers))
+                best = max(best, max(numbers))
     return best
 
 
 def highest_seq(vault: Vault) -> int:
-    return highest_seq_in(vault.entry_files())
+    """The highest seq of space 0 (all of them in a vault that was never synced)."""
+    from .sync.device import bounds
+
+    return highest_seq_in(vault.entry_files(), bounds(0))
 
 
 def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: str | None = None) -> range:
@@ -105,10 +150,20 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     its size and mtime, so only files that changed since are read again. The
     counter is saved before the caller writes any entry, so a crash in
     between leaves a gap, never a reused seq.
+
+    Seqs come from this clone's device space (ARCHITECTURE.md §7): space 0
+    in a vault that was never synced, so such a vault allocates exactly as
+    it always did.
     """
+    from .sync.device import allocation_space, bounds
+
     state, problem = read_state(vault)
     cache = _load_cache(vault) if problem is None else None
-    mark, files = cache if cache is not None else (0, {})
+    space, device = allocation_space(vault, cache[2] if cache is not None else None)
+    if cache is not None and cache[3] != space:
+        cache = None  # the cached highs were counted in another space
+    mark, files = (cache[0], cache[1]) if cache is not None else (0, {})
+    within = bounds(space)
     highest, fresh = 0, {}
     for path in vault.entry_files():
         rel = vault.rel_of(path)
@@ -120,29 +175,44 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
         if known is not None and known[0] == stat.st_mtime_ns and known[1] == stat.st_size:
             high = known[2]
         else:
-            high = highest_seq_in([path])
+            high = highest_seq_in([path], within)
         fresh[rel] = (stat.st_mtime_ns, stat.st_size, high)
         highest = max(highest, high)
-    start = max(state.next_seq, mark + 1, highest + 1)
-    updated = replace(state, next_seq=start + count)
+    start = max(state.next_in(space), mark + 1, highest + 1, within.start)
+    if start + count > within.stop:
+        from .errors import VaultError
+
+        raise VaultError(f"seq range {space} is full ({within.stop - within.start} seqs); no entry was written")
+    updated = state.advanced(space, start + count)
     if buffer_was_empty and at is not None:
         updated = replace(updated, buffer_since=at)
     write_state(vault, updated)
-    _save_cache(vault, start + count - 1, fresh)
+    _save_cache(vault, start + count - 1, fresh, device, space)
     return range(start, start + count)
 
 
 _CACHE = "seq.local"
 
 
-def _load_cache(vault: Vault) -> tuple[int, dict[str, tuple[int, int, int]]] | None:
+def _load_cache(vault: Vault) -> tuple[int, dict[str, tuple[int, int, int]], Any, int] | None:
+    """(mark, per-file highs, device record, space the highs were counted in)."""
     try:
         raw = json.loads((vault.meta_dir / _CACHE).read_text(encoding="utf-8"))
         files = {str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in raw["files"].items()}
-        return int(raw["mark"]), files
+        return int(raw["mark"]), files, raw.get("device"), int(raw.get("space", 0))
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
 
 
-def _save_cache(vault: Vault, mark: int, files: dict[str, tuple[int, int, int]]) -> None:
-    atomic_write(vault.meta_dir / _CACHE, json.dumps({"mark": mark, "files": files}, separators=(",", ":")))
+def _save_cache(
+    vault: Vault, mark: int, files: dict[str, tuple[int, int, int]], device: dict[str, Any], space: int
+) -> None:
+    record: dict[str, Any] = {"mark": mark, "files": files}
+    if space or device:
+        record.update(space=space, device=device)
+    atomic_write(vault.meta_dir / _CACHE, json.dumps(record, separators=(",", ":")))
+
+
+def forget_cache(vault: Vault) -> None:
+    """Drop the machine-local cache (this clone's device space changed). Call under the vault lock."""
+    (vault.meta_dir / _CACHE).unlink(missing_ok=True)

@@ -247,6 +247,7 @@ def test_entries_without_time_and_in_other_languages(memd: Memd) -> None:
         assert path.stem.replace("-", "").isalnum() and path.stem.isascii()
 
 
+@pytest.mark.slow
 def test_a_big_buffer_is_consolidated_in_bounded_batches(memd: Memd) -> None:
     memd.vault.config_path.write_text("[consolidate]\nbuffer_tokens = 5000\nsplit_tokens = 5000\n")
     memd("add", "\n".join(varied_notes(5200)))

@@ -10,6 +10,8 @@ import subprocess
 import time
 from collections.abc import Callable
 
+import pytest
+
 from memd.daemon.status import read_status, running_pid
 from memd.vault import Vault
 
@@ -43,6 +45,7 @@ def hand_edit_committed(vault: Vault, rel: str) -> bool:
     return any(s.startswith("edit:") and rel in s for s in log(vault).splitlines())
 
 
+@pytest.mark.slow
 def test_the_daemon_keeps_a_vault_alive_and_stops_cleanly(vault: Vault, memd: Memd) -> None:
     vault.config_path.write_text('[consolidate]\nbuffer_tokens = 40\nbuffer_age = "1h"\n')
     started = memd("daemon", "start", "--quiet", "0.5").output  # `memd daemon run` in the background

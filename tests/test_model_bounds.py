@@ -8,6 +8,8 @@ import json
 import socket
 from pathlib import Path
 
+import pytest
+
 from memd.consolidation.verify import verify_vault
 from memd.daemon.status import endpoint_health
 from memd.engine.client import prompt_size
@@ -47,6 +49,7 @@ def closed_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_a_hanging_endpoint_costs_at_most_two_timeouts_per_consolidation(memd: Memd, vault: Vault) -> None:
     with ScriptedModel() as server:
         for step in STEPS:

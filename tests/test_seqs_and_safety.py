@@ -32,6 +32,7 @@ def test_a_thousand_adds_give_unique_contiguous_seqs(memd: Memd) -> None:
     assert read_state(memd.vault)[0].next_seq == 1001
 
 
+@pytest.mark.slow
 def test_concurrent_adds_from_four_processes_lose_nothing(vault: Vault) -> None:
     worker = textwrap.dedent(
         """

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from ..review.life import Life
     from ..review.undo import UndoOutcome
     from ..setup import InitResult
+    from ..sync.clone import Cloned
+    from ..sync.report import SyncReport
 
 Warn = Callable[[str], None]
 Progress = Callable[[int, int], None]
@@ -72,13 +74,17 @@ class Memory:
         return init_vault(Path(path).expanduser())
 
     def recover(self) -> str | None:
-        """Finish or undo an interrupted consolidation; says what it did, if anything."""
+        """Finish or undo an interrupted consolidation or sync; says what it did, if anything."""
         from ..consolidation import recover
         from ..consolidation.journal import pending
+        from ..sync import apply as sync_journal
 
-        if not pending(self.vault):
-            return None
-        note = recover(self.vault)
+        notes = []
+        if sync_journal.pending(self.vault):
+            notes.append(sync_journal.recover(self.vault))
+        if pending(self.vault):
+            notes.append(recover(self.vault))
+        note = "; ".join(n for n in notes if n) or None
         if note:
             self._warn(note)
         return note
@@ -161,6 +167,24 @@ class Memory:
             with self.vault.locked():
                 acks.settle(self.vault, wiped.removed)
         return sha
+
+    # -- several machines ---------------------------------------------------------
+    def sync(self, remote: str | None = None) -> SyncReport:
+        """Commit what is pending, merge the remote's history, push (ARCHITECTURE.md §7).
+
+        Raises ``SyncConflict`` (with its report) when a person must decide;
+        nothing in the working tree is changed then."""
+        from ..sync.flow import sync
+
+        self.recover()
+        return sync(self.vault, remote)
+
+    @staticmethod
+    def init_from(url: str, path: str | os.PathLike[str]) -> Cloned:
+        """Clone the vault at ``url`` onto this machine and register it as a device."""
+        from ..sync.clone import clone_vault
+
+        return clone_vault(url, Path(path).expanduser())
 
     # -- reading ----------------------------------------------------------------
     def search(
@@ -285,16 +309,17 @@ class Memory:
             age_threshold_seconds=buffer.age_threshold_seconds,
             due=buffer.due_reason,
         )
+        sync = sync_facts(self.vault)
         return Status(
             vault=str(self.vault.root),
             engine=describe(self.vault.config),
             buffer=facts,
             topics=len(self.vault.topic_files()),
-            next_seq=state.next_seq,
+            next_seq=state.next_in(sync["device"]["index"]),
             consolidations=state.epoch,
             last_consolidation=state.last_consolidation,
             state_problem=problem,
-            extra={"uncommitted": owed_commit(self.vault), "endpoint": endpoint_health(self.vault)},
+            extra={"uncommitted": owed_commit(self.vault), "endpoint": endpoint_health(self.vault), "sync": sync},
         )
 
     def verify(self, *, full: bool = False) -> Report:
@@ -321,6 +346,13 @@ def age_text(seconds: float | None) -> str:
     from ..timeutil import format_duration
 
     return format_duration(timedelta(seconds=seconds)) if seconds is not None else "-"
+
+
+def sync_facts(vault: Vault) -> dict[str, Any]:
+    """This clone's device and how far it is ahead of / behind its remote (as of the last fetch)."""
+    from ..sync.status import sync_facts as facts
+
+    return facts(vault, vault.config.sync_remote)
 
 
 def owed_commit(vault: Vault) -> str | None:

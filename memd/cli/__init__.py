@@ -54,6 +54,7 @@ COMMANDS: dict[str, str] = {
     "config": "settings:config",
     "daemon": "daemon:daemon",
     "ingest": "ingest:ingest",
+    "sync": "sync:sync",
 }
 
 

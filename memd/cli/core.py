@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,18 +15,25 @@ _RESERVED_KEYS = {"seq", "time", "source", "src"}
 
 @click.command()
 @click.argument("path", required=False, default=".", type=click.Path(path_type=Path))
+@click.option("--from", "url", metavar="URL", help="Clone the vault at URL and register this machine as a device.")
 @json_option
-def init(path: Path, as_json: bool) -> None:
+def init(path: Path, url: str | None, as_json: bool) -> None:
     """Create a vault at PATH (default: here); existing files are kept.
 
     Runs `git init` too unless PATH is already inside a git repository.
+    With --from, clones an existing vault from a git remote instead and
+    registers this machine as one of its devices (see `memd sync`).
 
     \b
-    Example:
+    Examples:
         memd init ~/memory
+        memd init ~/memory --from git@example.com:me/memory.git
     """
     from ..app import Memory
 
+    if url is not None:
+        _init_from(url, path, as_json)
+        return
     result = Memory.init(path)
     if as_json:
         emit_json(
@@ -40,6 +48,20 @@ def init(path: Path, as_json: bool) -> None:
         click.echo(f"  + {name}")
     if result.git_initialised:
         click.echo("  + git repository")
+
+
+def _init_from(url: str, path: Path, as_json: bool) -> None:
+    from ..app import Memory
+
+    cloned = Memory.init_from(url, path)
+    if as_json:
+        emit_json(cloned.to_json())
+        return
+    device = cloned.report.device or {}
+    what = "created a new vault at" if cloned.created else "cloned the vault into"
+    click.echo(f"{what} {cloned.vault.root} (remote origin: {url})")
+    if device.get("registered"):
+        click.echo(f"  this machine is device {device.get('name')} #{device['index']}: seqs from {device['first_seq']}")
 
 
 @click.command()
@@ -172,6 +194,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"buffer      {buffer.entries} entries, {tokens}, {age}: {due}")
     click.echo(f"topics      {facts.topics}")
     click.echo(f"next seq    {facts.next_seq}")
+    _sync_lines(facts.extra.get("sync") or {})
     click.echo(f"consolidated {facts.consolidations} times, last {facts.last_consolidation or 'never'}")
     endpoint = facts.extra.get("endpoint")
     if endpoint:
@@ -180,6 +203,20 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"warning: {facts.state_problem}", err=True)
     if facts.extra.get("uncommitted"):
         click.echo(f"warning: not committed yet: {facts.extra['uncommitted']} (memd retries on its next run)", err=True)
+
+
+def _sync_lines(sync: dict[str, Any]) -> None:
+    device = sync.get("device") or {}
+    if device.get("registered"):
+        click.echo(f"device      {device.get('name')} #{device['index']} (seqs from {device['first_seq']})")
+    elif device.get("devices"):
+        click.echo("device      not registered yet: run `memd sync` (seqs come from the shared range until then)")
+    if sync.get("remote"):
+        if sync.get("ahead") is None:
+            click.echo(f"remote      {sync['remote']}: never fetched (run `memd sync`)")
+        else:
+            where = f"{sync['ahead']} ahead, {sync['behind']} behind"
+            click.echo(f"remote      {sync['remote']}: {where} (as of the last sync)")
 
 
 @click.command()

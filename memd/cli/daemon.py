@@ -105,7 +105,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo("daemon: not running" + (f" (last stopped {data['updated']})" if data.get("updated") else ""))
     else:
         click.echo(f"daemon: running (pid {pid}, {data.get('watching') or '?'}, since {data.get('started', '?')})")
-    for key in ("last_event", "last_ingest", "last_consolidation", "last_commit", "last_error"):
+    for key in ("last_event", "last_ingest", "last_consolidation", "last_commit", "last_sync", "last_error"):
         value = data.get(key)
         if value:
             details = ", ".join(f"{k}={v}" for k, v in value.items() if k != "time" and v not in (None, []))

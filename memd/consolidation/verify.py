@@ -76,6 +76,7 @@ class Report:
     commits_checked: int
     buffered: int = 0  # acknowledged seqs not yet in any commit, all accounted for
     uncommitted: str | None = None  # a consolidation whose files are written but not committed
+    devices: tuple[dict[str, Any], ...] = ()  # live seqs per device space (ARCHITECTURE.md §7)
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "ok": not self.problems}
@@ -135,10 +136,14 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
             f"acknowledged seqs {_span(missing)} are in no file and no commit removed them "
             "(deleted without a commit: memd puts them back on its next consolidation, or use `memd forget`)"
         )
+    devices, stray = _by_device(vault, set(live))
+    if stray:
+        problems.append(f"seqs {_span(stray)} belong to no registered device (.memd/devices.json)")
     record = owed(vault)
     uncommitted = record[0].splitlines()[0] if record else None
     return Report(
-        len(live), len(superseded), len(deleted_by_hand), tuple(problems), commits, len(buffered), uncommitted
+        len(live), len(superseded), len(deleted_by_hand), tuple(problems), commits, len(buffered), uncommitted,
+        devices,
     )
 
 
@@ -155,7 +160,7 @@ CHECKPOINT = "verify.json"
 
 
 def _walk(vault: Vault, full: bool) -> _Walk:
-    from ..history import head, is_ancestor, seqs_by_commit
+    from ..history import head, is_ancestor, seqs_at, seqs_by_commit
 
     start = None if full else _load(vault)
     tip = head(vault)
@@ -165,8 +170,13 @@ def _walk(vault: Vault, full: bool) -> _Walk:
     deleted = set(start.deleted) if start else set()
     vanished = list(start.vanished) if start else []
     history = seqs_by_commit(vault, start.head if start else None)
-    for commit, seqs, by_hand in history:
-        dropped = previous - seqs
+    held: dict[str, set[int]] = {start.head: previous} if start and start.head else {}
+    for commit, parents, seqs, by_hand in history:
+        # A merge (two devices' histories joined) is compared with all its parents at once;
+        # a parent from before the checkpoint is read from git.
+        before = set().union(*(held[p] if p in held else seqs_at(vault, p) for p in parents)) if parents else set()
+        held[commit] = seqs
+        dropped = before - seqs
         if by_hand:
             deleted |= dropped
         elif dropped:
@@ -201,3 +211,25 @@ def _save(vault: Vault, walk: _Walk) -> None:
     }
     with contextlib.suppress(MemdError):  # a checkpoint is only a shortcut; the next verify walks again
         atomic_write(vault.meta_dir / CHECKPOINT, json.dumps(data))
+
+
+def _by_device(vault: Vault, live: set[int]) -> tuple[tuple[dict[str, Any], ...], set[int]]:
+    """Live seqs per device space, and those in a space no registered device owns."""
+    from ..sync.device import read_registry, space_of
+
+    try:
+        names = {d.index: d.name for d in read_registry(vault).devices}
+    except FormatError:
+        names = {}
+    spaces: dict[int, list[int]] = {}
+    for seq in live:
+        spaces.setdefault(space_of(seq), []).append(seq)
+    if set(spaces) == {0} and not names:
+        return (), set()  # a vault that was never synced
+    devices = tuple(
+        {"index": index, "name": names.get(index, "shared" if index == 0 else None), "live": len(seqs),
+         "highest": max(seqs)}
+        for index, seqs in sorted(spaces.items())
+    )
+    stray = {seq for index, seqs in spaces.items() if index and index not in names for seq in seqs}
+    return devices, stray

@@ -14,6 +14,10 @@ watchdog events and calls ``run_due`` from the main thread.
   new content's hash, so the event that write causes finds nothing new.
 - An inbox file is ingested once its size and mtime stood still for a
   debounce period; then the buffer is checked against its thresholds.
+- With ``[sync] remote`` set, the vault is synced every ``[sync] interval``
+  and right after each consolidation; while the remote cannot be reached the
+  wait doubles (up to an hour), and local work goes on as ever: sync holds
+  no lock while it talks to the network.
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ from functools import partial
 from pathlib import Path
 
 from ..app import Memory
+from ..errors import MemdError
 from ..vault import Vault
 from .status import StatusBook
 from .watch import DOCUMENT_KINDS, Debouncer, classify
 
 Clock = Callable[[], float]
 Log = Callable[[str], None]
+MAX_SYNC_BACKOFF = 3600.0  # seconds between tries while the remote stays unreachable
 
 
 def file_hash(path: Path) -> str | None:
@@ -68,6 +74,8 @@ class Handler:
         self.next_check = clock()
         self.next_rescan = clock() + rescan_every
         self.consolidate_after = 0.0  # back-off after a failed consolidation
+        self.next_sync = clock()  # when the vault syncs with its remote next ([sync] remote)
+        self.sync_failures = 0
         self.book = book or StatusBook(vault)
         self.log = log or (lambda message: None)
 
@@ -97,6 +105,8 @@ class Handler:
 
     def next_deadline(self) -> float:
         deadlines = [self.next_check, self.next_rescan]
+        if self._sync_remote() is not None:
+            deadlines.append(self.next_sync)
         deadlines += [d for d in (self.changes.next_deadline(), self.settling.next_deadline()) if d is not None]
         return min(deadlines)
 
@@ -143,7 +153,42 @@ class Handler:
             self.next_check = self.clock() + self.check_every
             if self._guard("consolidating", self._maybe_consolidate):
                 done += 1
+        if self._sync_remote() is not None and self.clock() >= self.next_sync:
+            self._guard("syncing", self._sync_with_remote)
+            done += 1
         return done
+
+    def _sync_remote(self) -> str | None:
+        try:
+            return self.vault.config.sync_remote
+        except MemdError:
+            return None  # a broken config file is reported where it is used
+
+    def _sync_with_remote(self) -> None:
+        """One ``memd sync``; a failure (offline, a conflict for the person) doubles the wait."""
+        remote = self._sync_remote()
+        interval = self.vault.config.sync_interval.total_seconds()
+        self.next_sync = self.clock() + interval  # even if something unforeseen goes wrong below
+        try:
+            report = self.memory.sync(remote)
+        except MemdError as err:
+            self.sync_failures += 1
+            wait = min(interval * 2**self.sync_failures, max(interval, MAX_SYNC_BACKOFF))
+            self.next_sync = self.clock() + wait
+            self.book.record("last_sync", ok=False, remote=remote, error=str(err).splitlines()[0],
+                             retry_in=round(wait))
+            self.log(f"sync with {remote} failed ({str(err).splitlines()[0]}); next try in {wait:g}s")
+            return
+        self.sync_failures = 0
+        self.next_sync = self.clock() + interval
+        if report.pulled:
+            for rel in self._documents():
+                self._remember(rel)
+            self._sync()
+        self.book.record("last_sync", ok=True, remote=remote, pulled=report.pulled, pushed=report.pushed,
+                         received=report.received, resolved=len(report.resolved), commit=report.head)
+        if report.pulled or report.pushed:
+            self.log(f"synced with {remote}: pulled {report.pulled}, pushed {report.pushed} commit(s)")
 
     def rescan(self) -> None:
         """Find changes no event told us about (a lost watch, polling, a
@@ -242,6 +287,8 @@ class Handler:
         for warning in outcome.warnings:
             self.book.note(warning)
         self.log(f"consolidated {outcome.entries} entries ({outcome.trigger})")
+        if self._sync_remote() is not None and self.sync_failures == 0:
+            self.next_sync = self.clock()  # share the new topics at once
         return True
 
     # -- helpers ----------------------------------------------------------------

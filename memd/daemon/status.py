@@ -7,6 +7,7 @@ pid. ``.memd/daemon.json`` says what the daemon is doing::
     {"pid": 4242, "state": "running", "ready": true, "watching": "inotify",
      "started": "...", "updated": "...", "last_event": {"time", "path"},
      "last_ingest": {...}, "last_consolidation": {...}, "last_commit": {...},
+     "last_sync": {"time", "ok", "remote", "pulled", "pushed", ...},
      "errors": 0, "last_error": null, "invalid_files": {"topics/x.md": ["..."]},
      "notes": ["inotify watch limit reached ..."]}
 
@@ -134,6 +135,7 @@ class StatusBook:
             "last_ingest": None,
             "last_consolidation": None,
             "last_commit": None,
+            "last_sync": None,
             "errors": 0,
             "last_error": None,
             "invalid_files": {},

@@ -1,0 +1,14 @@
+"""One memory on several machines, synchronised through a git remote (ARCHITECTURE.md §7).
+
+- ``device.py``: device ids and their seq ranges (``.memd/devices.json``);
+- ``diff3.py``, ``merge.py``, ``frontmatter.py``: the three-way merge of
+  memd's own documents, entry by entry; ``files.py``: state, registry, the rest;
+- ``gitops.py``: fetch, push, trees, blobs and commits through git's plumbing;
+- ``integrate.py``: a fast-forward or a merge commit, planned on objects;
+- ``apply.py``: writing it into the working tree, journaled;
+- ``flow.py``: ``memd sync`` from start to end (``report.py``: what it did);
+- ``clone.py``: ``memd init --from``; ``status.py``: what ``memd status`` shows.
+
+This package's ``__init__`` imports nothing, so ``memd.state`` can ask
+``device.py`` for a seq range without pulling in the rest of sync.
+"""

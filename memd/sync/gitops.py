@@ -1,0 +1,275 @@
+"""The git that sync needs: the remote, trees and blobs, a merge commit, HEAD.
+
+Everything goes through git's command line. Reading and building happen on
+objects and a private index, never on the person's index or working tree;
+``apply.py`` writes the working tree, and HEAD moves with a compare-and-swap.
+Fetch and push run with a time limit and never ask for a password, so an
+unreachable remote is a clear error, never a hang.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..commits import ZERO, GitError, author_env, git_dir, run_git
+from ..errors import MemdError
+from ..vault import Vault
+
+NETWORK_TIMEOUT = 120.0
+
+
+class SyncError(MemdError):
+    """Sync stopped; the working tree is as it was."""
+
+
+class RemoteUnreachable(SyncError):
+    """Fetch or push could not reach the remote (offline, refused, timed out)."""
+
+
+@dataclass(frozen=True)
+class Remote:
+    name: str
+    branch: str
+
+    @property
+    def tracking(self) -> str:
+        return f"refs/remotes/{self.name}/{self.branch}"
+
+
+def _check(result: subprocess.CompletedProcess[str], what: str) -> str:
+    if result.returncode != 0:
+        raise GitError(f"git {what} failed: {(result.stderr or result.stdout).strip()}")
+    return result.stdout
+
+
+def head(vault: Vault) -> str | None:
+    return run_git(vault, "rev-parse", "--verify", "-q", "HEAD").stdout.strip() or None
+
+
+def current_branch(vault: Vault) -> str:
+    result = run_git(vault, "symbolic-ref", "--short", "-q", "HEAD")
+    if result.returncode != 0 or not result.stdout.strip():
+        raise SyncError("the vault's repository is not on a branch (check one out, e.g. `git switch main`)")
+    return result.stdout.strip()
+
+
+def resolve_remote(vault: Vault, name: str) -> Remote:
+    if run_git(vault, "remote", "get-url", name).returncode != 0:
+        raise SyncError(f"the vault's repository has no remote named {name!r} (add one: git remote add {name} URL)")
+    return Remote(name, current_branch(vault))
+
+
+def toplevel(vault: Vault) -> Path:
+    return Path(_check(run_git(vault, "rev-parse", "--show-toplevel"), "rev-parse").strip())
+
+
+def prefix(vault: Vault) -> str:
+    """The vault's folder inside its repository ("" at the top)."""
+    return run_git(vault, "rev-parse", "--show-prefix").stdout.strip()
+
+
+def _network_env() -> dict[str, str]:
+    env = {"GIT_TERMINAL_PROMPT": "0"}
+    if not os.environ.get("GIT_SSH_COMMAND") and not os.environ.get("GIT_SSH"):
+        env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes -o ConnectTimeout=20"
+    return env
+
+
+def _network(vault: Vault, args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["git", "-C", str(vault.root), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, **_network_env()},
+        )
+    except subprocess.TimeoutExpired:
+        raise RemoteUnreachable(f"git {args[0]} gave no answer in {timeout:g}s; is the remote reachable?") from None
+    except OSError as err:
+        raise GitError(f"git could not run: {err.strerror}") from None
+
+
+def fetch(vault: Vault, remote: Remote, timeout: float = NETWORK_TIMEOUT) -> str | None:
+    """Fetch the remote's branch; its commit, or None when the remote has no such branch yet."""
+    spec = f"+refs/heads/{remote.branch}:{remote.tracking}"
+    result = _network(vault, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote.name, spec], timeout)
+    if result.returncode != 0:
+        message = (result.stderr or result.stdout).strip()
+        if "couldn't find remote ref" in message.lower():
+            return None
+        raise RemoteUnreachable(f"could not fetch from {remote.name}: {_last_line(message)}")
+    return tracking(vault, remote)
+
+
+def tracking(vault: Vault, remote: Remote) -> str | None:
+    """The remote's branch as of the last fetch or push (no network)."""
+    return run_git(vault, "rev-parse", "--verify", "-q", remote.tracking).stdout.strip() or None
+
+
+@dataclass(frozen=True)
+class Pushed:
+    ok: bool
+    rejected: bool  # the remote moved on since the fetch: fetch and merge again
+    message: str
+
+
+def push(vault: Vault, remote: Remote, sha: str, timeout: float = NETWORK_TIMEOUT) -> Pushed:
+    spec = f"{sha}:refs/heads/{remote.branch}"
+    result = _network(vault, ["push", "--porcelain", remote.name, spec], timeout)
+    text = f"{result.stdout}\n{result.stderr}"
+    if result.returncode == 0:
+        run_git(vault, "update-ref", remote.tracking, sha)
+        return Pushed(True, False, "")
+    rejected = "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text
+    return Pushed(False, rejected, _last_line(result.stderr.strip() or result.stdout.strip()))
+
+
+def _last_line(message: str) -> str:
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    interesting = [line for line in lines if line.lower().startswith(("fatal:", "error:", "remote:"))]
+    return (interesting or lines or ["no reason given"])[-1]
+
+
+def is_ancestor(vault: Vault, older: str, newer: str) -> bool:
+    return run_git(vault, "merge-base", "--is-ancestor", older, newer).returncode == 0
+
+
+def merge_base(vault: Vault, a: str, b: str) -> str | None:
+    return run_git(vault, "merge-base", a, b).stdout.strip() or None
+
+
+def count(vault: Vault, spec: str) -> int:
+    out = run_git(vault, "rev-list", "--count", spec).stdout.strip()
+    return int(out) if out.isdigit() else 0
+
+
+def ahead_behind(vault: Vault, local: str, remote: str) -> tuple[int, int]:
+    out = run_git(vault, "rev-list", "--left-right", "--count", f"{local}...{remote}").stdout.split()
+    return (int(out[0]), int(out[1])) if len(out) == 2 else (0, 0)
+
+
+# -- trees and blobs ------------------------------------------------------------------
+
+Blob = tuple[str, str]  # (mode, sha)
+
+
+def tree_files(vault: Vault, commit: str | None) -> dict[str, Blob]:
+    """Every file in ``commit`` by repository-relative path."""
+    if commit is None:
+        return {}
+    out = _check(run_git(vault, "ls-tree", "-r", "-z", "--full-tree", commit), "ls-tree")
+    files = {}
+    for record in out.split("\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition("\t")
+        mode, kind, sha = meta.split()
+        if kind == "blob":
+            files[path] = (mode, sha)
+    return files
+
+
+def read_blobs(vault: Vault, shas: Iterable[str]) -> dict[str, bytes]:
+    wanted = sorted(set(shas))
+    if not wanted:
+        return {}
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(vault.root), "cat-file", "--batch"],
+            input=("\n".join(wanted) + "\n").encode(),
+            capture_output=True,
+        )
+    except OSError as err:
+        raise GitError(f"git could not run: {err.strerror}") from None
+    out, found, at = result.stdout, {}, 0
+    for sha in wanted:
+        end = out.index(b"\n", at)
+        header = out[at:end].decode().split()
+        if len(header) != 3:
+            raise GitError(f"git cat-file could not read {sha}")
+        size = int(header[2])
+        found[sha] = out[end + 1 : end + 1 + size]
+        at = end + 1 + size + 1
+    return found
+
+
+def write_blobs(vault: Vault, contents: Mapping[str, bytes]) -> dict[str, str]:
+    """Store each content as a blob; path -> blob sha."""
+    if not contents:
+        return {}
+    paths = sorted(contents)
+    with tempfile.TemporaryDirectory(prefix="memd-blobs-") as folder:
+        names = []
+        for number, path in enumerate(paths):
+            name = Path(folder) / str(number)
+            name.write_bytes(contents[path])
+            names.append(str(name))
+        try:
+            result = subprocess.run(
+                ["git", "-C", str(vault.root), "hash-object", "-w", "--no-filters", "--stdin-paths"],
+                input="\n".join(names) + "\n",
+                capture_output=True,
+                text=True,
+            )
+        except OSError as err:
+            raise GitError(f"git could not run: {err.strerror}") from None
+    shas = _check(result, "hash-object").split()
+    if len(shas) != len(paths):
+        raise GitError("git hash-object did not store every file")
+    return dict(zip(paths, shas, strict=True))
+
+
+def build_commit(
+    vault: Vault, parent: str, changes: Mapping[str, Blob | None], parents: list[str], message: str, author: str
+) -> str:
+    """A commit of ``parent``'s tree with ``changes`` (path -> blob, None: deleted)."""
+    gdir = git_dir(vault)
+    if gdir is None:
+        raise GitError("the vault is not in a git repository")
+    info = "".join(
+        f"0 {ZERO}\t{path}\n" if blob is None else f"{blob[0]} {blob[1]}\t{path}\n"
+        for path, blob in sorted(changes.items())
+    )
+    with tempfile.NamedTemporaryFile(dir=gdir, prefix="memd-sync-index-") as handle:
+        env = {"GIT_INDEX_FILE": handle.name}
+        top = str(toplevel(vault))
+        _check(_git_at(top, ["read-tree", parent], env), "read-tree")
+        _check(_git_at(top, ["update-index", "--index-info"], env, info), "update-index")
+        tree = _check(_git_at(top, ["write-tree"], env), "write-tree").strip()
+    args = ["commit-tree", tree]
+    for sha in parents:
+        args += ["-p", sha]
+    return _check(_git_at(top, args, author_env(author, vault), message), "commit-tree").strip()
+
+
+def _git_at(
+    top: str, args: list[str], env: Mapping[str, str], stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["git", "-C", top, *args], capture_output=True, text=True, input=stdin, env={**os.environ, **env}
+        )
+    except OSError as err:
+        raise GitError(f"git could not run: {err.strerror}") from None
+
+
+def move_head(vault: Vault, new: str, old: str, message: str) -> bool:
+    """Compare-and-swap HEAD (the branch it names) from ``old`` to ``new``."""
+    return run_git(vault, "update-ref", "-m", message, "HEAD", new, old).returncode == 0
+
+
+def refresh_index(vault: Vault, commit: str, paths: Iterable[str]) -> None:
+    """The person's index learns ``commit``'s blobs for ``paths``, so `git status`
+    shows no phantom change; their other staged work is untouched."""
+    files = tree_files(vault, commit)
+    wanted = sorted(set(paths))
+    if not wanted:
+        return
+    info = "".join(f"{files[p][0]} {files[p][1]}\t{p}\n" if p in files else f"0 {ZERO}\t{p}\n" for p in wanted)
+    _git_at(str(toplevel(vault)), ["update-index", "--index-info"], {}, info)

@@ -1,0 +1,408 @@
+"""The three-way merge of memd's documents (CURRENT.md and topics), by entry.
+
+Two devices change the same vault apart: each appends to CURRENT.md, each
+consolidates (moving entries into topics, folding duplicates, superseding),
+people edit by hand on both. Git merges lines; memd merges entries, in two
+steps (ARCHITECTURE.md §7):
+
+1. **Where each seq lives**, across all documents at once, because entries
+   move between files. For every seq, its place (file and entry) in the merge
+   base, here ("ours") and on the remote ("theirs"): a side that left it
+   alone takes the other's change; when both moved it (two consolidations
+   of the same buffer entries), the remote's place wins, because it was
+   published first and other devices may already hold it; an entry that one
+   side removed and the other changed is kept (merging never deletes words
+   that someone changed). An entry that lost some of its seqs to the other
+   side's placement keeps the rest; one that lost all of them goes.
+2. **Where each line goes**, per file: a three-way diff (``diff3.py``) over
+   tokens that are whole entries (by seq) or lines. Entries inserted at the
+   same place on both sides are both kept (remote's first); lines a person
+   changed differently on both sides are a conflict for the person.
+
+The result is checked before anything is written: every seq that should be
+live is live exactly once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..document import Document, Entry, Frontmatter, parse_document
+from ..errors import FormatError, MemdError
+from ..signature import SeqSet
+from .diff3 import Hunk, diff3
+from .frontmatter import KeyConflict, merge_frontmatter, recount
+
+Place = tuple[str, str]  # (path, entry key)
+Token = tuple[str, str]  # ("E", key) or ("L", the block's lines)
+
+
+class MergeError(MemdError):
+    """The merge would break memd's accounting; nothing was written."""
+
+
+@dataclass(frozen=True)
+class Conflict:
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+@dataclass(frozen=True)
+class DocMerge:
+    files: dict[str, str | None]  # path -> merged text (None: delete), only where it differs from ours
+    resolved: tuple[str, ...]  # what was decided automatically, one line each
+    conflicts: tuple[Conflict, ...]  # what a person must decide
+    received: int  # seqs live in the result that were not live here
+
+
+def key_of(entry: Entry) -> str:
+    assert entry.signature is not None
+    return str(SeqSet.of(entry.signature.seq))
+
+
+def _same(a: Entry | None, b: Entry | None) -> bool:
+    """Equal as memory (signature and words), whatever the indentation."""
+    if a is None or b is None:
+        return a is b
+    assert a.signature is not None and b.signature is not None
+    return a.signature.render() == b.signature.render() and a.full_text == b.full_text
+
+
+@dataclass
+class _Side:
+    """One side's documents, cut into tokens, with where each seq lives."""
+
+    docs: dict[str, Document] = field(default_factory=dict)
+    tokens: dict[str, list[Token]] = field(default_factory=dict)
+    lines: dict[str, list[int]] = field(default_factory=dict)  # first line of each token
+    entries: dict[Place, Entry] = field(default_factory=dict)
+    by_key: dict[str, Place] = field(default_factory=dict)
+    place: dict[int, Place] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, texts: Mapping[str, str]) -> _Side:
+        side = cls()
+        for path in sorted(texts):
+            document = parse_document(texts[path])
+            side.docs[path] = document
+            tokens, starts = [], []
+            for line, block in document.located():
+                starts.append(line)
+                if isinstance(block, Entry) and block.signature is not None:
+                    seqs = set(block.signature.seq)
+                    if not seqs & side.place.keys():
+                        key = key_of(block)
+                        tokens.append(("E", key))
+                        side.entries[(path, key)] = block
+                        side.by_key.setdefault(key, (path, key))
+                        side.place.update({seq: (path, key) for seq in seqs})
+                        continue
+                # Anything else, and a second entry naming a seq already seen, is kept as lines.
+                tokens.append(("L", "\n".join(block.lines())))
+            side.tokens[path] = tokens
+            side.lines[path] = starts
+        return side
+
+    def entry(self, key: str) -> Entry | None:
+        place = self.by_key.get(key)
+        return self.entries.get(place) if place else None
+
+
+def merge_documents(base: Mapping[str, str], ours: Mapping[str, str], theirs: Mapping[str, str]) -> DocMerge:
+    """Merge CURRENT.md and the topics (vault-relative path -> text on each side)."""
+    return _Merge(_Side.read(base), _Side.read(ours), _Side.read(theirs), base, ours, theirs).run()
+
+
+@dataclass
+class _Merge:
+    b: _Side
+    o: _Side
+    t: _Side
+    base_text: Mapping[str, str]
+    ours_text: Mapping[str, str]
+    theirs_text: Mapping[str, str]
+    final: dict[int, Place] = field(default_factory=dict)
+    resolved: list[str] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+
+    def run(self) -> DocMerge:
+        self._place_seqs()
+        slots: dict[Place, set[int]] = {}
+        for seq, place in self.final.items():
+            slots.setdefault(place, set()).add(seq)
+        files: dict[str, str | None] = {}
+        for path in sorted(set(self.ours_text) | set(self.theirs_text)):
+            merged = self._file(path, slots)
+            if merged != self.ours_text.get(path):
+                files[path] = merged
+        if self.conflicts:
+            return DocMerge({}, tuple(self.resolved), tuple(self.conflicts), 0)
+        self._check(files)
+        live_here = set(self.o.place)
+        received = sum(1 for seq in self.final if seq not in live_here)
+        return DocMerge(files, tuple(self.resolved), (), received)
+
+    # -- step 1: where each seq lives --------------------------------------------
+    def _place_seqs(self) -> None:
+        folded: Counter[str] = Counter()
+        for seq in sorted(set(self.b.place) | set(self.o.place) | set(self.t.place)):
+            was, mine, theirs = self.b.place.get(seq), self.o.place.get(seq), self.t.place.get(seq)
+            if was is None and mine is not None and theirs is not None:
+                mine_entry, their_entry = self.o.entries[mine], self.t.entries[theirs]
+                if mine_entry.full_text != their_entry.full_text:
+                    path, _ = mine
+                    message = (
+                        f"seq {seq} was given to two different entries, here ({_clip(mine_entry.full_text)!r}) "
+                        f"and on the remote ({_clip(their_entry.full_text)!r}): this copy assigned seqs before it was "
+                        "a registered device. Remove the signature of the entry here (keep `- ` and the words) "
+                        "so memd gives it a new seq, then sync again"
+                    )
+                    self.conflicts.append(Conflict(path, self._line_of(self.o, mine), message))
+                    continue
+            here, there = self._changed(self.o, mine, was), self._changed(self.t, theirs, was)
+            if not here:
+                place = theirs
+            elif not there or mine == theirs:
+                place = mine
+            elif theirs is None:
+                place = mine
+                self.resolved.append(f"seq {seq}: removed on the remote but changed here; kept")
+            elif mine is None:
+                place = theirs
+                self.resolved.append(f"seq {seq}: removed here but changed on the remote; kept")
+            else:
+                place = theirs
+                folded[f"{mine[0]} -> {theirs[0]}"] += 1
+            if place is not None:
+                self.final[seq] = place
+        for move, count in sorted(folded.items()):
+            self.resolved.append(
+                f"{count} seq(s) consolidated on both devices: kept where the remote put them ({move})"
+            )
+
+    def _changed(self, side: _Side, place: Place | None, was: Place | None) -> bool:
+        """Whether a side moved a seq, or changed the words of the entry holding it."""
+        if place != was:
+            return True
+        return place is not None and was is not None and not _same(side.entries[place], self.b.entries[was])
+
+    def _content(self, key: str, path: str) -> Entry | None:
+        """The entry ``key`` as it will be written in ``path``."""
+        mine, theirs, was = self.o.entry(key), self.t.entry(key), self.b.entry(key)
+        if mine is None or theirs is None:
+            return mine or theirs
+        if _same(mine, theirs):
+            return theirs if self.t.by_key.get(key, ("", ""))[0] == path else mine
+        if was is not None and _same(mine, was):
+            return theirs
+        if was is not None and _same(theirs, was):
+            return mine
+        if was is not None:
+            place = self.o.by_key[key]
+            self.conflicts.append(
+                Conflict(
+                    place[0],
+                    self._line_of(self.o, place),
+                    (
+                        f"the entry <seq={key}> was edited differently here ({_clip(mine.full_text)!r}) and on the "
+                        f"remote ({_clip(theirs.full_text)!r})"
+                    ),
+                )
+            )
+            return mine
+        self.resolved.append(f"entry <seq={key}> was written on both devices; the remote's words kept")
+        return theirs
+
+    # -- step 2: each file's lines ----------------------------------------------------
+    def _file(self, path: str, slots: dict[Place, set[int]]) -> str | None:
+        base, mine, theirs = self.base_text.get(path), self.ours_text.get(path), self.theirs_text.get(path)
+        if mine is None or theirs is None:
+            present = mine if mine is not None else theirs
+            side = self.o if mine is not None else self.t
+            assert present is not None
+            if base is not None and present == base:
+                return None  # deleted on one side, untouched on the other
+            if base is not None:
+                where = "here" if mine is None else "on the remote"
+                self.resolved.append(f"{path}: deleted {where} but changed on the other side; kept the changes")
+            tokens = list(side.tokens[path])
+            front, rebuilt = side.docs[path].frontmatter, False
+        elif mine == theirs or theirs == base:
+            return mine  # what changed in it changed here only (a seq moved out of it would change it)
+        elif mine == base:
+            return theirs
+        else:
+            tokens = self._tokens(path)
+            front, rebuilt = self._frontmatter(path)
+        style = self.o.docs.get(path) or self.t.docs[path]
+        lines, entries = self._substitute(path, tokens, slots)
+        had_entries = any(where == path for where, _ in [*self.o.entries, *self.t.entries])
+        if had_entries and not entries and not _keeps_something(lines, front):
+            self.resolved.append(f"{path}: every entry in it lives elsewhere now; removed the emptied file")
+            return None
+        if rebuilt and front is not None:
+            front = recount(front, lines)
+        document = Document(
+            tuple(_line(text) for text in lines), front, style.final_newline or not lines, style.newline, style.bom
+        )
+        return document.render()
+
+    def _tokens(self, path: str) -> list[Token]:
+        empty: list[Token] = []
+        hunks = diff3(self.b.tokens.get(path, empty), self.o.tokens[path], self.t.tokens[path])
+        out: list[Token] = []
+        for hunk in hunks:
+            if hunk.kind != "conflict":
+                out.extend(hunk.result)
+                continue
+            resolved = _resolve(hunk)
+            if resolved is None:
+                line = self._line_at(path, hunk.at_ours)
+                self.conflicts.append(Conflict(path, line, _describe(hunk)))
+                out.extend(hunk.ours)
+            else:
+                out.extend(resolved)
+        return out
+
+    def _frontmatter(self, path: str) -> tuple[Frontmatter | None, bool]:
+        """The merged frontmatter, and whether it was rebuilt from merged keys."""
+        was = self.b.docs[path].frontmatter if path in self.b.docs else None
+        mine, theirs = self.o.docs[path].frontmatter, self.t.docs[path].frontmatter
+        if mine == theirs or theirs == was:
+            return mine, False
+        if mine == was:
+            return theirs, False
+        if mine is None or theirs is None:
+            self.conflicts.append(Conflict(path, 1, "the frontmatter was removed on one side and changed on the other"))
+            return mine, False
+        try:
+            data = merge_frontmatter(was.data if was is not None else {}, mine.data, theirs.data)
+        except FormatError as err:
+            self.conflicts.append(Conflict(path, 1, f"the frontmatter changed on both sides and does not parse: {err}"))
+            return mine, False
+        except KeyConflict as err:
+            self.conflicts.append(Conflict(path, 1, str(err)))
+            return mine, False
+        return Frontmatter.from_data(data), True
+
+    def _substitute(self, path: str, tokens: list[Token], slots: dict[Place, set[int]]) -> tuple[list[str], int]:
+        """Lines of the file: each entry token replaced by the entry as it ends up
+        here (whole, with fewer seqs, or gone); entries that belong here but have
+        no token (moved here by a merge of placements) are added at the end."""
+        lines: list[str] = []
+        emitted: set[str] = set()
+        entries = 0
+        for kind, value in tokens:
+            if kind == "L":
+                lines.extend(value.split("\n"))
+                continue
+            if value in emitted:
+                continue
+            entry = self._slot(path, value, slots)
+            if entry is not None:
+                emitted.add(value)
+                lines.extend(entry.lines())
+                entries += 1
+        for (where, key), seqs in sorted(slots.items()):
+            if where == path and key not in emitted and seqs:
+                entry = self._slot(path, key, slots)
+                if entry is not None:
+                    lines.extend(entry.lines())
+                    entries += 1
+        return lines, entries
+
+    def _slot(self, path: str, key: str, slots: dict[Place, set[int]]) -> Entry | None:
+        seqs = slots.get((path, key))
+        if not seqs:
+            return None
+        entry = self._content(key, path)
+        if entry is None or entry.signature is None:
+            return None
+        if seqs != set(SeqSet.parse(key)):
+            kept = SeqSet.of(seqs)
+            self.resolved.append(f"{path}: entry <seq={key}> keeps seq {kept}; the rest were placed by the remote")
+            entry = replace(entry, signature=entry.signature.replace(seq=str(kept)))
+        return entry
+
+    # -- helpers --------------------------------------------------------------------
+    def _line_at(self, path: str, index: int) -> int:
+        starts = self.o.lines.get(path, [])
+        return starts[index] if index < len(starts) else (starts[-1] if starts else 1)
+
+    def _line_of(self, side: _Side, place: Place) -> int:
+        path, key = place
+        tokens = side.tokens.get(path, [])
+        index = tokens.index(("E", key)) if ("E", key) in tokens else 0
+        starts = side.lines.get(path, [])
+        return starts[index] if index < len(starts) else 1
+
+    def _check(self, files: dict[str, str | None]) -> None:
+        live: Counter[int] = Counter()
+        for path in set(self.ours_text) | set(files):
+            text = files[path] if path in files else self.ours_text[path]
+            if text is None:
+                continue
+            for located in parse_document(text).signed():
+                live.update(located.entry.signature.seq)  # type: ignore[union-attr]
+        doubled = sorted(seq for seq, count in live.items() if count > 1)
+        missing = sorted(seq for seq in self.final if seq not in live)
+        if doubled or missing:
+            parts = []
+            if doubled:
+                parts.append(f"seqs {SeqSet.of(doubled)} would be in two entries")
+            if missing:
+                parts.append(f"seqs {SeqSet.of(missing)} would be lost")
+            raise MergeError("sync refused, nothing was changed: " + "; ".join(parts))
+
+
+def _resolve(hunk: Hunk[Token]) -> list[Token] | None:
+    """Both sides changed one region. Entries are never a conflict by
+    themselves (where each seq lives was decided already): what matters is
+    whether the lines around them changed on both sides."""
+    lines = [[t for t in part if t[0] == "L"] for part in (hunk.base, hunk.ours, hunk.theirs)]
+    base, mine, theirs = lines
+    if mine == base:
+        frame, extra = list(hunk.theirs), [t for t in hunk.ours if t[0] == "E" and t not in hunk.theirs]
+    elif theirs in (base, mine):
+        frame, extra = list(hunk.ours), [t for t in hunk.theirs if t[0] == "E" and t not in hunk.ours]
+    elif not any(text.strip() for _, text in base):
+        # Both inserted lines at the same place (two new sections, say): keep both, the remote's first.
+        return list(hunk.theirs) + [t for t in hunk.ours if t not in hunk.theirs]
+    else:
+        return None
+    last = max((i for i, t in enumerate(frame) if t[0] == "E"), default=len(frame) - 1)
+    return frame[: last + 1] + extra + frame[last + 1 :]
+
+
+def _describe(hunk: Hunk[Token]) -> str:
+    def text(part: tuple[Token, ...]) -> str:
+        shown = " / ".join(value.split("\n")[0] for kind, value in part if kind == "L" and value.strip())
+        return _clip(shown or "(removed)")
+
+    return f"changed differently here ({text(hunk.ours)!r}) and on the remote ({text(hunk.theirs)!r})"
+
+
+def _clip(text: str, width: int = 60) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _line(text: str) -> Any:
+    from ..document import Line
+
+    return Line(text)
+
+
+def _keeps_something(lines: list[str], front: Frontmatter | None) -> bool:
+    """Whether a file with no entries left still holds words (prose, notes) or
+    supersession records that must not vanish with it."""
+    if front is not None and "supersedes seq" in front.raw:
+        return True
+    return any(line.strip() and not line.lstrip().startswith("#") for line in lines)

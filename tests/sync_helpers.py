@@ -1,0 +1,92 @@
+"""Devices of one vault on local disk: a bare repository as the remote, clones as machines."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from memd.cli import main
+from memd.document import parse_document
+from memd.setup import init_vault
+from memd.vault import Vault
+
+from .conftest import Memd
+
+
+def git(path: Path, *args: str) -> str:
+    result = subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True)
+    assert result.returncode == 0, f"git {' '.join(args)}: {result.stderr}"
+    return result.stdout
+
+
+def bare_remote(tmp_path: Path) -> Path:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    return remote
+
+
+def first_device(tmp_path: Path, remote: Path, name: str = "laptop") -> Memd:
+    """A vault created here, then shared through ``remote`` with its first sync."""
+    vault = init_vault(tmp_path / name).vault
+    git(vault.root, "remote", "add", "origin", str(remote))
+    memd = Memd(vault)
+    memd("sync")
+    return memd
+
+
+def clone_device(tmp_path: Path, remote: Path, name: str) -> Memd:
+    """`memd init --from`: another machine joins."""
+    path = tmp_path / name
+    result = CliRunner().invoke(main, ["init", str(path), "--from", str(remote)])
+    assert result.exit_code == 0, result.output
+    return Memd(Vault(path.resolve()))
+
+
+def add(memd: Memd, *texts: str) -> list[int]:
+    """Add entries; their seqs."""
+    result = memd("add", "--json", "\n".join(texts))
+    return [item["seq"] for item in json_of(result.output)]
+
+
+def json_of(output: str) -> Any:
+    """The JSON a command printed, after any warning lines memd wrote first."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(("[", "{")))
+    return json.loads("\n".join(lines[start:]))
+
+
+def live(vault: Vault) -> dict[int, str]:
+    """Every live seq and its entry's words; fails when a seq is live twice."""
+    counts: Counter[int] = Counter()
+    words: dict[int, str] = {}
+    for path in vault.entry_files():
+        for located in parse_document(path.read_text(encoding="utf-8")).signed():
+            assert located.entry.signature is not None
+            for seq in located.entry.signature.seq:
+                counts[seq] += 1
+                words[seq] = located.entry.full_text
+    doubled = [seq for seq, n in counts.items() if n > 1]
+    assert not doubled, f"seqs live twice in {vault.root.name}: {doubled}"
+    return words
+
+
+def files(vault: Vault) -> dict[str, bytes]:
+    """The vault's files as a person sees them (not git's, not memd's derived ones)."""
+    skip = {"index", "journal"}
+    return {
+        p.relative_to(vault.root).as_posix(): p.read_bytes()
+        for p in sorted(vault.root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts and not (set(p.parts) & skip) and p.name not in ("lock", "git.lock")
+    }
+
+
+def verify_ok(memd: Memd) -> dict[str, object]:
+    result = memd("verify", "--json", ok=False)
+    report = json_of(result.output)
+    assert report["ok"], f"{memd.vault.root.name}: {report['problems']}"
+    return report
