@@ -293,6 +293,7 @@ class Memory:
         """The buffer against its thresholds, topics, seqs, consolidations."""
         from ..buffer import buffer_status
         from ..engine.answering import describe
+        from ..index.embedding import describe_retrieval
         from ..state import read_state
         from ..timeutil import format_time
 
@@ -319,7 +320,8 @@ class Memory:
             consolidations=state.epoch,
             last_consolidation=state.last_consolidation,
             state_problem=problem,
-            extra={"uncommitted": owed_commit(self.vault), "endpoint": endpoint_health(self.vault), "sync": sync},
+            extra={"uncommitted": owed_commit(self.vault), "endpoint": endpoint_health(self.vault), "sync": sync,
+                   "retrieval": describe_retrieval(self.vault.config.embedding)},
         )
 
     def verify(self, *, full: bool = False) -> Report:

@@ -176,19 +176,15 @@ def status(ctx: click.Context, as_json: bool) -> None:
         memd --vault ~/memory status --json
     """
     from ..app.memory import age_text
-    from ..index.embedding import describe_retrieval
-
-    memory = get_memory(ctx)
-    facts = memory.status()
-    retrieval = describe_retrieval(memory.vault.config.embedding)
+    facts = get_memory(ctx).status()
     if as_json:
-        emit_json({**facts.to_json(), "retrieval": retrieval})
+        emit_json(facts.to_json())
         return
     buffer = facts.buffer
     due = f"due ({buffer.due})" if buffer.due else "not due"
     click.echo(f"vault       {facts.vault}")
     click.echo(f"engine      {facts.engine['summary']}")
-    click.echo(f"retrieval   {retrieval['summary']}")
+    click.echo(f"retrieval   {facts.extra['retrieval']['summary']}")
     tokens = f"{buffer.tokens}/{buffer.token_threshold} tokens"
     age = f"age {age_text(buffer.age_seconds)}/{age_text(buffer.age_threshold_seconds)}"
     click.echo(f"buffer      {buffer.entries} entries, {tokens}, {age}: {due}")

@@ -158,7 +158,13 @@ class WhooshBackend:
         if self._searcher is None:
             self._searcher = self.ix.searcher(weighting=scoring.BM25F(B=BM25_B, K1=BM25_K1))
         else:
-            self._searcher = self._searcher.refresh()
+            try:
+                self._searcher = self._searcher.refresh()
+            except TypeError:
+                # Whoosh cannot refresh a reader of an index that was empty when it
+                # was opened (its EmptyReader has no segments to reuse): open anew.
+                self._searcher.close()
+                self._searcher = self.ix.searcher(weighting=scoring.BM25F(B=BM25_B, K1=BM25_K1))
         return self._searcher
 
     def _drop_searcher(self) -> None:
@@ -205,6 +211,9 @@ class WhooshBackend:
         return parts[0] if len(parts) == 1 else wq.And(parts)
 
     def get(self, rids: Iterable[str]) -> dict[str, Record]:
+        rids = list(rids)
+        if not rids:
+            return {}
         searcher = self._search_handle()
         reader = searcher.reader()
         found: dict[str, Record] = {}
