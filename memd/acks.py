@@ -65,7 +65,7 @@ def pending(vault: Vault) -> dict[int, Ack]:
         try:
             raw = json.loads(line)
             ack = Ack(int(raw["seq"]), str(raw["entry"]), str(raw["at"]))
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             continue
         if ack.seq > 0:
             found[ack.seq] = ack

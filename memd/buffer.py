@@ -12,7 +12,7 @@ from .atomic import append_bytes, atomic_write, read_text
 from .consolidation.journal import pending, recover
 from .document import Document, LocatedEntry, make_entry, parse_document
 from .errors import FormatError
-from .redact import redact
+from .redact import redact_all, redact_value
 from .signature import Signature
 from .state import allocate, read_state
 from .timeexpr import with_when
@@ -31,6 +31,42 @@ class NewEntry:
     source: str | None = "user"
     src: str | None = None
     extra: tuple[tuple[str, str], ...] = ()
+
+
+def redact_fields(item: NewEntry) -> NewEntry:
+    """``item`` with secrets taken out of its signature values (a key that is
+    itself a secret becomes ``redacted``)."""
+    extra: list[tuple[str, str]] = []
+    for key, value in item.extra:
+        clean_key, n = key, 1
+        while redact_value(clean_key) != clean_key or any(clean_key == k for k, _ in extra):
+            n += 1
+            clean_key = "redacted" if n == 2 else f"redacted_{n - 1}"
+        extra.append((clean_key, redact_value(value, key)))
+    src = redact_value(item.src) if item.src is not None else None
+    source = redact_value(item.source) if item.source is not None else None
+    return replace(item, src=src, source=source, extra=tuple(extra))
+
+
+def _valid(item: NewEntry) -> NewEntry:
+    """Text UTF-8 can hold: a terminal's undecodable bytes arrive as lone
+    surrogates, which would make the append fail half-way."""
+
+    def fix(text: str) -> str:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "replace").decode("utf-8")
+        return text
+
+    return replace(
+        item,
+        text=fix(item.text),
+        time=fix(item.time) if item.time else item.time,
+        source=fix(item.source) if item.source else item.source,
+        src=fix(item.src) if item.src else item.src,
+        extra=tuple((fix(k), fix(v)) for k, v in item.extra),
+    )
 
 
 @dataclass(frozen=True)
@@ -57,8 +93,13 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
     The vault lock is held only for these few milliseconds, so appends never
     wait for a consolidation's long steps.
     """
-    # Secrets are replaced before anything reaches the file (memd/redact.py).
-    items = [replace(item, text=redact(item.text).text) for item in items if item.text.strip()]
+    # Secrets are replaced before anything reaches the file (memd/redact.py):
+    # in the text, taken as a whole (a key given one line per entry), and in
+    # every signature value (src, source, extra keys and their values).
+    items = [_valid(item) for item in items]
+    texts = redact_all([item.text for item in items])
+    items = [replace(redact_fields(item), text=text.text) for item, text in zip(items, texts, strict=True)]
+    items = [item for item in items if item.text.strip()]
     if not items:
         raise FormatError("nothing to add: the text is empty")
     for item in items:

@@ -61,6 +61,7 @@ class Config:
     llm: LLMSettings = field(default_factory=LLMSettings)
     sync_remote: str | None = _default("sync.remote")  # the daemon syncs only when this is set
     sync_interval: timedelta = _default("sync.interval")  # noqa: RUF009 - an immutable value
+    ignore: tuple[str, ...] = ()  # [vault] ignore: notes that are not memory (memd/layout.py)
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
 

@@ -6,6 +6,12 @@ needed to write it back byte for byte, so ``render(parse(text)) == text`` for
 any text, and hand edits (odd spacing, prose, code, unsigned lists, unknown
 keys) survive every read/write cycle. Parsing is line by line, no Markdown
 library: it must be fast on big vaults and must know exact line numbers.
+
+Parsing is linear in the size of the text whatever it holds (no regular
+expression here can backtrack over a long line), and one document names at
+most ``MAX_SEQS_PER_DOCUMENT`` seqs: signed entries past that budget are read
+as plain lines and reported, so no file can make every reader expand
+billions of seqs.
 """
 
 from __future__ import annotations
@@ -20,7 +26,13 @@ from .errors import FormatError
 from .signature import SIGNATURE_AT_START, Signature
 
 _ITEM = re.compile(r"^(?P<marker>[-*+])(?P<pad>[ \t]+)(?P<rest>\S.*)$")
-_HEADING = re.compile(r"^(?P<hashes>#{1,6})(?:[ \t]+(?P<title>.*?))?(?:[ \t]+#+)?[ \t]*$")
+# ATX heading: 1-6 hashes, then nothing or a space/tab and the title. The
+# title is cut with string operations (``_heading_title``): a regular
+# expression with a lazy title and an optional closing run backtracks
+# quadratically over a long line of spaces.
+_HEADING = re.compile(r"^#{1,6}(?:[ \t].*)?$")
+# Far more seqs than any real document names (one per entry, a few per merged one).
+MAX_SEQS_PER_DOCUMENT = 1_000_000
 _FENCE = re.compile(r"^(```|~~~)")
 _CONTINUATION = re.compile(r"^[ \t]+\S")
 
@@ -70,8 +82,7 @@ class Heading:
 
     @property
     def title(self) -> str:
-        match = _HEADING.match(self.raw)
-        return (match.group("title") or "").strip() if match else ""
+        return _heading_title(self.raw) if _HEADING.match(self.raw) else ""
 
     @classmethod
     def make(cls, level: int, title: str) -> Heading:
@@ -106,6 +117,20 @@ class Entry:
 
 
 Block = Line | Heading | Entry
+
+
+def _heading_title(raw: str) -> str:
+    """``## Title ##`` -> ``Title`` (CommonMark: a closing run of hashes
+    preceded by a space or tab is not part of the title)."""
+    text = raw.lstrip("#").strip(" \t")
+    stripped = text.rstrip("#")
+    if stripped != text and (not stripped or stripped[-1] in " \t"):
+        text = stripped.rstrip(" \t")
+    return text
+
+
+def _height(block: Block) -> int:
+    return 1 + len(block.continuation) if isinstance(block, Entry) else 1
 
 
 @dataclass(frozen=True)
@@ -147,7 +172,7 @@ class Document:
         line = self.body_start
         for block in self.blocks:
             yield line, block
-            line += len(block.lines())
+            line += _height(block)
 
     def entries(self) -> list[LocatedEntry]:
         found: list[LocatedEntry] = []
@@ -169,7 +194,6 @@ class Document:
             if isinstance(block, Heading):
                 return block.title
         return None
-
 
 
 def parse_document(text: str) -> Document:
@@ -195,6 +219,7 @@ def parse_document(text: str) -> Document:
 
     blocks: list[Block] = []
     problems: list[tuple[int, str]] = []
+    named = 0  # seqs named by the signed entries so far
     in_fence: str | None = None
     i = start
     while i < len(lines):
@@ -218,6 +243,10 @@ def parse_document(text: str) -> Document:
         item = _ITEM.match(raw)
         if item:
             entry, problem = _parse_item(item)
+            if entry is not None and entry.signature is not None:
+                named += len(entry.signature.seq)
+                if named > MAX_SEQS_PER_DOCUMENT:
+                    entry, problem = None, f"this file names more than {MAX_SEQS_PER_DOCUMENT} seqs; entry not read"
             if entry is None:
                 problems.append((i + 1, problem or "malformed entry"))
                 blocks.append(Line(raw))

@@ -301,13 +301,13 @@ def run_locomo(path: Path, *, consolidate: bool = True, progress: Progress | Non
     scores = {name: tally.scores() for name, tally in tallies.items()}
     if DEFAULT not in scores:
         raise FormatError(f"settings must include {DEFAULT!r}")
-    conversations = [
+    per_conversation = [
         {"sample_id": c.sample_id, "questions": len(c.questions),
          "recall": scores[DEFAULT].by_conversation.get(c.sample_id), "construction_tokens": tokens[c.sample_id]}
         for c in chosen
     ]
     return Report(scores, retrieval, len([q for c in chosen for q in c.questions]), entries, topics,
-                  time.monotonic() - started, any_consolidated, conversations)
+                  time.monotonic() - started, any_consolidated, per_conversation)
 
 
 def _score(tally: _Tally, backend: Any, results: list[Any], question: Question, sample: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -84,11 +84,21 @@ def _tracked(vault: Vault, path: str) -> bool:
     return bool(git(vault, "ls-files", "--", path).stdout.strip())
 
 
+# Notes anywhere in the vault are memory too (memd/layout.py); what they match
+# is filtered by ``classify`` (no .obsidian/, no inbox/...).
+_NOTE_SPECS = (":(glob)**/*.md", ":(glob)**/*.markdown")
+
+
+def _memory(vault: Vault, rel: str) -> bool:
+    path = vault.root / rel
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        return False  # a link is never followed (it may lead out of the vault), a pipe never read
+    return any(rel == spec or rel.startswith(spec + "/") for spec in VERSIONED) or vault.kind(rel) == "note"
+
+
 def changed_paths(vault: Vault) -> list[str]:
     """Vault files that differ from the last commit (vault-relative)."""
-    specs = _specs(vault)
-    if not specs:
-        return []
+    specs = [*_specs(vault), *_NOTE_SPECS]
     out = git(vault, "status", "--porcelain", "-z", "--untracked-files=all", "--", *specs).stdout
     paths = []
     records = out.split("\0")
@@ -101,7 +111,8 @@ def changed_paths(vault: Vault) -> list[str]:
                 i += 1  # a rename's source path follows
         i += 1
     prefix = git(vault, "rev-parse", "--show-prefix").stdout.strip()
-    return sorted({p[len(prefix) :] if prefix and p.startswith(prefix) else p for p in paths})
+    found = {p[len(prefix) :] if prefix and p.startswith(prefix) else p for p in paths}
+    return sorted(p for p in found if _memory(vault, p))
 
 
 def commit(vault: Vault, message: str, paths: list[str], author: str | None) -> str | None:
@@ -149,13 +160,20 @@ def commit_as_memd(
 
 
 def commit_hand_edits(
-    vault: Vault, removed: str | None = None, snapshot: Mapping[str, str | None] | None = None
+    vault: Vault,
+    removed: str | None = None,
+    snapshot: Mapping[str, str | None] | None = None,
+    hold: Collection[str] = (),
 ) -> str | None:
     """Commit what people changed by hand since the last commit, as their own
     commit. memd's own appends to CURRENT.md and its state file are not hand
     edits; they are committed with the next consolidation. ``removed`` names
-    buffered seqs the person deleted (a ``Memd-Removed`` trailer for verify)."""
-    paths = [p for p in changed_paths(vault) if p != ".memd/state.json" and not _only_appended(vault, p)]
+    buffered seqs the person deleted (a ``Memd-Removed`` trailer for verify).
+    Paths in ``hold`` are left out (the daemon holds a file that looks like it
+    holds a secret until the person decides)."""
+    paths = [
+        p for p in changed_paths(vault) if p != ".memd/state.json" and p not in hold and not _only_appended(vault, p)
+    ]
     if not paths:
         return None
     message = f"edit: {', '.join(paths[:5])}" + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
@@ -192,7 +210,7 @@ def log(vault: Vault, limit: int = 50) -> list[Commit]:
     if blocked(vault) == "the vault is not in a git repository (run `git init` in it)":
         return []
     fmt = "%H%x1f%an%x1f%ae%x1f%aI%x1f%s%x1f%b%x1e"
-    result = git(vault, "log", f"-n{limit}", f"--format={fmt}", "--", *_specs(vault))
+    result = git(vault, "log", f"-n{limit}", f"--format={fmt}", "--", *_specs(vault), *_NOTE_SPECS)
     commits = []
     for record in result.stdout.split("\x1e"):
         fields = record.strip("\n").split("\x1f")
@@ -274,7 +292,7 @@ def removed_in_own_commits(vault: Vault, seqs: set[int], since: str) -> set[int]
 
 def seqs_at(vault: Vault, rev: str, paths: tuple[str, ...] = ("CURRENT.md", "topics")) -> set[int]:
     """Every seq a signature names in ``paths`` at commit ``rev`` (read from git objects)."""
-    from .signature import SeqSet
+    from .signature import MAX_SEQS_PER_ENTRY, SeqSet
 
     if not paths:
         return set()
@@ -282,7 +300,7 @@ def seqs_at(vault: Vault, rev: str, paths: tuple[str, ...] = ("CURRENT.md", "top
     seqs: set[int] = set()
     for value in _SEQ_VALUE.findall(out):
         try:
-            seqs.update(SeqSet.parse(value))
+            seqs.update(SeqSet.parse(value, MAX_SEQS_PER_ENTRY))  # as typed in a file: a typo is not expanded
         except FormatError:
             continue
     return seqs

@@ -1,19 +1,45 @@
 """The vault's layout as pure rules: which paths are memory, and what they are.
 
 Every part of memd that asks "is this file memory?" (the index, grep, the
-daemon, git staging, seq allocation, verify) asks here, so the answer is the
-same everywhere. See ARCHITECTURE.md, "The vault".
+daemon, git staging, seq allocation, verify, lint) asks here, so the answer is
+the same everywhere. See ARCHITECTURE.md, "The vault".
+
+The rule: every Markdown file in the vault is memory, except what lies in
+``.git/``, ``.obsidian/``, ``.memd/``, ``inbox/`` (and other hidden or tool
+folders), scratch files, and notes the person lists in ``[vault] ignore``.
+Memory comes in four kinds:
+
+- ``current``: ``CURRENT.md``, the buffer memd appends to;
+- ``topic``: ``topics/**.md``, the documents consolidation writes;
+- ``source``: ``sources/**.md``, verbatim copies of ingested files;
+- ``note``: any other Markdown file (``Untitled.md``, ``people/sam.md``): the
+  person's own, indexed, linted and committed as a hand edit, never rewritten.
+
+memd manages (adopts unsigned items in, consolidates into) only CURRENT.md and
+topics; signed entries count for seqs and verification in notes too, so an
+entry moved into a note by hand is not "lost". A symbolic link is never
+followed: the vault walk skips links, and reads refuse them.
 """
 
 from __future__ import annotations
 
+import fnmatch
+from collections.abc import Sequence
+
 CURRENT_NAME = "CURRENT.md"
 # Folders whose contents never matter to memd: git, editors, memd's own
 # derived files (index, locks, logs, journal, daemon status).
-IGNORED_DIRS = frozenset({".git", ".obsidian", ".trash", ".memd", ".stfolder", "node_modules"})
-DOCUMENT_KINDS = frozenset({"current", "topic", "source"})
-# What memd versions: the memory itself and the settings that shape it.
+IGNORED_DIRS = frozenset({".git", ".obsidian", ".trash", ".memd", ".stfolder", "node_modules", "__pycache__"})
+DOCUMENT_KINDS = frozenset({"current", "topic", "source", "note"})
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+INBOX = "inbox"
+# What memd versions: the memory itself and the settings that shape it
+# (notes elsewhere in the vault are found by ``classify``, see history.py).
 VERSIONED = ("CURRENT.md", "topics", "sources", ".memd/config.toml", ".memd/state.json", ".gitignore")
+# Names Windows refuses for a file whatever its extension (``aux.md`` too).
+WINDOWS_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul", *(f"com{i}" for i in "0123456789¹²³"), *(f"lpt{i}" for i in "0123456789¹²³")}
+)
 _SCRATCH_SUFFIXES = (".swp", ".swx", ".swo", "~", ".tmp", ".temp", ".part", ".crdownload", ".memd-tmp", ".reason.txt")
 _SCRATCH_PREFIXES = (".", "~$", "#", ".goutputstream-")
 
@@ -23,28 +49,69 @@ def is_scratch(name: str) -> bool:
     return name.startswith(_SCRATCH_PREFIXES) or name.endswith(_SCRATCH_SUFFIXES) or name == "4913"
 
 
-def classify(rel: str) -> str | None:
-    """``current`` / ``topic`` / ``source`` / ``inbox`` for a vault-relative
-    path memd cares about, None for everything else."""
+def skipped_dir(name: str) -> bool:
+    """A folder the vault walk never enters (hidden ones included)."""
+    return name in IGNORED_DIRS or name.startswith(".")
+
+
+def classify(rel: str, ignore: Sequence[str] = ()) -> str | None:
+    """``current`` / ``topic`` / ``source`` / ``note`` / ``inbox`` for a
+    vault-relative path memd cares about, None for everything else.
+    ``ignore`` holds the person's ``[vault] ignore`` patterns (notes only)."""
     parts = rel.replace("\\", "/").strip("/").split("/")
-    if not parts or not parts[0] or parts[0] == "..":
+    if not parts or not parts[0] or ".." in parts or "." in parts:
         return None
-    if any(part in IGNORED_DIRS or part.startswith(".") for part in parts[:-1]) or is_scratch(parts[-1]):
+    if any(skipped_dir(part) for part in parts[:-1]) or is_scratch(parts[-1]):
+        return None
+    if parts[0] == INBOX:
+        return "inbox" if len(parts) == 2 else None
+    if not parts[-1].lower().endswith(MARKDOWN_SUFFIXES):
         return None
     if parts == [CURRENT_NAME]:
         return "current"
     if parts[0] == "topics" and len(parts) > 1 and parts[-1].endswith(".md"):
         return "topic"
-    if parts[0] == "sources" and len(parts) > 1 and parts[-1].endswith(".md"):
+    if parts[0] == "sources" and len(parts) > 1:
         return "source"
-    if parts[0] == "inbox" and len(parts) == 2:
-        return "inbox"
-    return None
+    if ignore and ignored("/".join(parts), ignore):
+        return None
+    return "note"
+
+
+def ignored(rel: str, patterns: Sequence[str]) -> bool:
+    """Whether a person's ignore pattern covers ``rel`` (gitignore-like:
+    ``drafts/`` is a folder anywhere, ``*.excalidraw.md`` a name anywhere,
+    ``private/2024/*`` is anchored at the vault root)."""
+    parts = rel.split("/")
+    for raw in patterns:
+        pattern = raw.strip().replace("\\", "/")
+        if not pattern or pattern.startswith("#"):
+            continue
+        folder_only = pattern.endswith("/")
+        pattern = pattern.strip("/")
+        if not pattern:
+            continue
+        if "/" in pattern:  # anchored: the path or one of its parent folders
+            prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + (0 if folder_only else 1))]
+            if any(fnmatch.fnmatchcase(prefix, pattern) for prefix in prefixes):
+                return True
+            continue
+        names = parts[:-1] if folder_only else parts
+        if any(fnmatch.fnmatchcase(name, pattern) for name in names):
+            return True
+    return False
 
 
 def holds_entries(rel: str) -> bool:
-    """Files whose signed entries count for seqs and verify (not sources)."""
+    """The files memd manages: CURRENT.md and topics. It adopts unsigned items
+    only here, and consolidation writes only these."""
     return classify(rel) in ("current", "topic")
+
+
+def counts_entries(rel: str, ignore: Sequence[str] = ()) -> bool:
+    """Files whose signed entries count for seqs and verify: the managed ones
+    and the person's notes (not sources, which hold turns, not entries)."""
+    return classify(rel, ignore) in ("current", "topic", "note")
 
 
 def doc_id(rel: str) -> str:

@@ -67,7 +67,7 @@ def read(path: Path) -> list[dict[str, Any]]:
     for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             value = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # a torn last line after a crash
         if isinstance(value, dict):
             lines.append(value)

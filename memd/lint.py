@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from .atomic import read_text
 from .document import Document, parse_document
 from .errors import DocumentError, FormatError
+from .layout import DOCUMENT_KINDS
 from .state import highest_seq, read_state
 from .timeutil import parse_time
 from .vault import Vault
 from .yamlio import FrontmatterError
+
+_DATE_KEYS = ("created", "updated", "date")
+_DATE_LIKE = re.compile(r"^\s*\d{1,4}-\d{1,2}-\d{1,2}")
 
 
 @dataclass(frozen=True)
@@ -27,35 +32,35 @@ class Problem:
 
 
 def lint_vault(vault: Vault, paths: list[Path] | None = None) -> list[Problem]:
-    """Check the given files (default: CURRENT, topics, sources) and state.json."""
+    """Check the given files (default: every Markdown file that is memory) and state.json."""
     if paths is None:
-        docs = [vault.current, *vault.topic_files()] if vault.current.exists() else vault.topic_files()
-        sources = sorted(p for p in vault.sources_dir.rglob("*.md") if p.is_file())
+        rels = [vault.rel_of(p) for p in vault.documents()]
     else:
-        resolved = [p.resolve() for p in paths]
-        sources = [p for p in resolved if vault.rel(p).startswith("sources/")]
-        docs = [p for p in resolved if p not in sources and p.suffix == ".md"]
+        rels = [vault.rel(p) for p in paths if p.suffix.lower() in (".md", ".markdown")]
     problems: list[Problem] = []
     seen: dict[int, str] = {}
-    for path in docs:
-        problems += _lint_document(vault, path, seen)
-    for path in sources:
-        try:
-            problems += _lint_secrets(vault.rel(path), read_text(path, vault.rel(path)))
-        except DocumentError as err:
-            problems.append(Problem(err.path, err.line, err.message))
+    for rel in rels:
+        kind = vault.kind(rel) or "note"
+        if kind == "source":
+            try:
+                problems += _lint_secrets(rel, read_text(vault.root / rel, rel))
+            except DocumentError as err:
+                problems.append(Problem(err.path, err.line, err.message))
+        else:
+            problems += _lint_document(vault, vault.root / rel, kind, seen)
     if paths is None:
+        problems += _lint_links(vault)
         problems += _lint_state(vault)
     return problems
 
 
-def _lint_document(vault: Vault, path: Path, seen: dict[int, str]) -> list[Problem]:
-    name = vault.rel(path)
+def _lint_document(vault: Vault, path: Path, kind: str, seen: dict[int, str]) -> list[Problem]:
+    name = vault.rel_of(path)
     try:
         text = read_text(path, name)
     except DocumentError as err:
         return [Problem(err.path, err.line, err.message)]
-    is_topic = name != "CURRENT.md"
+    is_topic = kind == "topic"
     if is_topic and not text.strip():
         return [Problem(name, 1, "empty file where a topic document is expected")]
     document = parse_document(text)
@@ -77,6 +82,29 @@ def _lint_document(vault: Vault, path: Path, seen: dict[int, str]) -> list[Probl
             else:
                 seen[seq] = where
     return problems
+
+
+def duplicate_places(vault: Vault, limit: int = 3) -> list[str]:
+    """``path:line`` of the first entries whose seq another entry holds too."""
+    seen: dict[int, str] = {}
+    places: list[str] = []
+    for path in vault.entry_files():
+        rel = vault.rel_of(path)
+        try:
+            document = parse_document(read_text(path, rel))
+        except DocumentError:
+            continue
+        for located in document.signed():
+            assert located.entry.signature is not None
+            where = f"{rel}:{located.line}"
+            for seq in located.entry.signature.seq:
+                if seq in seen:
+                    places += [p for p in (seen[seq], where) if p not in places]
+                    break
+                seen[seq] = where
+            if len(places) >= limit:
+                return places[:limit]
+    return places
 
 
 def _lint_secrets(name: str, text: str) -> list[Problem]:
@@ -101,7 +129,25 @@ def _lint_frontmatter(vault: Vault, path: Path, name: str, document: Document, i
     problems = []
     if is_topic and "id" in data and str(data["id"]) != vault.doc_id(path):
         problems.append(Problem(name, 1, f"frontmatter id {data['id']!r} does not match the file name", "warning"))
+    for key in _DATE_KEYS:
+        value = data.get(key)
+        if isinstance(value, str) and _DATE_LIKE.match(value):
+            try:
+                parse_time(value)
+            except FormatError:
+                message = f"frontmatter {key} {value[:40]!r} is not a real date or time; memd reads it as text"
+                problems.append(Problem(name, 1, message, "warning"))
     return problems
+
+
+def _lint_links(vault: Vault) -> list[Problem]:
+    """Symbolic links where memory would be: memd never follows them (a link
+    may lead out of the vault), so say why their content is not found."""
+    return [
+        Problem(rel, 1, "a symbolic link; memd does not follow links, so this is not memory", "warning")
+        for rel in vault.links()
+        if vault.kind(rel) in DOCUMENT_KINDS
+    ]
 
 
 def _lint_state(vault: Vault) -> list[Problem]:

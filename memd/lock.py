@@ -1,12 +1,15 @@
 """The vault lock: one writer at a time (daemon and CLI alike).
 
 An advisory ``flock`` on ``.memd/lock``: the kernel drops it when the holder
-dies, so a crashed writer never leaves the vault locked. Re-entrant within a
+dies, so a crashed writer never leaves the vault locked. A read-only lock
+file still works (``flock`` needs no write access); a folder in its place is
+a one-line ``VaultError``. Re-entrant within a
 process, so a command that holds it may call helpers that take it again.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import threading
@@ -15,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import LockTimeout
+from .errors import LockTimeout, VaultError
 
 _local = threading.local()
 
@@ -46,9 +49,31 @@ def vault_lock(lock_path: Path, timeout: float) -> Iterator[None]:
         os.close(fd)
 
 
+def _open(path: Path) -> tuple[int, bool]:
+    """The lock file's descriptor, and whether memd may write its pid in it.
+
+    ``flock`` needs no write access, so a read-only lock file (or a vault on a
+    read-only disk, where the file already exists) still serves; anything
+    else that stops memd from holding the lock is one ``VaultError``.
+    """
+    from .atomic import _describe
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644), True
+    except IsADirectoryError:
+        raise VaultError(f"{path} is a folder; memd needs a lock file there (remove the folder)") from None
+    except OSError as err:
+        if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            try:
+                return os.open(path, os.O_RDONLY | os.O_NOFOLLOW), False
+            except OSError:
+                pass
+        raise VaultError(f"cannot use the vault lock {path}: {_describe(err)}") from None
+
+
 def _acquire(path: Path, timeout: float) -> int:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd, writable = _open(path)
     deadline = time.monotonic() + timeout
     delay = 0.005
     while True:
@@ -65,8 +90,12 @@ def _acquire(path: Path, timeout: float) -> int:
                 ) from None
             time.sleep(delay)
             delay = min(delay * 2, 0.1)
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    if writable:
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        except OSError:
+            pass  # the pid is only a hint for "busy" messages; a full disk must not stop a write
     return fd
 
 

@@ -20,30 +20,54 @@ stripe-key         ``sk_live_ sk_test_ rk_live_ rk_test_`` + 16+ characters
 jwt                three base64url parts, the first two starting ``eyJ``
 bearer-token       the value after ``Bearer `` (20+ token characters)
 url-password       the password in ``scheme://user:password@host``
+aws-secret-key     40 base64 characters within a few words after ``aws`` or ``secret``
 credential         the value in ``password=...``, ``secret: ...``, ``token = ...``,
                    ``api_key: ...``, ``"client_secret": "..."`` and similar
                    (key names: password, passwd, pwd, passphrase, secret,
                    token, api key, access key, secret key, private key,
                    client secret, auth token; the value must be 4+ characters
-                   and not a placeholder like ``***``, ``<...>`` or ``${VAR}``)
+                   and not a placeholder like ``***``, ``<...>`` or ``${VAR}``).
+                   For password and passphrase keys an unquoted value runs to
+                   the end of the line (``password: correct horse battery
+                   staple``). Prose counts too: "my password is ...", "the AWS
+                   secret is ..." (for secret/token/key only when the value
+                   looks like one: "the secret is that ..." stays)
 =================  ===========================================================
 
-Redaction is idempotent: ``[REDACTED:kind]`` never matches a rule again.
+Redaction is idempotent: ``[REDACTED:kind]`` never matches a rule again. Every
+rule runs in time linear in the text (no pattern can backtrack over a long
+line), because memd redacts whole imported files. ``redact_all`` redacts a
+batch of entries as one text, so a PEM key given one line per entry is
+removed as a whole, not left as loose body lines.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 _ASSIGNMENT_KEYS = (
-    r"(?:[A-Za-z0-9]+[_.-])*"  # prefixes like db_, AWS_, mysql.
-    r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
+    # Prefixes like db_, AWS_, mysql.; the look-behind makes a match start only
+    # where a chain of them starts (a.a.a.a... would otherwise be quadratic).
+    r"(?<![A-Za-z0-9_.-])(?:[A-Za-z0-9]+[_.-])*"
+    r"(?P<key>password|passwd|pwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
     r"|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token)"
+)
+# Keys whose value may be several words (a passphrase).
+_PHRASE_KEY = re.compile(r"(?i)^(?:password|passwd|pwd|passphrase|passcode)$")
+_PROSE = re.compile(
+    r"""(?ix)\b(?:my|the|our|your|his|her|their|this|that|its|a|an)\s+(?:[a-z0-9_-]{1,30}\s+){0,3}?
+    (?P<key>password|passphrase|passcode|passwd|secret(?:\s+access)?(?:\s+key)?|token|api\s*key|access\s+key
+    |private\s+key)
+    \s+(?:is|was|is\s+now|will\s+be|reads|=|:)\s+(?P<value>[^\s"'`]{4,})"""
 )
 _PLACEHOLDER = re.compile(
     r"^(?:\[REDACTED:[a-z-]+\]|\*+|x+|X+|\.{3,}|<.*|\{\{.*|\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|%[A-Za-z_]+%)$"
 )
+
+
+Span = tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -51,6 +75,53 @@ class Rule:
     kind: str
     pattern: re.Pattern[str]
     group: int | str = 0  # which group holds the secret (0: the whole match)
+    # Where the secret really is, given the match and the text (None: not one).
+    refine: Callable[[re.Match[str], str], Span | None] | None = None
+    # Substrings one of which every match contains (lowercase: looked for in
+    # the lowercased text): a text without any is not searched at all, which
+    # keeps a 20 MB import from paying for fourteen full regex scans.
+    triggers: tuple[str, ...] = ()
+
+
+_CLAUSE = re.compile(r"[^.;,!?\n]*")
+_WORDS_TO_EOL = re.compile(r"(?:[ \t]+[^\s\"',;]+)*")
+
+
+def _looks_secret(token: str) -> bool:
+    """A password-ish token: letters with digits or symbols, or mixed case inside."""
+    core = token.strip(".,;:!?)(")
+    if len(core) < 6:
+        return False
+    letters = any(c.isalpha() for c in core)
+    others = any(c.isdigit() or not c.isalnum() for c in core)
+    mixed = any(c.isupper() for c in core[1:]) and any(c.islower() for c in core)
+    return letters and (others or mixed)
+
+
+def _phrase_span(match: re.Match[str], text: str) -> Span | None:
+    """``password: correct horse battery staple``: an unquoted passphrase runs to
+    the end of the line (for password keys only; ``token=abc user=x`` stops)."""
+    start, end = match.span("value")
+    value = text[start:end]
+    if value[:1] in "\"'" or not _PHRASE_KEY.match(match.group("key")):
+        return start, end
+    return start, _WORDS_TO_EOL.match(text, end).end()  # type: ignore[union-attr]
+
+
+def _prose_span(match: re.Match[str], text: str) -> Span | None:
+    """ "my password is Tr0ub4dor&3zz", "the AWS secret is wJalr...": the value
+    after the verb. A password that is plain words ("my password is correct
+    horse battery staple") runs to the end of the clause; for a secret, token or
+    key the value must look like one ("the secret is that she knew" stays)."""
+    start, end = match.span("value")
+    token = text[start:end].rstrip(".,;:!?")
+    end = start + len(token)
+    if _looks_secret(token):
+        return start, end
+    if not _PHRASE_KEY.match(match.group("key")):
+        return None
+    clause = _CLAUSE.match(text, end)
+    return start, end + len(clause.group(0).rstrip()) if clause else end
 
 
 RULES: tuple[Rule, ...] = (
@@ -61,28 +132,48 @@ RULES: tuple[Rule, ...] = (
             r"(?: BLOCK)?-----|\Z)",
             re.DOTALL,
         ),
+        triggers=("private key",),
     ),
-    Rule("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
-    Rule("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
-    Rule("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})")),
-    Rule("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    Rule("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), triggers=("sk-ant-",)),
+    Rule("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"), triggers=("sk-",)),
+    Rule(
+        "github-token",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+        triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    Rule("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), triggers=("akia", "asia")),
     Rule(
         "slack-token",
         re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"),
+        triggers=("xox", "hooks.slack.com"),
     ),
-    Rule("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
-    Rule("stripe-key", re.compile(r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}")),
-    Rule("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    Rule("bearer-token", re.compile(r"\b[Bb]earer\s+([A-Za-z0-9._~+/-]{20,}=*)"), 1),
-    Rule("url-password", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:([^\s@/]{3,})@"), 1),
+    Rule("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), triggers=("aiza",)),
+    Rule("stripe-key", re.compile(r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}"), triggers=("k_live_", "k_test_")),
+    Rule("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), triggers=("eyj",)),
+    Rule("bearer-token", re.compile(r"\b[Bb]earer\s+([A-Za-z0-9._~+/-]{20,}=*)"), 1, triggers=("earer",)),
+    Rule(
+        "url-password",
+        re.compile(r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://[^\s:/@]++:([^\s@/]{3,})@"),
+        1,
+        triggers=("://",),
+    ),
+    Rule(
+        "aws-secret-key",
+        re.compile(r"(?i)(?:aws|secret)[^\n]{0,40}?(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+        1,
+        triggers=("aws", "secret"),
+    ),
     Rule(
         "credential",
         re.compile(
-            rf"""(?ix)\b{_ASSIGNMENT_KEYS}["']?\s*(?:=|:|:=|=>)\s*
+            rf"""(?ix){_ASSIGNMENT_KEYS}["']?\s*(?:=|:|:=|=>)\s*
             (?P<value>"[^"\n]{{4,}}"|'[^'\n]{{4,}}'|[^\s"',;]{{4,}})"""
         ),
         "value",
+        _phrase_span,
+        ("pass", "pwd", "secret", "token", "key"),
     ),
+    Rule("credential", _PROSE, "value", _prose_span, ("pass", "secret", "token", "key")),
 )
 
 
@@ -103,10 +194,24 @@ class Redaction:
         return tuple(sorted({f.kind for f in self.findings}))
 
 
-def _spans(rule: Rule, text: str) -> list[tuple[int, int]]:
-    spans = []
-    for match in rule.pattern.finditer(text):
-        start, end = match.span(rule.group)
+def _spans(rule: Rule, text: str, lower: str | None = None) -> list[tuple[int, int]]:
+    if rule.triggers:
+        folded = lower if lower is not None else text.lower()
+        if not any(trigger in folded for trigger in rule.triggers):
+            return []
+    spans: list[Span] = []
+    pos = 0
+    while pos <= len(text):
+        match = rule.pattern.search(text, pos)
+        if match is None:
+            break
+        # Search on past the secret: a refined span may reach beyond the match.
+        pos = max(match.end(), match.start() + 1)
+        found = rule.refine(match, text) if rule.refine else match.span(rule.group)
+        if found is None:
+            continue
+        start, end = found
+        pos = max(pos, end)
         value = text[start:end]
         core = value.strip("\"'")
         if start < 0 or _PLACEHOLDER.match(core) or "[REDACTED:" in value or _small_number(core):
@@ -122,27 +227,79 @@ def _small_number(value: str) -> bool:
     return value.isdigit() and len(value) < 8
 
 
-def redact(text: str) -> Redaction:
-    """``text`` with every secret replaced by ``[REDACTED:kind]``."""
+def redact(text: str, *, keep_lines: bool = False) -> Redaction:
+    """``text`` with every secret replaced by ``[REDACTED:kind]``; with
+    ``keep_lines`` a secret spanning lines leaves its line breaks behind, so
+    every other line keeps its number (for what is cited as ``path:line``)."""
     findings: list[Finding] = []
+    lower: str | None = text.lower()
     for rule in RULES:
-        spans = _spans(rule, text)
+        spans = _spans(rule, text, lower)
         if not spans:
             continue
+        lower = None  # the text changes: lowercase it again when next needed
         pieces, last = [], 0
         for start, end in spans:
-            pieces += [text[last:start], f"[REDACTED:{rule.kind}]"]
+            tail = "\n" * text.count("\n", start, end) if keep_lines else ""
+            pieces += [text[last:start], f"[REDACTED:{rule.kind}]{tail}"]
             findings.append(Finding(rule.kind, start, end))
             last = end
         text = "".join([*pieces, text[last:]])
     return Redaction(text, tuple(findings))
 
 
+def redact_value(value: str, key: str | None = None) -> str:
+    """One value (a signature field, a title, a file name) without its secrets;
+    with ``key``, read as ``key: value`` (``password=hunter22`` is a secret
+    although ``hunter22`` alone is not)."""
+    if key is not None:
+        lead = f"{key}: "
+        result = redact(lead + value).text
+        if result.startswith(lead):
+            return result[len(lead) :]
+    return redact(value).text
+
+
+def redact_all(texts: Sequence[str]) -> list[Redaction]:
+    """Redact texts that belong together (the lines of one ``memd add``).
+
+    A private key split over several texts is found in their concatenation
+    and removed as a whole: the text holding its BEGIN line keeps the
+    ``[REDACTED:private-key]`` marker, the texts holding the rest lose those
+    lines (and come back empty when that was all they held). Every other rule
+    runs on each text alone.
+    """
+    joined = "\n".join(texts)
+    keys = [(m.start(), m.end()) for m in RULES[0].pattern.finditer(joined)]
+    if not keys:
+        return [redact(text) for text in texts]
+    results: list[Redaction] = []
+    offset = 0
+    for text in texts:
+        first, last = offset, offset + len(text)
+        offset = last + 1
+        kept: list[str] = []
+        cut: list[Finding] = []
+        cursor = first
+        for start, end in keys:
+            if end <= first or start >= last:
+                continue
+            kept.append(joined[cursor : max(start, first)])
+            if start >= first:
+                kept.append("[REDACTED:private-key]")
+            cut.append(Finding("private-key", max(start, first) - first, min(end, last) - first))
+            cursor = min(end, last)
+        kept.append(joined[cursor:last])
+        rest = redact("".join(kept))
+        results.append(Redaction(rest.text, (*cut, *rest.findings)))
+    return results
+
+
 def find_secrets(text: str) -> list[tuple[int, str]]:
     """(1-based line, kind) of every secret still in ``text``."""
     found: list[tuple[int, str]] = []
+    lower = text.lower()
     for rule in RULES:
-        for start, _ in _spans(rule, text):
+        for start, _ in _spans(rule, text, lower):
             found.append((text.count("\n", 0, start) + 1, rule.kind))
     return sorted(set(found))
-

@@ -23,7 +23,8 @@ class SettingSpec:
 
     table: str
     name: str
-    kind: str  # "int" (positive), "count" (0 or more), "duration" (seconds), "interval" (a timedelta), "str", "choice"
+    kind: str  # "int" (positive), "count" (0 or more), "duration" (seconds), "interval" (a timedelta), "str",
+    # "choice", "patterns" (a list of strings)
     default: str | int | None
     help: str = ""
     env: str | None = None
@@ -42,6 +43,11 @@ class SettingSpec:
     def convert(self, value: Any) -> Any:
         """The typed value of a raw one (from TOML, the environment or a CLI argument).
         Raises FormatError naming the setting when it does not fit."""
+        if self.kind == "patterns":  # a list of patterns (one string is one pattern)
+            value = [] if value is None else [value] if isinstance(value, str) else value
+            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+                raise FormatError(f'{self.key} must be a list of patterns, e.g. ["templates/", "*.draft.md"]')
+            return tuple(value)
         if value is None:
             return None
         if self.kind in ("int", "count"):
@@ -89,6 +95,8 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 env="MEMD_LOCK_TIMEOUT", attr="lock_timeout"),
     SettingSpec("index", "embedding", "str", "minilm-l6", "sentence-embedding model for search by meaning; "
                 "none = words only", env="MEMD_EMBEDDING", attr="embedding"),
+    SettingSpec("vault", "ignore", "patterns", None, 'notes that are not memory, e.g. ["templates/", "*.draft.md"]',
+                attr="ignore", shown="hidden"),
     ENGINE,
     SettingSpec("llm", "base_url", "str", None, "OpenAI-compatible endpoint (default: OpenAI)",
                 env="OPENAI_BASE_URL", attr="llm.base_url", shown="example", example="http://127.0.0.1:11434/v1"),

@@ -16,10 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import atomic_write
+from .signature import MAX_SEQ, MAX_SEQS_PER_ENTRY
 from .vault import Vault
 
 _SEQ_VALUE = re.compile(rb"<seq=([0-9+\-]+)")
-_NUMBER = re.compile(rb"[0-9]+")
+_DIGITS = len(str(MAX_SEQ))
+_SINGLE = re.compile(rb"<seq=([1-9][0-9]{0,%d})[,>]" % (_DIGITS - 1))
+_MERGED = re.compile(rb"<seq=([0-9]*[+\-][0-9+\-]*)")
 
 
 @dataclass(frozen=True)
@@ -48,28 +51,70 @@ class State:
 
 def read_state(vault: Vault) -> tuple[State, str | None]:
     """The stored state and, when it is unusable, why (then defaults are used)."""
+    from .atomic import _describe, read_bytes
+
     try:
-        text = vault.state_path.read_text(encoding="utf-8")
+        text = read_bytes(vault.state_path).decode("utf-8")  # a link is not followed
     except FileNotFoundError:
         return State(), "state.json is missing"
-    except (OSError, UnicodeDecodeError) as err:
-        return State(), f"state.json is unreadable ({err})"
+    except OSError as err:
+        return State(), f"state.json is unreadable ({_describe(err)})"
+    except UnicodeDecodeError as err:
+        return State(), f"state.json is unreadable ({err.reason} at byte {err.start})"
     return parse_state(text)
 
 
 def parse_state(text: str) -> tuple[State, str | None]:
-    """``read_state`` for a text (from git, say)."""
+    """``read_state`` for a text (from git, say). Every value is checked: a
+    wrong one is named in the problem and replaced by its default, never
+    passed on (``buffer_since: 7``, ``next_seq: 10**30``)."""
     try:
         raw = json.loads(text)
-    except json.JSONDecodeError as err:
-        return State(), f"state.json is unreadable ({err})"
-    if not isinstance(raw, dict) or not isinstance(raw.get("next_seq"), int) or raw["next_seq"] < 1:
+    except (ValueError, RecursionError) as err:  # bad JSON, a 5,000-digit number, deep nesting
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        return State(), f"state.json is unreadable ({first[:100]})"
+    if not isinstance(raw, dict) or not _is_int(raw.get("next_seq")) or raw["next_seq"] < 1:
         return State(), "state.json has no valid next_seq"
-    known = {k: raw[k] for k in State.__dataclass_fields__ if k in raw}
-    spaces = known.pop("spaces", {})
+    if raw["next_seq"] > MAX_SEQ + 1:
+        return State(), f"state.json: next_seq {_short(raw['next_seq'])} is out of range (a seq has at most 15 digits)"
+    state, problems = State(next_seq=raw["next_seq"]), []
+    if _is_int(raw.get("epoch", 0)) and raw.get("epoch", 0) >= 0:
+        state = replace(state, epoch=raw.get("epoch", 0))
+    else:
+        problems.append(f"epoch {_short(raw.get('epoch'))} is not a count")
+    times: dict[str, str | None] = {}
+    for key in ("last_consolidation", "buffer_since"):
+        value = raw.get(key)
+        if value is None or (isinstance(value, str) and _is_time(value)):
+            times[key] = value
+        else:
+            problems.append(f"{key} {_short(value)} is not a time")
+    state = replace(state, last_consolidation=times.get("last_consolidation"), buffer_since=times.get("buffer_since"))
+    spaces = raw.get("spaces", {})
     if isinstance(spaces, dict):
-        known["spaces"] = {str(k): v for k, v in spaces.items() if isinstance(v, int) and str(k).isdigit()}
-    return State(**known), None
+        kept = {str(k): v for k, v in spaces.items() if _is_int(v) and 0 < v <= MAX_SEQ + 1 and str(k).isdigit()}
+        state = replace(state, spaces=kept)
+    return state, ("state.json: " + "; ".join(problems)) if problems else None
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_time(value: str) -> bool:
+    from .errors import FormatError
+    from .timeutil import parse_time
+
+    try:
+        parse_time(value)
+    except FormatError:
+        return False
+    return True
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def advance_past(state: State, reserved: range) -> State:
@@ -98,7 +143,7 @@ def seqs_in_text(text: str) -> set[int]:
     found: set[int] = set()
     for match in _SEQ_VALUE.finditer(text.encode("utf-8", errors="surrogateescape")):
         try:
-            found.update(SeqSet.parse(match.group(1).decode()))
+            found.update(SeqSet.parse(match.group(1).decode(), MAX_SEQS_PER_ENTRY))
         except FormatError:
             continue
     return found
@@ -123,13 +168,30 @@ def highest_seq_in(paths: list[Path], within: range | None = None) -> int:
             data = path.read_bytes()
         except OSError:
             continue
-        for match in _SEQ_VALUE.finditer(data):
-            numbers = [int(n) for n in _NUMBER.findall(match.group(1))]
-            if within is not None:
-                numbers = [n for n in numbers if n in within]
-            if numbers:
-                best = max(best, max(numbers))
+        # Single seqs (nearly all of them) in one fast pass; merged ones one by one.
+        singles = map(int, _SINGLE.findall(data))
+        best = max(best, max(singles if within is None else (n for n in singles if n in within), default=0))
+        for match in _MERGED.finditer(data):
+            best = max(best, _highest_valid(match.group(1), within))
     return best
+
+
+def _highest_valid(value: bytes, within: range | None) -> int:
+    """The highest seq (``within`` the range, if given) of a merged seq value;
+    0 when it is not valid: a typo like ``1-999999999999`` must not move the
+    counter, and is never expanded to find out."""
+    from .errors import FormatError
+    from .signature import SeqSet
+
+    try:
+        parts = SeqSet.parse(value.decode(), MAX_SEQS_PER_ENTRY).parts
+    except FormatError:
+        return 0
+    if within is None:
+        return max(end for _, end in parts)
+    return max(
+        (min(end, within.stop - 1) for start, end in parts if start < within.stop and end >= within.start), default=0
+    )
 
 
 def highest_seq(vault: Vault) -> int:

@@ -28,10 +28,18 @@ def parse_time(value: str) -> datetime:
             raise ValueError
         parsed = datetime.fromisoformat(text)
     except ValueError:
-        raise FormatError(f"invalid time {value!r} (expected ISO 8601, e.g. 2026-11-20T09:12Z)") from None
+        raise FormatError(f"invalid time {_short(value)!r} (expected ISO 8601, e.g. 2026-11-20T09:12Z)") from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        # 0001-01-01T00:00:00+23:59 is a valid ISO text whose UTC moment is before year 1.
+        raise FormatError(f"time {_short(value)!r} is out of range (before year 1 or after 9999 in UTC)") from None
+
+
+def _short(value: str) -> str:
+    return value if len(value) <= 80 else value[:77] + "..."
 
 
 def format_time(moment: datetime) -> str:
@@ -49,12 +57,15 @@ def now() -> datetime:
 
 def parse_duration(value: str | int | float) -> timedelta:
     """``90``, ``"90s"``, ``"15m"``, ``"1h"``, ``"2d"`` -> timedelta."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return timedelta(seconds=float(value))
-    match = _DURATION.match(str(value))
-    if not match:
-        raise FormatError(f"invalid duration {value!r} (expected e.g. 90s, 15m, 1h, 2d)")
-    return timedelta(seconds=float(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+    try:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return timedelta(seconds=float(value))
+        match = _DURATION.match(str(value))
+        if match:
+            return timedelta(seconds=float(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+    except (OverflowError, ValueError):
+        raise FormatError(f"duration {_short(str(value))!r} is out of range") from None
+    raise FormatError(f"invalid duration {_short(str(value))!r} (expected e.g. 90s, 15m, 1h, 2d)")
 
 
 def format_duration(delta: timedelta) -> str:

@@ -170,11 +170,12 @@ def grep_doc(
 
 
 def list_docs(vault: Vault, offset: int = 0, limit: int = 50) -> dict[str, Any]:
-    """The catalog: CURRENT then topics by id, each with summary and tokens."""
+    """The catalog: CURRENT, topics by id, then the person's own notes, each
+    with summary and tokens."""
     if offset < 0 or limit < 1:
         raise FormatError("offset must be 0 or more and limit at least 1")
     files = [vault.current] if vault.current.exists() else []
-    files += vault.topic_files()
+    files += vault.topic_files() + vault.note_files()
     docs = [_doc_info(vault, path) for path in files[offset : offset + limit]]
     return {"total": len(files), "offset": offset, "limit": limit, "docs": docs}
 

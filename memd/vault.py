@@ -14,7 +14,7 @@ from .atomic import read_text
 from .config import Config, load_config
 from .document import Document, parse_document
 from .errors import NotFound, VaultError, VaultNotFound
-from .layout import CURRENT_NAME, classify, holds_entries
+from .layout import CURRENT_NAME, DOCUMENT_KINDS, WINDOWS_RESERVED, classify, counts_entries, skipped_dir
 from .layout import doc_id as _doc_id
 
 CURRENT_TEMPLATE = """\
@@ -41,7 +41,8 @@ GITIGNORE_TEMPLATE = """\
 # raw drops (transcripts may hold secrets); their redacted copies live in sources/
 inbox/
 """
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*(?:/[a-z0-9][a-z0-9-]*)*$")
+# Lowercase letters of any script, digits and hyphens (memd/engine/text.py slugify).
+_SLUG_PART = re.compile(r"^[^\W_](?:[^\W_]|-)*$")
 
 
 @dataclass(frozen=True)
@@ -93,31 +94,92 @@ class Vault:
             yield
 
     def rel(self, path: Path) -> str:
-        """Vault-relative path; a path given through a link or ``..`` is resolved first."""
+        """Vault-relative path of ``path``; a path that leads out of the vault
+        (through ``..`` or a symbolic link) is refused, never followed."""
         if path.is_absolute() and ".." not in path.parts:
             try:
                 return path.relative_to(self.root).as_posix()
             except ValueError:
                 pass
-        return path.resolve().relative_to(self.root.resolve()).as_posix()
+        root = self.root.resolve()
+        try:
+            return path.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError, RuntimeError):
+            raise VaultError(
+                f"{path} is outside the vault {self.root} (memd does not follow links out of it)"
+            ) from None
+
+    @property
+    def ignore(self) -> tuple[str, ...]:
+        """The person's ``[vault] ignore`` patterns (none when the settings are broken)."""
+        from .errors import ConfigError
+
+        try:
+            return self.config.ignore
+        except ConfigError:
+            return ()
+
+    def kind(self, rel: str) -> str | None:
+        """``classify`` with this vault's ignore patterns."""
+        return classify(rel, self.ignore)
+
+    def walk(self) -> Iterator[str]:
+        """Vault-relative paths of the regular files memd may look at, sorted.
+
+        Symbolic links are never followed or listed (a link in ``topics/`` to
+        ``/etc/passwd`` must not become memory), and folders memd never reads
+        (``.git``, ``.memd``, ``.obsidian``, hidden ones) are not entered.
+        """
+        return iter(self._scan()[0])
+
+    def links(self) -> list[str]:
+        """Vault-relative paths of the symbolic links ``walk`` skips."""
+        return self._scan()[1]
+
+    def _scan(self) -> tuple[list[str], list[str]]:
+        found: list[str] = []
+        links: list[str] = []
+        stack = [("", self.root)]
+        while stack:
+            prefix, folder = stack.pop()
+            try:
+                with os.scandir(folder) as entries:
+                    items = list(entries)
+            except OSError:
+                continue
+            for entry in items:
+                rel = f"{prefix}{entry.name}"
+                try:
+                    if entry.is_symlink():
+                        links.append(rel)
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        if not skipped_dir(entry.name) and not (prefix == "" and entry.name == "inbox"):
+                            stack.append((rel + "/", Path(entry.path)))
+                    elif entry.is_file(follow_symlinks=False):
+                        found.append(rel)
+                except OSError:
+                    continue
+        return sorted(found), sorted(links)
 
     def documents(self) -> list[Path]:
-        """Every file that is memory (CURRENT, topics, sources), sorted by path."""
-        found = [self.current] if self.current.is_file() else []
-        for folder in (self.topics_dir, self.sources_dir):
-            if folder.is_dir():
-                found += [p for p in folder.rglob("*.md") if classify(self.rel_of(p)) and p.is_file()]
-        return sorted(found, key=self.rel_of)
+        """Every file that is memory (CURRENT, topics, sources, notes), sorted by path."""
+        ignore = self.ignore
+        return [self.root / rel for rel in self.walk() if classify(rel, ignore) in DOCUMENT_KINDS]
 
     def entry_files(self) -> list[Path]:
-        """The documents whose signed entries are memory: CURRENT and topics."""
-        found = [self.current] if self.current.is_file() else []
-        if self.topics_dir.is_dir():
-            found += sorted(p for p in self.topics_dir.rglob("*.md") if holds_entries(self.rel_of(p)) and p.is_file())
-        return found
+        """The documents whose signed entries are memory: CURRENT, topics and notes."""
+        ignore = self.ignore
+        found = [rel for rel in self.walk() if counts_entries(rel, ignore)]
+        return [self.root / rel for rel in sorted(found, key=lambda rel: (rel != CURRENT_NAME, rel))]
 
     def topic_files(self) -> list[Path]:
-        return [p for p in self.entry_files() if p != self.current]
+        return [self.root / rel for rel in self.walk() if classify(rel) == "topic"]
+
+    def note_files(self) -> list[Path]:
+        """The person's own Markdown files outside CURRENT, topics and sources."""
+        ignore = self.ignore
+        return [self.root / rel for rel in self.walk() if classify(rel, ignore) == "note"]
 
     def rel_of(self, path: Path) -> str:
         """Vault-relative path of a path under the root (no symlink resolution)."""
@@ -128,7 +190,8 @@ class Vault:
         return _doc_id(self.rel(path))
 
     def topic_path(self, doc_id: str) -> Path:
-        if not _SLUG.match(doc_id):
+        parts = doc_id.split("/")
+        if not all(_SLUG_PART.match(p) and p == p.lower() and p not in WINDOWS_RESERVED for p in parts):
             raise VaultError(f"invalid topic id {doc_id!r} (use lowercase letters, digits and -)")
         return self.topics_dir / f"{doc_id}.md"
 
@@ -142,7 +205,9 @@ class Vault:
         root = self.root.resolve()
         for candidate in candidates:
             path = (root / candidate).resolve()
-            if root in path.parents and path.is_file():
+            if root not in path.parents or not path.is_file():
+                continue
+            if self.kind(path.relative_to(root).as_posix()) in DOCUMENT_KINDS:
                 return path
         raise NotFound(
             f"no document {name!r} in the vault",

@@ -3,6 +3,13 @@
 PyYAML is used directly rather than python-frontmatter: that library strips the
 body (losing line numbers), hides frontmatter behind a BOM and crashes on keys
 named ``content``/``handler``; memd only needs the YAML part.
+
+Frontmatter is text anyone can edit, so loading it is bounded: aliases
+(``*name``) are refused (a few lines of them expand to billions of nodes, and
+Obsidian cannot read them anyway), nesting deeper than ``MAX_DEPTH`` is
+refused before it can exhaust the stack, keys must be plain scalars, and a
+timestamp that is not a real date (``created: 2026-99-99``) stays the text it
+is. Every failure is a ``FrontmatterError`` with a line number.
 """
 
 from __future__ import annotations
@@ -21,13 +28,40 @@ class FrontmatterError(FormatError):
         self.line = line  # 1-based within the YAML text
 
 
+# Deeper than any frontmatter a person or memd writes; far below the stack limit.
+MAX_DEPTH = 64
+# Frontmatter past this size is not a note's metadata (memd's own update_log
+# stays far below it); refusing it keeps every read of the file fast.
+MAX_BYTES = 2 * 1024 * 1024
+
+
 class _StrictLoader(yaml.SafeLoader):
-    pass
+    depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise FrontmatterError(
+                f"YAML aliases (*{event.anchor}) are not allowed in frontmatter; write the value out",
+                event.start_mark.line + 1,
+            )
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise FrontmatterError(f"frontmatter is nested more than {MAX_DEPTH} levels deep", mark.line + 1)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     seen: set[Any] = set()
     for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise FrontmatterError(
+                "a frontmatter key must be plain text, not a list or mapping", key_node.start_mark.line + 1
+            )
         key = loader.construct_object(key_node)
         if key in seen:
             raise FrontmatterError(f"duplicate key {key!r}", key_node.start_mark.line + 1)
@@ -35,12 +69,35 @@ def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -
     return loader.construct_mapping(node)
 
 
+def _timestamp_or_text(loader: _StrictLoader, node: yaml.ScalarNode) -> Any:
+    # ``2026-99-99`` matches YAML's timestamp pattern but is no date: keep the
+    # text (lint says so) rather than fail every command that reads the file.
+    try:
+        return loader.construct_yaml_timestamp(node)
+    except (ValueError, OverflowError):
+        return str(node.value)
+
+
+def _bounded_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
+    # 0xfff... with 5,000 digits loads (only decimal text has Python's digit
+    # limit) but then cannot be written out again, as YAML or as JSON.
+    value: int = loader.construct_yaml_int(node)
+    if value.bit_length() > _MAX_INT_BITS:
+        raise FrontmatterError("a number in the frontmatter has more than 100 digits", node.start_mark.line + 1)
+    return value
+
+
+_MAX_INT_BITS = 333  # about 100 decimal digits
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
+_StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_or_text)
 
 
 def load_frontmatter(raw: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
+    if len(raw) > MAX_BYTES:
+        raise FrontmatterError(f"frontmatter is larger than {MAX_BYTES // (1024 * 1024)} MB", 1)
     try:
         data = yaml.load(raw, Loader=_StrictLoader)
     except FrontmatterError:
@@ -50,11 +107,19 @@ def load_frontmatter(raw: str) -> dict[str, Any]:
         line = mark.line + 1 if mark is not None else 1
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise FrontmatterError(f"invalid YAML frontmatter: {problem}", line) from None
+    except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as err:
+        # int("9" * 5000), unhashable keys inside a set, and the like.
+        raise FrontmatterError(f"invalid YAML frontmatter: {_short(err)}", 1) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise FrontmatterError("frontmatter must be a mapping of key: value", 1)
     return data
+
+
+def _short(err: BaseException) -> str:
+    text = str(err).splitlines()[0] if str(err) else type(err).__name__
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 class _Dumper(yaml.SafeDumper):

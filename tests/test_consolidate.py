@@ -244,7 +244,9 @@ def test_entries_without_time_and_in_other_languages(memd: Memd) -> None:
     memd("consolidate")
     assert "ok: 3 live seqs" in memd("verify").output
     for path in memd.vault.topic_files():
-        assert path.stem.replace("-", "").isalnum() and path.stem.isascii()
+        # Safe file names everywhere, and Japanese stays Japanese (not "notes").
+        assert path.stem.replace("-", "").isalnum() and path.stem == path.stem.lower()
+    assert any("東京" in path.stem for path in memd.vault.topic_files())
 
 
 @pytest.mark.slow

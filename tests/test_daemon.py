@@ -96,7 +96,13 @@ COFFEE = '---\nid: coffee\nsummary: "coffee"\n---\n# Coffee\n- Takes zanzibar oa
         ("topics/.coffee.md.1234.memd-tmp", None),
         ("inbox/.partial", None),
         ("topics/notes.txt", None),
-        ("README.md", None),
+        ("README.md", "note"),  # every Markdown file is memory: Obsidian's root notes
+        ("Untitled.md", "note"),
+        ("people/sam.md", "note"),
+        (".obsidian/snippets/x.md", None),
+        (".memd/notes.md", None),
+        ("inbox/done/chat.md", None),
+        ("people/../CURRENT.md", None),
     ],
 )
 def test_only_memory_files_are_watched(rel: str, kind: str | None) -> None:

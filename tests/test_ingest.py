@@ -106,12 +106,12 @@ def entries(vault: Vault) -> list[dict[str, Any]]:
 
 def source_line(vault: Vault, src: str) -> str:
     """The line of the source copy a ``src`` reference points at."""
-    ref = src.split(";")[-1]
-    rel, anchor = ref.split("#")
-    lines = (vault.root / rel).read_text().splitlines()
-    if anchor.startswith("L"):
-        return lines[int(anchor[1:]) - 1]
-    return next(line for line in lines if f'<a id="{anchor}"></a>' in line)
+    from memd.ingest.sources import locate
+
+    found = locate(vault, src)
+    assert found is not None, src
+    rel, line = found
+    return (vault.root / rel).read_text().splitlines()[line - 1]
 
 
 def test_a_note_is_kept_verbatim_and_split_into_statements(memd: Memd, vault: Vault, tmp_path: Path) -> None:
@@ -155,7 +155,7 @@ def test_transcripts_become_one_entry_per_informative_turn(
     for entry, start in zip(found, expected, strict=True):
         assert entry["text"].startswith(start)
         assert entry["source"] == f"import:{fmt}"
-        assert re.fullmatch(r"sources/\d{4}/\d{2}/[a-z-]+\.md#t\d+", entry["src"])
+        assert re.fullmatch(r"sources/\d{4}/\d{2}/[a-z-]+\.md#\^t\d+", entry["src"])  # an Obsidian block id
         speaker, _, said = entry["text"].partition(": ")
         line = source_line(vault, entry["src"])
         assert f"**{speaker}**" in line and said in line
@@ -197,7 +197,7 @@ def test_sources_are_committed_by_memd_at_once(memd: Memd, vault: Vault, tmp_pat
         ("report.pdf", b"%PDF-1.7 text", "unknown format '.pdf'"),
         ("latin1.txt", "caf\u00e9".encode("latin-1"), "not valid UTF-8 (byte 0xe9 at offset 3)"),
         ("broken.json", b'[{"role": "user", "content": "hi"', "malformed JSON"),
-        ("broken.jsonl", b'{"role": "user", "content": "hi"}\n{oops}\n', "malformed JSON on line 2"),
+        ("broken.jsonl", b'{"role": "user", "content": "hi"}\n{oops}\n{"role": "user"}\n', "malformed JSON on line 2"),
         ("shape.json", b'{"weather": "sunny"}', "unknown JSON format"),
         ("empty.txt", b"  \n", "empty file"),
     ],

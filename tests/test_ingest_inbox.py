@@ -4,6 +4,7 @@ LoCoMo conversation 1 end to end."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -92,13 +93,13 @@ def test_locomo_conversation_1_through_the_inbox(memd: Memd, vault: Vault) -> No
     assert outcome.status == "ingested" and outcome.result is not None
     source = (vault.root / outcome.result.source).read_text()
     assert outcome.result.turns == len(dia_ids)
-    assert source.count('<a id="t') == len(dia_ids)
+    assert len(re.findall(r" \^t\d+$", source, re.MULTILINE)) == len(dia_ids)  # one block id per turn
     assert "## Session 1\n" in source
     current = vault.read(vault.current).signed()
     srcs = [e.entry.signature.src or "" for e in current if e.entry.signature]
     assert len(srcs) == outcome.result.entries > 0
     assert {src.split(";")[0] for src in srcs} <= set(dia_ids)
-    assert all(src.split(";")[1].startswith(outcome.result.source + "#t") for src in srcs)
+    assert all(src.split(";")[1].startswith(outcome.result.source + "#^t") for src in srcs)
 
     result = consolidate(vault)
     assert result.entries == len(srcs)

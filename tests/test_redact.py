@@ -25,6 +25,7 @@ SAMPLES = [
     ("credential", "db_password = 'correct horse'"),
     ("credential", '{"client_secret": "s3cr3t-value"}'),
     ("private-key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----"),
+    ("aws-secret-key", "aws_secret_access_key " + "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"),
 ]
 
 

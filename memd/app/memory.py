@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import builtins
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ..engine.base import Engine
     from ..history import Commit
     from ..index import IndexStore
-    from ..ingest import InboxOutcome, IngestResult
+    from ..ingest import InboxJob, InboxOutcome, IngestResult
     from ..lint import Problem
     from ..review.asof import PastVault
     from ..review.diff import MemoryDiff
@@ -120,6 +120,13 @@ class Memory:
         self.recover()
         return ingest_file(self.vault, path, max_bytes=max_bytes or MAX_BYTES, progress=progress)
 
+    def inbox_job(self, path: Path) -> InboxJob:
+        """Ingest one inbox file in bounded steps (``step(seconds)`` until it returns an outcome)."""
+        from ..ingest import InboxJob
+
+        self.recover()
+        return InboxJob(self.vault, path)
+
     def ingest_inbox_file(self, path: Path) -> InboxOutcome:
         """Ingest one file dropped in ``inbox/`` and move it to done/ or rejected/ (never raises)."""
         from ..ingest import process_inbox_file
@@ -145,13 +152,13 @@ class Memory:
     def forget(self, seqs: str) -> Forgotten:
         """Remove the entries holding ``seqs`` (e.g. ``12`` or ``12+41-43``) on purpose."""
         from ..consolidation.forget import forget
-        from ..signature import SeqSet
+        from ..signature import MAX_SEQS_PER_ENTRY, SeqSet
 
         self.recover()
-        return forget(self.vault, SeqSet.parse(seqs))
+        return forget(self.vault, SeqSet.parse(seqs, MAX_SEQS_PER_ENTRY))
 
-    def commit_hand_edits(self) -> str | None:
-        """Commit what people changed by hand, under their name."""
+    def commit_hand_edits(self, hold: Collection[str] = ()) -> str | None:
+        """Commit what people changed by hand, under their name (all but the paths in ``hold``)."""
         from .. import acks
         from ..consolidation.restore import restore
         from ..history import blocked, commit_hand_edits
@@ -162,7 +169,7 @@ class Memory:
             wiped = restore(self.vault)  # an editor's stale save is not the person's deletion
         if wiped.restored:
             self._warn(f"put back {len(wiped.restored)} entries an editor's save had removed from CURRENT.md")
-        sha = commit_hand_edits(self.vault, wiped.removed_span)
+        sha = commit_hand_edits(self.vault, wiped.removed_span, hold=hold)
         if sha and wiped.removed:
             with self.vault.locked():
                 acks.settle(self.vault, wiped.removed)
@@ -320,8 +327,12 @@ class Memory:
             consolidations=state.epoch,
             last_consolidation=state.last_consolidation,
             state_problem=problem,
-            extra={"uncommitted": owed_commit(self.vault), "endpoint": endpoint_health(self.vault), "sync": sync,
-                   "retrieval": describe_retrieval(self.vault.config.embedding)},
+            extra={
+                "retrieval": describe_retrieval(self.vault.config.embedding),
+                "uncommitted": owed_commit(self.vault),
+                "endpoint": endpoint_health(self.vault),
+                "sync": sync,
+            },
         )
 
     def verify(self, *, full: bool = False) -> Report:

@@ -176,7 +176,9 @@ def status(ctx: click.Context, as_json: bool) -> None:
         memd --vault ~/memory status --json
     """
     from ..app.memory import age_text
+
     facts = get_memory(ctx).status()
+    retrieval = facts.extra["retrieval"]
     if as_json:
         emit_json(facts.to_json())
         return
@@ -184,7 +186,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     due = f"due ({buffer.due})" if buffer.due else "not due"
     click.echo(f"vault       {facts.vault}")
     click.echo(f"engine      {facts.engine['summary']}")
-    click.echo(f"retrieval   {facts.extra['retrieval']['summary']}")
+    click.echo(f"retrieval   {retrieval['summary']}")
     tokens = f"{buffer.tokens}/{buffer.token_threshold} tokens"
     age = f"age {age_text(buffer.age_seconds)}/{age_text(buffer.age_threshold_seconds)}"
     click.echo(f"buffer      {buffer.entries} entries, {tokens}, {age}: {due}")

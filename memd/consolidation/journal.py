@@ -25,7 +25,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..atomic import atomic_write
+from ..atomic import atomic_write, refuse_read_only
 from ..crashpoints import crashpoint
 from ..document import Entry, parse_document
 from ..errors import MemdError
@@ -93,6 +93,8 @@ def apply(vault: Vault, journal: Journal) -> None:
     """Write the journal, then each file (pre-image checked), then owe the
     commit. Call under the vault lock; ``finish_commit`` makes the commit."""
     _check_paths(vault, journal)
+    for change in journal.changes:
+        refuse_read_only(vault.root / change.path)  # before anything is written: all files or none
     path = _folder(vault) / "pending.json"
     crashpoint()  # planned in memory, nothing written yet
     atomic_write(path, json.dumps({"message": journal.message, "changes": [asdict(c) for c in journal.changes]}))
@@ -156,7 +158,7 @@ def owed(vault: Vault) -> tuple[str, dict[str, str | None]] | None:
             raise TypeError("wrong shape")
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         path.replace(path.with_suffix(".broken"))
         return None
     return raw["message"], files
@@ -222,7 +224,7 @@ def load(vault: Vault) -> Journal | None:
         _check_paths(vault, journal)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError, MemdError) as err:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError, MemdError) as err:
         # memd writes its journal atomically and only with its own paths, so
         # this one was not written by memd (or was damaged): nothing in it is
         # trusted, and nothing was applied from it.

@@ -180,7 +180,11 @@ def _consolidate(
     run.warnings.extend(fallbacks)
     problems = account(before_seqs, [*final_docs.values(), remaining], run.superseded)
     if problems:
-        raise ConsolidationError("consolidation refused, nothing was changed: " + "; ".join(problems))
+        from ..lint import duplicate_places
+
+        where = duplicate_places(vault) if any("more than one entry" in p for p in problems) else []
+        shown = f" (at {', '.join(where)}; `memd lint` lists them all)" if where else ""
+        raise ConsolidationError("consolidation refused, nothing was changed: " + "; ".join(problems) + shown)
     outcome = Outcome(
         entries=len(consolidated),
         seqs=str(SeqSet.of(consolidated)),
@@ -216,7 +220,7 @@ def _consolidate(
         )
         outcome = replace(outcome, consolidation=new_state.epoch)
         changes.append(journal_mod.FileChange("CURRENT.md", now_text, new_current))
-        state_before = vault.state_path.read_text(encoding="utf-8") if vault.state_path.exists() else None
+        state_before = vault.state_path.read_text(encoding="utf-8") if vault.state_path.is_file() else None
         changes.append(journal_mod.FileChange(".memd/state.json", state_before, render_state(new_state)))
         journal_mod.apply(vault, journal_mod.Journal(tuple(changes), commit_message(outcome)))
     sha, note = finish_commit(vault)

@@ -15,7 +15,7 @@ from ..atomic import atomic_write
 from ..document import Document, parse_document
 from ..engine.base import Supersession
 from ..errors import FormatError, MemdError
-from ..signature import SeqSet
+from ..signature import MAX_SEQS_PER_ENTRY, SeqSet
 from ..vault import Vault
 
 _SUPERSEDES = re.compile(r"seq (\S+) supersedes seq ([0-9+\-]+)")
@@ -61,7 +61,7 @@ def superseded_in(documents: Iterable[Document]) -> set[int]:
         for line in log if isinstance(log, list) else []:
             for match in _SUPERSEDES.finditer(str(line)):
                 try:
-                    found.update(SeqSet.parse(match.group(2)))
+                    found.update(SeqSet.parse(match.group(2), MAX_SEQS_PER_ENTRY))  # frontmatter anyone can edit
                 except FormatError:
                     continue
     return found
@@ -197,7 +197,7 @@ def _load(vault: Vault) -> _Walk | None:
             set(SeqSet.parse(raw["deleted"])) if raw["deleted"] else set(),
             tuple((str(c), set(SeqSet.parse(s))) for c, s in raw["vanished"]),
         )
-    except (OSError, ValueError, KeyError, TypeError, FormatError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError, FormatError):
         return None
 
 

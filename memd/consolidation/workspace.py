@@ -7,11 +7,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from ..atomic import read_text
+from ..atomic import read_text, refuse_read_only
 from ..document import Document, Frontmatter, parse_document
 from ..engine.base import Engine, Section, TopicInfo
 from ..engine.text import slugify
-from ..errors import DocumentError, FormatError
+from ..errors import DocumentError, FormatError, WriteError
 from ..vault import Vault
 from .journal import FileChange
 from .sections import Topic, adopt_unsigned, apply_sections, sections_of, topic_text, topic_tokens, with_frontmatter
@@ -40,10 +40,11 @@ class Workspace:
             rel = vault.rel(path)
             topic_id = vault.doc_id(path)
             try:
+                refuse_read_only(path)  # a file the person made read-only is left alone
                 text = read_text(path, rel)
                 document = parse_document(text)
                 data = document.frontmatter.data if document.frontmatter is not None else {}
-            except DocumentError as err:
+            except (DocumentError, WriteError) as err:
                 warnings.append(f"skipped {err}")
                 skipped.add(topic_id)
                 continue

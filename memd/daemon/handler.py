@@ -12,8 +12,18 @@ watchdog events and calls ``run_due`` from the main thread.
   vault lock, only if the file is still exactly what was checked.
 - memd's own writes are known by hash: after each write the daemon records the
   new content's hash, so the event that write causes finds nothing new.
+- A person's note anywhere else in the vault (``Untitled.md``,
+  ``people/sam.md``) is memory too: indexed, checked and committed as their
+  edit, never rewritten (no adoption outside CURRENT.md and topics).
+- A changed file in which lint finds a possible secret is never committed:
+  it is held (status ``held_files``, the log, stderr) until the person removes
+  the secret or commits the file themselves; while any file is held the
+  daemon does not consolidate either (that would commit it too).
 - An inbox file is ingested once its size and mtime stood still for a
-  debounce period; then the buffer is checked against its thresholds.
+  debounce period, in bounded steps (``INGEST_STEP`` seconds each, with
+  progress in the status), so one huge file never starves the rest of the
+  inbox or people's edits; then the buffer is checked against its thresholds.
+- Symbolic links are never followed: a link where memory would be is ignored.
 - With ``[sync] remote`` set, the vault is synced every ``[sync] interval``
   and right after each consolidation; while the remote cannot be reached the
   wait doubles (up to an hour), and local work goes on as ever: sync holds
@@ -27,15 +37,21 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..app import Memory
 from ..errors import MemdError
 from ..vault import Vault
 from .status import StatusBook
-from .watch import DOCUMENT_KINDS, Debouncer, classify
+from .watch import DOCUMENT_KINDS, Debouncer
+
+if TYPE_CHECKING:
+    from ..ingest import InboxJob
 
 Clock = Callable[[], float]
 Log = Callable[[str], None]
+# Seconds of ingest work per step: other files and people's edits go between.
+INGEST_STEP = 1.0
 MAX_SYNC_BACKOFF = 3600.0  # seconds between tries while the remote stays unreachable
 
 
@@ -78,6 +94,9 @@ class Handler:
         self.sync_failures = 0
         self.book = book or StatusBook(vault)
         self.log = log or (lambda message: None)
+        self.jobs: dict[str, InboxJob] = {}  # inbox files being ingested, step by step
+        self.held: dict[str, list[str]] = {}  # rel -> possible secrets: not committed until the person acts
+        self.ingest_step = INGEST_STEP
 
     # -- input ------------------------------------------------------------------
     def notice(self, path: str | Path, is_dir: bool = False) -> None:
@@ -86,10 +105,10 @@ class Handler:
         if rel is None:
             return
         if is_dir:
-            if rel.split("/")[0] in ("topics", "sources", "inbox") or rel == ".":
+            if self.vault.kind(rel + "/x.md") is not None or rel in (".", "inbox"):
                 self.next_rescan = min(self.next_rescan, self.clock() + self.changes.delay)
             return
-        if classify(rel) is None:
+        if self.vault.kind(rel) is None:
             return
         self.changes.touch(rel, self.clock())
         self.book.record("last_event", path=rel)
@@ -123,13 +142,13 @@ class Handler:
         self._guard("index", self._sync)
         for rel in self._documents():
             self._remember(rel)
-            if classify(rel) in ("current", "topic"):
+            if self.vault.kind(rel) in ("current", "topic", "note"):
                 self._check(rel)
                 if self._has_unsigned(rel):
                     self.settling.touch(rel, self.clock())
         if blocked(self.vault) is None:
             for rel in changed_paths(self.vault):
-                if classify(rel) in DOCUMENT_KINDS:
+                if self.vault.kind(rel) in DOCUMENT_KINDS:
                     self.settling.touch(rel, self.clock())
         for path in self._inbox_files():
             self.changes.touch(self.vault.rel(path), self.clock(), 0.0)
@@ -203,10 +222,12 @@ class Handler:
                 self.changes.touch(rel, self.clock(), 0.0)
 
     def _changed(self, rel: str) -> None:
-        kind = classify(rel)
+        kind = self.vault.kind(rel)
         if kind == "inbox":
             self._inbox(rel)
             return
+        if (self.vault.root / rel).is_symlink():
+            return  # never followed: it may lead out of the vault (`memd lint` says so)
         digest = file_hash(self.vault.root / rel)
         self.stats[rel] = self._stat(rel)
         if rel in self.seen and self.seen[rel] == digest:
@@ -216,7 +237,7 @@ class Handler:
         if digest is None:
             self.book.invalid(rel, [])
             self.seen.pop(rel, None)
-        elif kind in ("current", "topic"):
+        elif kind in ("current", "topic", "note"):
             self._check(rel)
         self.settling.touch(rel, self.clock())
         if kind == "current":
@@ -226,12 +247,42 @@ class Handler:
         if file_hash(self.vault.root / rel) != self.seen.get(rel):
             self.changes.touch(rel, self.clock())  # changed again: not quiet yet
             return
-        sha = self.memory.commit_hand_edits()
+        self._hold_secrets()
+        sha = self.memory.commit_hand_edits(hold=set(self.held))
         if sha:
             self.book.record("last_commit", commit=sha, kind="edit", path=rel)
             self.log(f"committed hand edit {sha[:10]} ({rel})")
-        if classify(rel) in ("current", "topic") and self.seen.get(rel) is not None:
+        if self.vault.kind(rel) in ("current", "topic") and self.seen.get(rel) is not None and rel not in self.held:
             self._adopt(rel)
+
+    def _hold_secrets(self) -> None:
+        """Hold back every changed file in which lint finds a possible secret:
+        memd never commits one (git history keeps it for good); the person
+        removes the secret, or commits the file themselves if it is none."""
+        from ..atomic import read_text
+        from ..history import blocked, changed_paths
+        from ..redact import find_secrets
+
+        if blocked(self.vault) is not None:
+            return
+        held: dict[str, list[str]] = {}
+        for rel in changed_paths(self.vault):
+            if self.vault.kind(rel) not in DOCUMENT_KINDS:
+                continue
+            try:
+                found = find_secrets(read_text(self.vault.root / rel, rel))
+            except Exception:
+                continue  # unreadable: `memd lint` reports it
+            if found:
+                held[rel] = [f"{line}: possible secret ({kind})" for line, kind in found]
+        for rel in sorted(held.keys() - self.held.keys()):
+            where = ", ".join(f"{rel}:{item}" for item in held[rel][:3])
+            self.log(f"not committing {rel}: {where}; remove it, or commit the file yourself if it is no secret")
+        for rel in sorted(self.held.keys() - held.keys()):
+            self.log(f"{rel}: no possible secret left; committing it")
+        self.held = held
+        if held != self.book.data.get("held_files"):
+            self.book.set("held_files", held)
 
     def _adopt(self, rel: str) -> None:
         if rel in self.book.data["invalid_files"]:
@@ -245,17 +296,30 @@ class Handler:
 
     def _inbox(self, rel: str) -> None:
         path = self.vault.root / rel
-        stat = self._stat(rel)
-        if stat is None or not path.is_file():
-            self.inbox_stat.pop(rel, None)
+        job = self.jobs.get(rel)
+        if job is None:
+            stat = self._stat(rel)
+            if stat is None or not path.is_file() or path.is_symlink():
+                self.inbox_stat.pop(rel, None)
+                return
+            if self.inbox_stat.get(rel) != stat:
+                # Still being written (or just arrived): look again after a pause.
+                self.inbox_stat[rel] = stat
+                self.changes.touch(rel, self.clock())
+                return
+            del self.inbox_stat[rel]
+            job = self.jobs[rel] = self.memory.inbox_job(path)
+        outcome = job.step(self.ingest_step)
+        if outcome is None:
+            done, total = job.progress
+            self.book.record("ingesting", name=path.name, done=done, total=total)
+            if total and done // 5000 != (done - 1) // 5000:
+                self.log(f"inbox/{path.name}: {done}/{total}")
+            self.changes.touch(rel, self.clock(), 0.0)  # the next step, after whatever else is due
             return
-        if self.inbox_stat.get(rel) != stat:
-            # Still being written (or just arrived): look again after a pause.
-            self.inbox_stat[rel] = stat
-            self.changes.touch(rel, self.clock())
-            return
-        del self.inbox_stat[rel]
-        outcome = self.memory.ingest_inbox_file(path)
+        del self.jobs[rel]
+        if not self.jobs:
+            self.book.set("ingesting", None)
         entries = outcome.result.entries if outcome.result else 0
         self.book.record("last_ingest", name=outcome.name, status=outcome.status, entries=entries,
                          moved_to=outcome.moved_to, reason=outcome.reason)
@@ -271,6 +335,8 @@ class Handler:
     def _maybe_consolidate(self) -> bool:
         if self.clock() < self.consolidate_after or self.memory.status().buffer.due is None:
             return False
+        if self.held or self.jobs:
+            return False  # a held file would ride in the consolidation's commit; an import is half appended
         self.consolidate_after = self.clock() + self.retry_after  # until it succeeds
         outcome = self.memory.consolidate(trigger="daemon", if_due=True)
         if outcome.skipped:
@@ -317,7 +383,7 @@ class Handler:
         from ..lint import lint_vault
 
         path = self.vault.root / rel
-        if not path.exists():
+        if not path.exists() or path.is_symlink():
             self.book.invalid(rel, [])
             return
         problems = [p for p in lint_vault(self.vault, [path]) if p.severity == "error"]

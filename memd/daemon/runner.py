@@ -34,15 +34,26 @@ Event = tuple[str, bool]  # (path, is_dir)
 
 
 def watched_folders(vault: Vault) -> list[tuple[str, bool]]:
-    """(folder, recursive): the vault root alone for CURRENT.md, and the
-    folders holding memory, never .git/ or .memd/ (far fewer watches)."""
+    """(folder, recursive): the vault root alone for CURRENT.md and notes at
+    the root, and the folders holding memory (topics, sources, the person's
+    own folders), never .git/, .memd/ or other hidden folders (far fewer
+    watches). A folder made later is found by the periodic rescan."""
+    from ..layout import skipped_dir
+
     for folder in (vault.topics_dir, vault.sources_dir, vault.inbox_dir):
         folder.mkdir(parents=True, exist_ok=True)
+    own = sorted(
+        entry
+        for entry in vault.root.iterdir()
+        if entry.is_dir() and not entry.is_symlink() and not skipped_dir(entry.name)
+        and entry.name not in ("topics", "sources", "inbox")
+    )
     return [
         (str(vault.root), False),
         (str(vault.topics_dir), True),
         (str(vault.sources_dir), True),
         (str(vault.inbox_dir), False),
+        *((str(folder), True) for folder in own),
     ]
 
 

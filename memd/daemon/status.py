@@ -9,8 +9,12 @@ pid. ``.memd/daemon.json`` says what the daemon is doing::
      "last_ingest": {...}, "last_consolidation": {...}, "last_commit": {...},
      "last_sync": {"time", "ok", "remote", "pulled", "pushed", ...},
      "errors": 0, "last_error": null, "invalid_files": {"topics/x.md": ["..."]},
+     "held_files": {"topics/x.md": ["3: possible secret (openai-key)"]},
+     "ingesting": {"time", "name", "done", "total"},
      "notes": ["inotify watch limit reached ..."]}
 
+``held_files`` lists edits memd will not commit because lint finds a possible
+secret in them (the person removes it, or commits the file themselves).
 ``read_status`` adds ``endpoint``, the model endpoint's health, when a model
 was ever called (see ``memd.engine.breaker``).
 """
@@ -139,6 +143,8 @@ class StatusBook:
             "errors": 0,
             "last_error": None,
             "invalid_files": {},
+            "held_files": {},
+            "ingesting": None,
             "notes": [],
         }
 

@@ -281,7 +281,12 @@ class OfflineEngine:
         for w in words:
             add_into(total, weights.vector(w))
         keywords = self._keywords(items, total, 3)
-        return " ".join(k.capitalize() for k in keywords) if keywords else "Notes"
+        if keywords:
+            return " ".join(k.capitalize() for k in keywords)
+        # Text in a script without spaces (Chinese, Japanese) has no keyword
+        # of three letters: its own first words name it better than "Notes".
+        first = " ".join(items[0].text.split()[:5])[:24] if items else ""
+        return first if any(c.isalpha() and not c.isascii() for c in first) else "Notes"
 
     @staticmethod
     def _keywords(items: list[Item], weight: Vector, count: int) -> list[str]:

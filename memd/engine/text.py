@@ -132,16 +132,44 @@ def normalised(vec: Vector) -> Vector:
     return {t: v / norm for t, v in vec.items()}
 
 
+_REDACTED = re.compile(r"\[REDACTED:[a-z-]+\]")
+
+
 def slugify(text: str, max_length: int = 48) -> str:
-    """A readable ASCII slug; empty when nothing usable is left."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    """A readable slug that is a safe file name on Windows, macOS and Linux;
+    empty when nothing usable is left.
+
+    Latin letters are folded to ASCII (``Café`` -> ``cafe``); letters of other
+    scripts are kept as they are (``東京の天気`` stays, NFC), so a topic in
+    Japanese is not called ``notes``. Secrets never reach a file name (the
+    text is redacted first), and names Windows reserves (``aux``, ``nul``,
+    ``con``, ``com1``...) get a suffix.
+    """
+    from ..layout import WINDOWS_RESERVED
+    from ..redact import redact
+
+    clean = _REDACTED.sub(" ", redact(unicodedata.normalize("NFC", text)).text)
+    chars: list[str] = []
+    for ch in clean:
+        folded = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
+        if folded:
+            chars.append(folded.lower())
+        elif ch.isalnum():
+            chars.append(ch.lower())
+        else:
+            chars.append(" ")
+    words = re.findall(r"[^\W_]+", "".join(chars))
     slug = ""
     for word in words:
         candidate = f"{slug}-{word}" if slug else word
         if len(candidate) > max_length:
+            if not slug:
+                slug = word[:max_length]  # one long word (a CJK phrase has no spaces): cut it
             break
         slug = candidate
+    slug = unicodedata.normalize("NFC", slug)
+    if slug in WINDOWS_RESERVED:
+        slug = f"{slug}-1"
     return slug
 
 

@@ -388,7 +388,9 @@ def _query_dates(query: str) -> set[tuple[int | None, int | None]]:
     years = [int(y) for y in _YEAR.findall(lowered)]
     months = [_MONTH_NAMES[w] for w in re.findall(r"[a-z]+", lowered) if w in _MONTH_NAMES and w != "may"]
     months += [5] if re.search(r"\bmay,?\s+(19|20)\d\d\b", lowered) else []
-    return {(y, m) for y in (years or [None]) for m in (months or [None]) if y is not None or m is not None}
+    any_year: list[int | None] = [None]
+    any_month: list[int | None] = [None]
+    return {(y, m) for y in (years or any_year) for m in (months or any_month) if y is not None or m is not None}
 
 
 def _in_dates(record: Record, wanted: set[tuple[int | None, int | None]]) -> bool:

@@ -19,6 +19,7 @@ is appended. Without the model the index is lexical only.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import time
@@ -27,8 +28,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..atomic import atomic_write
-from ..errors import DocumentError, MemdError
+from ..atomic import _describe, atomic_write
+from ..errors import DocumentError, MemdError, VaultError
 from ..vault import Vault
 from .base import Backend, Filters, Hit
 from .records import Record, content_hash, records_for
@@ -62,6 +63,25 @@ def indexed_files(vault: Vault) -> dict[str, tuple[int, int]]:
     return found
 
 
+def _one_line_errors(method: Callable[..., SyncReport]) -> Callable[..., SyncReport]:
+    """A full disk, a file-size limit or a file where the index folder should be
+    is one ``VaultError`` naming the index, never a traceback; the vault's own
+    files are untouched (the index is derived: ARCHITECTURE.md §4.6)."""
+
+    @functools.wraps(method)
+    def wrapper(self: IndexStore, *args: Any, **kwargs: Any) -> SyncReport:
+        try:
+            return method(self, *args, **kwargs)
+        except OSError as err:
+            self.close()
+            raise VaultError(
+                f"{self.folder}: the search index cannot be written ({_describe(err)}); the vault's files are "
+                f"unchanged (free some space, or remove {self.folder} and run `memd reindex`)"
+            ) from None
+
+    return wrapper
+
+
 class IndexStore:
     """The vault's index folder: a backend plus the manifest that vouches for it."""
 
@@ -88,6 +108,7 @@ class IndexStore:
             return HybridBackend(self._backend, self._vectors, self._embedder)
         return self._backend
 
+    @_one_line_errors
     def sync(self, progress: Progress | None = None) -> SyncReport:
         """Bring the index up to date with the files (cheap when nothing changed)."""
         started = time.monotonic()
@@ -110,6 +131,7 @@ class IndexStore:
                 report = self._update(manifest, files, started)
             return self._sync_vectors(report, started)
 
+    @_one_line_errors
     def rebuild(self, progress: Progress | None = None) -> SyncReport:
         """Index every file anew; vectors are kept only for texts that did not change."""
         started = time.monotonic()
@@ -175,10 +197,12 @@ class IndexStore:
 
     def _read(self, rel: str) -> tuple[str, list[Record]]:
         from ..atomic import decode_markdown
+        from ..redact import redact
 
         data = (self.vault.root / rel).read_bytes()
         try:
-            return content_hash(data), records_for(rel, decode_markdown(data, rel))
+            # A secret typed by hand is not copied into the index (lines keep their numbers).
+            return content_hash(data), records_for(rel, redact(decode_markdown(data, rel), keep_lines=True).text)
         except DocumentError:
             return content_hash(data), []  # binary or not UTF-8: `memd lint` reports it; nothing to index
 

@@ -155,16 +155,12 @@ class WhooshBackend:
         return fields
 
     def _search_handle(self) -> Any:
+        # A fresh searcher when the index changed (Whoosh's own refresh fails on an
+        # index that had no segment yet, such as a vault's first, empty commit).
+        if self._searcher is not None and not self._searcher.up_to_date():
+            self._drop_searcher()
         if self._searcher is None:
             self._searcher = self.ix.searcher(weighting=scoring.BM25F(B=BM25_B, K1=BM25_K1))
-        else:
-            try:
-                self._searcher = self._searcher.refresh()
-            except TypeError:
-                # Whoosh cannot refresh a reader of an index that was empty when it
-                # was opened (its EmptyReader has no segments to reuse): open anew.
-                self._searcher.close()
-                self._searcher = self.ix.searcher(weighting=scoring.BM25F(B=BM25_B, K1=BM25_K1))
         return self._searcher
 
     def _drop_searcher(self) -> None:

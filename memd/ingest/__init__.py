@@ -8,12 +8,14 @@ and sources.py for how the verbatim copies look.
 from __future__ import annotations
 
 from .formats import Rejected
-from .inbox import InboxOutcome, inbox_files, process_inbox, process_inbox_file
-from .pipeline import MAX_BYTES, IngestResult, ingest_file
+from .inbox import InboxJob, InboxOutcome, inbox_files, process_inbox, process_inbox_file
+from .pipeline import MAX_BYTES, IngestJob, IngestResult, ingest_file
 
 __all__ = [
     "MAX_BYTES",
+    "InboxJob",
     "InboxOutcome",
+    "IngestJob",
     "IngestResult",
     "Rejected",
     "inbox_files",

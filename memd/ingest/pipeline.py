@@ -5,33 +5,50 @@ Extraction goes through the engine seam. A note gives one entry per
 statement the engine finds in each paragraph or list item (``src`` = the
 source copy's line, ``#L12``); a transcript gives one entry per informative
 turn, ``Speaker: statements`` with the turn's time (``src`` = the turn's
-anchor, ``#t12``; for LoCoMo the dia_id comes first: ``src=D1:3;sources/...#t3``).
+block id, ``#^t12``; for LoCoMo the dia_id comes first:
+``src=D1:3;sources/...#^t3``). A turn without a time in a dated chat takes
+the time of the turn before it in the same conversation (or, at the start,
+the next one), never the moment of the import.
+
+An import is an ``IngestJob`` that works in bounded steps: each ``step``
+extracts units until its time budget is spent and appends what it has in
+batches, so the daemon can interleave a 200,000-line note with the rest of
+the inbox and with people's edits, and report progress. The vault lock is
+held only to pick the copy's path, to append a batch, and to write the copy.
+Re-importing a transcript of the same conversations adds only the new turns
+and updates the copy in place (sources.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import time
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..atomic import atomic_write
 from ..buffer import NewEntry, append_entries
 from ..engine import get_engine
 from ..engine.base import Engine
-from ..redact import redact
+from ..redact import redact, redact_value
 from ..signature import SeqSet
 from ..timeutil import format_time, now
 from ..vault import Vault
+from . import sources
 from .formats import Parsed, Rejected, Turn, parse
-from .sources import SourceCopy, find_ingested, render, reserve_path
+from .sources import KnownCopy, SourceCopy, find_ingested, render, reserve_path
 
 MAX_BYTES = 20 * 1024 * 1024
 APPEND_BATCH = 2000
+# A paragraph longer than this is cut into several units: one unit is one
+# engine call, and no step may wait on one giant call.
+UNIT_CHARS = 4000
 Progress = Callable[[int, int], None]
 _FENCE = re.compile(r"^(```|~~~)")
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_ITEM = re.compile(r"^\s*+(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
 _SIGNATURE = re.compile(r"^<seq=[^>\n]*>\s*")
 
 
@@ -47,6 +64,7 @@ class IngestResult:
     duplicate: bool = False  # ingested before: nothing was written
     commit: str | None = None
     warnings: tuple[str, ...] = ()
+    new_turns: int | None = None  # a re-import: the turns not seen before (None: a new copy)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -54,6 +72,7 @@ class IngestResult:
             "format": self.format,
             "source": self.source,
             "turns": self.turns,
+            "new_turns": self.new_turns,
             "entries": self.entries,
             "seqs": self.seqs,
             "redacted": list(self.redacted),
@@ -61,6 +80,177 @@ class IngestResult:
             "commit": self.commit,
             "warnings": list(self.warnings),
         }
+
+
+@dataclass(frozen=True)
+class _Unit:
+    text: str
+    src: str
+    time: str | None = None
+    speaker: str | None = None  # transcripts: the entry is "Speaker: statements"
+
+
+@dataclass
+class IngestJob:
+    """One import, done in steps: ``open``, then ``step`` until it returns True."""
+
+    vault: Vault
+    name: str  # redacted: it goes into the copy, its path and the commit message
+    parsed: Parsed
+    engine: Engine
+    rel: str
+    units: list[_Unit]
+    digest: str
+    kinds: list[str]
+    commit: bool = True
+    copy: SourceCopy | None = None  # a new copy; None when an earlier one is updated
+    previous: KnownCopy | None = None
+    new_turns: list[tuple[Turn, int]] = field(default_factory=list)
+    done: int = 0
+    pending: list[NewEntry] = field(default_factory=list)
+    seqs: list[int] = field(default_factory=list)
+    entries: int = 0
+    result: IngestResult | None = None
+
+    @classmethod
+    def open(
+        cls,
+        vault: Vault,
+        path: Path,
+        *,
+        name: str | None = None,
+        max_bytes: int = MAX_BYTES,
+        engine: Engine | None = None,
+        commit: bool = True,
+    ) -> IngestJob:
+        """Read, parse and redact the file and plan the import (raises ``Rejected``)."""
+        name = name or path.name
+        try:
+            size = path.stat().st_size
+            if size > max_bytes:
+                raise Rejected(f"too large ({_mb(size)}; the limit is {_mb(max_bytes)})")
+            data = path.read_bytes()
+        except OSError as err:
+            raise Rejected(f"cannot read: {err.strerror or err}") from None
+        digest = hashlib.sha256(data).hexdigest()
+        parsed, kinds = _redacted(parse(name, data, path))
+        clean = redact_value(name)
+        kinds += ["file-name"] if clean != name else []
+        engine = engine or get_engine(vault)
+        stamp = format_time(now())
+        job = cls(vault, clean, parsed, engine, "", [], digest, kinds, commit)
+        with vault.locked():
+            existing = find_ingested(vault, digest)
+            if existing is not None:
+                job.result = IngestResult(clean, parsed.format, existing, len(parsed.turns), 0, "", duplicate=True)
+                return job
+            earlier = sources.find_thread_copy(vault, parsed, clean) if parsed.note is None else None
+            job.previous = sources.read_copy(vault, earlier) if earlier else None
+            job.rel = job.previous.rel if job.previous else reserve_path(vault, clean, stamp)
+        times = _filled_times(parsed.turns)
+        if job.previous is not None:
+            fresh = _unseen(job.previous, parsed.turns)
+            if not fresh:
+                job.result = IngestResult(
+                    clean,
+                    parsed.format,
+                    job.rel,
+                    len(parsed.turns),
+                    0,
+                    "",
+                    duplicate=True,
+                    warnings=parsed.warnings,
+                    new_turns=0,
+                )
+                return job
+            job.new_turns = [(turn, job.previous.last_anchor + n) for n, turn in enumerate(fresh, start=1)]
+        else:
+            job.copy = render(job.rel, parsed, _meta(clean, digest, parsed, stamp, kinds))
+            job.new_turns = list(zip(parsed.turns, range(1, len(parsed.turns) + 1), strict=True))
+        job.units = _units(job, times)
+        return job
+
+    @property
+    def finished(self) -> bool:
+        return self.result is not None
+
+    @property
+    def total(self) -> int:
+        return len(self.units)
+
+    def step(self, seconds: float = float("inf"), progress: Progress | None = None) -> bool:
+        """Extract and append for about ``seconds`` (at least one unit); True when finished."""
+        if self.result is not None:
+            return True
+        deadline = time.monotonic() + seconds
+        source = f"import:{self.parsed.format}"
+        while self.done < len(self.units):
+            unit = self.units[self.done]
+            statements = [found.text for found in self.engine.extract(unit.text)]
+            if unit.speaker is None:
+                self.pending += [NewEntry(text, None, source, unit.src) for text in statements]
+            elif " ".join(statements).strip():  # greetings and acknowledgements: kept in the source only
+                self.pending.append(NewEntry(f"{unit.speaker}: {' '.join(statements)}", unit.time, source, unit.src))
+            self.done += 1
+            if progress is not None and (self.done % 50 == 0 or self.done == len(self.units)):
+                progress(self.done, len(self.units))
+            if len(self.pending) >= APPEND_BATCH:
+                self._flush()
+            if time.monotonic() >= deadline:
+                break
+        if self.done < len(self.units):
+            return False
+        self._flush()
+        self._finish()
+        return True
+
+    def _flush(self) -> None:
+        # Entries before the copy: a crash in between leaves duplicates on the
+        # next try (consolidation folds them), never a copy without entries.
+        if self.pending:
+            self.seqs += [a.seq for a in append_entries(self.vault, self.pending)]
+            self.entries += len(self.pending)
+            self.pending = []
+
+    def _finish(self) -> None:
+        vault, parsed = self.vault, self.parsed
+        with vault.locked():
+            if self.copy is not None:
+                atomic_write(vault.root / self.rel, self.copy.text)
+                sources.release(vault, self.rel)
+            else:
+                self._update_copy()
+            sha, warnings = (
+                _commit(vault, self.rel, self.name, len(parsed.turns), self.entries) if self.commit else (None, ())
+            )
+        span = str(SeqSet.of(self.seqs)) if self.seqs else ""
+        self.result = IngestResult(
+            self.name,
+            parsed.format,
+            self.rel,
+            len(parsed.turns),
+            self.entries,
+            span,
+            tuple(sorted(set(self.kinds))),
+            commit=sha,
+            warnings=(*parsed.warnings, *warnings),
+            new_turns=None if self.previous is None else len(self.new_turns),
+        )
+
+    def _update_copy(self) -> None:
+        """Add the new turns to the earlier copy, compared again right before
+        the rename (a turn another import added meanwhile is not added twice)."""
+        for _ in range(3):
+            known = sources.read_copy(self.vault, self.rel) or self.previous
+            assert known is not None
+            missing = {id(turn) for turn in _unseen(known, [turn for turn, _ in self.new_turns])}
+            turns = [(turn, n) for turn, n in self.new_turns if id(turn) in missing]
+            total = sum(known.keys.values()) + len(turns)
+            meta = {"sha256": self.digest, "turns": total, "updated": format_time(now())}
+            text = sources.merge(known, turns, meta)
+            if atomic_write(self.vault.root / self.rel, text, unless_changed=known.text.encode("utf-8")):
+                return
+        raise Rejected(f"{self.rel} kept changing while memd was adding turns to it; try again")
 
 
 def ingest_file(
@@ -74,48 +264,32 @@ def ingest_file(
     commit: bool = True,
 ) -> IngestResult:
     """Ingest one file; raises ``Rejected`` when it cannot be ingested."""
-    name = name or path.name
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise Rejected(f"too large ({_mb(size)}; the limit is {_mb(max_bytes)})")
-        data = path.read_bytes()
-    except OSError as err:
-        raise Rejected(f"cannot read: {err.strerror or err}") from None
-    digest = hashlib.sha256(data).hexdigest()
-    parsed = parse(name, data, path)
-    engine = engine or get_engine(vault)
-    with vault.locked():
-        existing = find_ingested(vault, digest)
-        if existing is not None:
-            return IngestResult(name, parsed.format, existing, len(parsed.turns), 0, "", duplicate=True)
-        stamp = format_time(now())
-        rel = reserve_path(vault, name, stamp)
-        parsed, kinds = _redacted(parsed)
-        meta = {
-            "original": name,
-            "sha256": digest,
-            "format": parsed.format,
-            "ingested": stamp,
-            "turns": len(parsed.turns),
-            "redacted": len(kinds),
-        }
-        copy = render(rel, parsed, meta)
-        items = _entries(copy, parsed, engine, progress)
-        # Entries before the copy: a crash in between leaves duplicates on the
-        # next try (consolidation folds them), never a copy without entries.
-        seqs: list[int] = []
-        for start in range(0, len(items), APPEND_BATCH):
-            seqs += [a.seq for a in append_entries(vault, items[start : start + APPEND_BATCH])]
-        atomic_write(vault.root / rel, copy.text)
-        sha, warnings = _commit(vault, rel, name, len(parsed.turns), len(items)) if commit else (None, ())
-    span = str(SeqSet.of(seqs)) if seqs else ""
-    return IngestResult(name, parsed.format, rel, len(parsed.turns), len(items), span, tuple(sorted(set(kinds))),
-                        commit=sha, warnings=warnings)
+    job = IngestJob.open(vault, path, name=name, max_bytes=max_bytes, engine=engine, commit=commit)
+    while not job.step(progress=progress):
+        pass
+    assert job.result is not None
+    return job.result
 
 
 def _mb(size: int) -> str:
     return f"{size / 1024 / 1024:.1f} MB"
+
+
+def _meta(name: str, digest: str, parsed: Parsed, stamp: str, kinds: list[str]) -> dict[str, object]:
+    meta: dict[str, object] = {
+        "original": name,
+        "sha256": digest,
+        "format": parsed.format,
+        "ingested": stamp,
+        "turns": len(parsed.turns),
+        "redacted": len(kinds),
+    }
+    if parsed.title:
+        meta["title"] = parsed.title
+    threads = list(dict.fromkeys(turn.thread for turn in parsed.turns if turn.thread))
+    if threads:
+        meta["threads"] = threads
+    return meta
 
 
 def _redacted(parsed: Parsed) -> tuple[Parsed, list[str]]:
@@ -124,38 +298,91 @@ def _redacted(parsed: Parsed) -> tuple[Parsed, list[str]]:
         result = redact(parsed.note)
         return replace(parsed, note=result.text), [f.kind for f in result.findings]
     turns = []
-    for turn in parsed.turns:
+    for turn in map(_valid_turn, parsed.turns):
         text, speaker = redact(turn.text), redact(turn.speaker)
-        kinds += [f.kind for f in (*text.findings, *speaker.findings)]
-        turns.append(replace(turn, text=text.text, speaker=speaker.text))
-    return replace(parsed, turns=tuple(turns)), kinds
+        group = redact(turn.group) if turn.group else None
+        kinds += [f.kind for f in (*text.findings, *speaker.findings, *(group.findings if group else ()))]
+        turns.append(
+            replace(
+                turn,
+                text=text.text,
+                speaker=speaker.text,
+                group=group.text if group else None,
+                # A thread named after a conversation's title must not carry a key in it either.
+                thread=redact_value(turn.thread) if turn.thread else None,
+                ref=redact_value(turn.ref) if turn.ref else None,
+            )
+        )
+    title = redact(_valid(parsed.title)) if parsed.title else None
+    kinds += [f.kind for f in title.findings] if title else []
+    return replace(parsed, turns=tuple(turns), title=title.text if title else None), kinds
 
 
-def _entries(copy: SourceCopy, parsed: Parsed, engine: Engine, progress: Progress | None) -> list[NewEntry]:
-    source = f"import:{parsed.format}"
-    if parsed.note is not None:
-        return [
-            NewEntry(found.text, None, source, f"{copy.rel}#L{copy.note_offset + line}")
-            for line, unit in note_units(parsed.note)
-            for found in engine.extract(unit)
-        ]
-    items = []
-    total = len(parsed.turns)
-    for number, (turn, anchor) in enumerate(zip(parsed.turns, copy.anchors, strict=True), start=1):
-        item = _turn_entry(turn, engine, source, f"{copy.rel}#{anchor}")
-        if item is not None:
-            items.append(item)
-        if progress is not None and (number % 50 == 0 or number == total):
-            progress(number, total)
-    return items
+def _valid(text: str) -> str:
+    """``text`` as UTF-8 can hold it: JSON may spell a lone surrogate (``"\\ud800"``)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
-def _turn_entry(turn: Turn, engine: Engine, source: str, anchor: str) -> NewEntry | None:
-    statements = " ".join(found.text for found in engine.extract(turn.text))
-    if not statements.strip():
-        return None  # greetings and acknowledgements: kept in the source only
-    src = f"{turn.ref};{anchor}" if turn.ref else anchor
-    return NewEntry(f"{turn.speaker}: {statements}", turn.time, source, src)
+def _valid_turn(turn: Turn) -> Turn:
+    return replace(
+        turn,
+        text=_valid(turn.text),
+        speaker=_valid(turn.speaker),
+        group=_valid(turn.group) if turn.group else None,
+        thread=_valid(turn.thread) if turn.thread else None,
+        ref=_valid(turn.ref) if turn.ref else None,
+    )
+
+
+def _unseen(copy: KnownCopy, turns: list[Turn] | tuple[Turn, ...]) -> list[Turn]:
+    """The turns the copy does not hold yet (a turn said twice counts twice)."""
+    left: Counter[str] = Counter(copy.keys)
+    fresh = []
+    for turn in turns:
+        key = sources.turn_key(turn.thread if copy.threaded else "", sources.turn_lines(turn))
+        if left[key] > 0:
+            left[key] -= 1
+        else:
+            fresh.append(turn)
+    return fresh
+
+
+def _filled_times(turns: tuple[Turn, ...]) -> dict[int, str | None]:
+    """Each turn's time, by ``id``; a turn without one takes the time of the
+    turn before it in its conversation, or at the start the first one after."""
+    out: dict[int, str | None] = {}
+    last: dict[object, str | None] = {}
+    waiting: dict[object, list[Turn]] = {}
+    for turn in turns:
+        thread = (turn.thread, turn.group)
+        if turn.time:
+            for earlier in waiting.pop(thread, []):
+                out[id(earlier)] = turn.time
+            last[thread] = turn.time
+            out[id(turn)] = turn.time
+        elif last.get(thread):
+            out[id(turn)] = last[thread]
+        else:
+            waiting.setdefault(thread, []).append(turn)
+            out[id(turn)] = None
+    return out
+
+
+def _units(job: IngestJob, times: dict[int, str | None]) -> list[_Unit]:
+    if job.parsed.note is not None:
+        assert job.copy is not None
+        offset = job.copy.note_offset
+        return [_Unit(text, f"{job.rel}#L{offset + line}") for line, text in note_units(job.parsed.note)]
+    units = []
+    for turn, number in job.new_turns:
+        anchor = f"{job.rel}#^t{number}"
+        src = f"{turn.ref};{anchor}" if turn.ref else anchor
+        units.append(_Unit(turn.text, src, times.get(id(turn)), turn.speaker))
+    return units
 
 
 def _commit(vault: Vault, rel: str, name: str, turns: int, entries: int) -> tuple[str | None, tuple[str, ...]]:
@@ -165,8 +392,9 @@ def _commit(vault: Vault, rel: str, name: str, turns: int, entries: int) -> tupl
     from ..history import commit_as_memd
 
     what = f"{turns} turns" if turns else "note"
-    sha, note = commit_as_memd(vault, f"ingest: {name} -> {rel} ({what}, {entries} entries)", [rel],
-                               {"Memd-Source": rel})
+    sha, note = commit_as_memd(
+        vault, f"ingest: {name} -> {rel} ({what}, {entries} entries)", [rel], {"Memd-Source": rel}
+    )
     return sha, tuple(f"source {note}" for note in [note] if note)
 
 
@@ -186,6 +414,8 @@ def note_units(note: str) -> list[tuple[int, str]]:
         if current:
             units.append((start, " ".join(current)))
             current.clear()
+
+    size = 0
 
     for i, raw in enumerate(lines):
         line = raw.strip()
@@ -209,8 +439,11 @@ def note_units(note: str) -> list[tuple[int, str]]:
         if item:
             line = raw[item.end() :].strip()
         line = _SIGNATURE.sub("", line.lstrip("> ").strip())
+        if current and size + len(line) > UNIT_CHARS:
+            flush()
         if not current:
-            start = i + 1
+            start, size = i + 1, 0
         current.append(line)
+        size += len(line) + 1
     flush()
     return [(line, text) for line, text in units if text.strip()]

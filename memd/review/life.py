@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from ..errors import NotFound
-from ..signature import SeqSet
+from ..signature import MAX_SEQS_PER_ENTRY, SeqSet
 from ..vault import Vault
 from .entries import Sighting, sightings
 from .follow import Files, Follow, memory_files
@@ -54,7 +54,7 @@ class Life:
 def parse_target(target: str) -> SeqSet | None:
     """``12``, ``seq 12``, ``12+41`` -> the seqs; anything else is a query (None)."""
     match = _SEQ_ARGUMENT.match(target.strip())
-    return SeqSet.parse(match.group(1)) if match else None
+    return SeqSet.parse(match.group(1), MAX_SEQS_PER_ENTRY) if match else None
 
 
 def history(vault: Vault, target: str) -> Life:

@@ -1,0 +1,138 @@
+"""Secrets never reach git, the index or a file name, whichever door they
+come through: `memd add` (text, --meta, --src), `memd ingest` (content,
+conversation titles, file names), or a hand edit while the daemon runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memd.daemon.status import read_status, running_pid
+from memd.vault import Vault
+
+from .conftest import REPO, Memd
+from .test_daemon_e2e import wait_for
+
+# Assembled at run time so this file itself never holds a key-shaped string.
+BODY = "Zq81" + "x7KpLm2Vw9RtYb4Nc6Hd"
+OPENAI = f"sk-proj-{BODY}Aa11"
+AWS_ID = "AKIA" + "IOSFODNN7EXAMPL3"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+GITHUB = f"ghp_{BODY}{BODY[:16]}"
+URL_PASSWORD = "hunter2pass"
+PASSWORD = "Tr0ub4dor&3zz"
+PHRASE = "correct horse battery staple"
+PEM_LINES = [
+    "-----BEGIN RSA " + "PRIVATE KEY-----",
+    f"MIIEowIBAAKCAQEA{BODY}",
+    f"{BODY}qr8Yv3Ww",
+    "-----END RSA PRIVATE KEY-----",
+]
+SECRETS = [OPENAI, AWS_ID, AWS_SECRET, GITHUB, URL_PASSWORD, PASSWORD, PHRASE, *PEM_LINES[1:3]]
+
+
+def tokens(secret: str) -> list[str]:
+    """How an index keeps a secret: lowercase words (the long ones only: a
+    word like "horse" is no secret by itself)."""
+    return [t for t in re.findall(r"[a-z0-9]+", secret.lower()) if len(t) >= 6]
+
+
+def git_objects(vault: Vault) -> bytes:
+    """Every object in the repository, reachable or not, decompressed."""
+    out = subprocess.run(
+        ["git", "-C", str(vault.root), "cat-file", "--batch-all-objects", "--batch"], capture_output=True, check=True
+    )
+    return out.stdout
+
+
+def test_no_secret_reaches_git_the_index_or_a_file_name(
+    memd: Memd, vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(REPO))  # the daemon process runs this checkout's memd
+    # memd add: text, extra keys, src, one PEM line per entry, prose.
+    memd(
+        "add",
+        f"The deploy key is {OPENAI}",
+        "--meta",
+        f"api_key={OPENAI}",
+        "--meta",
+        f"password={PASSWORD}",
+        "--src",
+        f"https://bob:{URL_PASSWORD}@git.example.org/infra",
+    )
+    memd("add", input="\n".join(PEM_LINES) + "\n")
+    memd("add", f"The AWS secret is {AWS_SECRET} and the id {AWS_ID}")
+    memd("add", f"My password is {PASSWORD}")
+    memd("add", f"password: {PHRASE}")
+    # memd ingest: content, a conversation title, a file name.
+    note = tmp_path / f"keys-{AWS_ID}.md"
+    note.write_text(f"Server notes.\n\nThe token for the CI is {GITHUB}.\n\nmy password is {PHRASE}\n")
+    memd("ingest", str(note))
+    chat = tmp_path / "conversations.json"
+    mapping = {
+        "root": {"message": None, "parent": None, "children": ["a"]},
+        "a": {
+            "message": {
+                "author": {"role": "user"},
+                "content": {"parts": ["We rotate the keys on Friday."]},
+                "create_time": 1.7e9,
+            },
+            "parent": "root",
+            "children": [],
+        },
+    }
+    chat.write_text(json.dumps([{"title": f"CI token {GITHUB}", "current_node": "a", "mapping": mapping}]))
+    memd("ingest", str(chat))
+
+    # A hand edit while the daemon runs: held, reported, never committed.
+    memd("daemon", "start", "--quiet", "0.5")
+    pid = running_pid(vault)
+    try:
+        held = vault.topics_dir / "servers.md"
+        held.write_text(
+            '---\nid: servers\nsummary: "servers"\n---\n# Servers\n'
+            f"- The OpenAI key is {OPENAI}\n- aws_access_key_id = {AWS_ID}\n"
+            f"- aws_secret_access_key = {AWS_SECRET}\n" + "".join(f"  {line}\n" for line in PEM_LINES)
+        )
+        (vault.root / "people").mkdir()
+        (vault.root / "people" / "sam.md").write_text("# Sam\n\nSam likes quince jam.\n")
+        wait_for(
+            lambda: "topics/servers.md" in ((read_status(vault) or {}).get("held_files") or {}),
+            15,
+            "the daemon to hold the file with secrets",
+        )
+        wait_for(
+            lambda: (
+                "people/sam.md"
+                in subprocess.run(
+                    ["git", "-C", str(vault.root), "log", "--format=%s"], capture_output=True, text=True
+                ).stdout
+            ),
+            15,
+            "the clean edit beside it to be committed",
+        )
+        assert "topics/servers.md" in memd("search", "servers").stdout  # indexed, but redacted
+        reasons = (read_status(vault) or {})["held_files"]["topics/servers.md"]
+        assert any("possible secret (openai-key)" in r for r in reasons)
+        daemon_log = (vault.meta_dir / "logs" / "daemon.log").read_text()
+        assert "not committing topics/servers.md" in daemon_log
+        memd("daemon", "stop")
+    finally:
+        if pid is not None and running_pid(vault) is not None:
+            os.kill(pid, signal.SIGKILL)
+
+    objects = git_objects(vault)
+    index = b"".join(p.read_bytes() for p in vault.index_dir.rglob("*") if p.is_file()).lower()
+    names = "\n".join(p.relative_to(vault.root).as_posix() for p in vault.root.rglob("*")).lower()
+    for secret in SECRETS:
+        assert secret.encode() not in objects, f"{secret} is in a git object"
+        for token in tokens(secret):
+            assert token.encode() not in index, f"{token} (of {secret}) is in the index"
+            assert token not in names, f"{token} (of {secret}) is in a file name"
+    assert memd("verify").output.startswith("ok:")

@@ -1,0 +1,210 @@
+"""Transcripts as they really arrive: newer exports of the same chats, a
+session captured again as it grows, a last line cut off, compaction
+summaries, session titles, turns without a time, the claude.ai export."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from memd.document import entry_json
+from memd.ingest import ingest_file
+from memd.vault import Vault
+
+from .conftest import Memd
+
+SESSION = "5c1f6a52-0d3e-4f7e-9a4b-1f2e3d4c5b6a"
+
+
+def entries(vault: Vault) -> list[dict[str, Any]]:
+    return [entry_json(e) for e in vault.read(vault.current).signed()]
+
+
+def sources(vault: Vault) -> list[Path]:
+    return sorted(vault.sources_dir.rglob("*.md"))
+
+
+def node(role: str, text: str, parent: str | None, children: list[str], when: float | None) -> dict[str, Any]:
+    message = {"author": {"role": role}, "content": {"content_type": "text", "parts": [text]}, "create_time": when}
+    return {"message": message, "parent": parent, "children": children}
+
+
+def chatgpt(conversations: dict[str, list[tuple[str, str]]]) -> list[dict[str, Any]]:
+    """An export: conversation id -> [(role, text)], one message a minute."""
+    out = []
+    for number, (ident, turns) in enumerate(conversations.items()):
+        mapping: dict[str, Any] = {"root": {"message": None, "parent": None, "children": ["m0"]}}
+        for i, (role, text) in enumerate(turns):
+            children = [f"m{i + 1}"] if i + 1 < len(turns) else []
+            mapping[f"m{i}"] = node(
+                role, text, "root" if i == 0 else f"m{i - 1}", children, 1.7e9 + number * 1e5 + i * 60
+            )
+        out.append({"id": ident, "title": f"Chat {ident}", "current_node": f"m{len(turns) - 1}", "mapping": mapping})
+    return out
+
+
+A1 = [("user", "We fly to Lisbon on 3 May."), ("assistant", "Noted: the Lisbon trip starts on 3 May.")]
+A2 = [*A1, ("user", "Book a window seat for the Lisbon flight.")]
+B = [("user", "The plumber comes on Thursday at eight."), ("assistant", "Noted: plumber Thursday at eight.")]
+
+
+def test_a_newer_chatgpt_export_adds_only_new_turns_to_the_same_copy(vault: Vault, tmp_path: Path) -> None:
+    first = tmp_path / "conversations.json"
+    first.write_text(json.dumps(chatgpt({"a": A1})))
+    one = ingest_file(vault, first)
+    newer = tmp_path / "export-2" / "conversations.json"
+    newer.parent.mkdir()
+    newer.write_text(json.dumps(chatgpt({"a": A2, "b": B})))
+    two = ingest_file(vault, newer)
+    assert two.source == one.source and two.new_turns == 3  # updated in place, not conversations-2.md
+    assert [p.name for p in sources(vault)] == ["conversations.md"]
+    texts = [e["text"] for e in entries(vault)]
+    assert len(texts) == len(set(texts)) == 5, texts  # no duplicate entries
+    copy = (vault.root / one.source).read_text()
+    for _, text in [*A2, *B]:
+        assert copy.count(text) == 1, text
+    assert copy.index("Book a window seat") < copy.index("## Chat b")  # after the last turn of its conversation
+    again = ingest_file(vault, newer)
+    assert again.duplicate and len(entries(vault)) == 5
+    subjects = subprocess.run(["git", "-C", str(vault.root), "log", "--format=%s"], capture_output=True, text=True)
+    assert subjects.stdout.count("ingest: conversations.json") == 2
+
+
+def claude_line(kind: str, text: str, minute: int | None, **extra: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"type": kind, "sessionId": SESSION, "message": {"role": kind, "content": text}, **extra}
+    if minute is not None:
+        row["timestamp"] = f"2026-11-20T10:{minute:02d}:00Z"
+    return row
+
+
+TURNS = [
+    claude_line("user", "Please add retry logic to the uploader.", 0),
+    claude_line("assistant", "I added exponential backoff to upload().", 1),
+    claude_line("user", "Also cap the retries at five.", 2),
+    claude_line("assistant", "Retries are now capped at five attempts.", 3),
+    claude_line("user", "Log every retry with its delay.", 4),
+    claude_line("assistant", "Each retry is logged with its delay in ms.", 5),
+]
+
+
+def write_session(path: Path, rows: list[dict[str, Any]], tail: str = "") -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows) + tail)
+    return path
+
+
+def test_a_growing_session_captured_three_times_yields_each_turn_once(memd: Memd, vault: Vault, tmp_path: Path) -> None:
+    path = tmp_path / f"{SESSION}.jsonl"
+    for count in (2, 4, 6):
+        write_session(path, [{"type": "summary", "summary": "Uploader retries"}, *TURNS[:count]])
+        memd("ingest", str(path))
+    texts = [e["text"] for e in entries(vault)]
+    assert len(texts) == 6 and len(set(texts)) == 6, texts
+    [copy] = sources(vault)
+    body = copy.read_text()
+    for row in TURNS:
+        assert body.count(row["message"]["content"]) == 1
+    assert re.findall(r"\^t(\d+)$", body, re.MULTILINE) == ["1", "2", "3", "4", "5", "6"]
+    assert "# Uploader retries" in body  # the session's own title
+
+
+def test_a_truncated_last_line_keeps_the_rest_and_names_the_line(memd: Memd, vault: Vault, tmp_path: Path) -> None:
+    path = write_session(tmp_path / "live.jsonl", TURNS[:3], tail='{"type": "assistant", "message": {"role": "ass')
+    result = memd("ingest", str(path), "--json")
+    [report] = json.loads(result.stdout)
+    assert report["entries"] == 3
+    assert report["warnings"] == [
+        "live.jsonl:4: skipped this line (malformed JSON: Unterminated string starting (column 43))"
+    ]
+
+
+def test_a_compaction_summary_is_not_something_the_user_said(vault: Vault, tmp_path: Path) -> None:
+    summary = claude_line(
+        "user",
+        "This session is being continued from a previous conversation that ran out of context. Summary: ...",
+        9,
+        isCompactSummary=True,
+    )
+    path = write_session(tmp_path / "s.jsonl", [*TURNS[:2], summary, TURNS[2]])
+    ingest_file(vault, path)
+    texts = [e["text"] for e in entries(vault)]
+    assert len(texts) == 3 and not any("continued from a previous" in t for t in texts)
+
+
+def test_turns_without_a_time_take_the_time_of_the_turn_before(vault: Vault, tmp_path: Path) -> None:
+    rows = [TURNS[0], claude_line("assistant", "Backoff doubles the delay each time.", None), TURNS[2]]
+    ingest_file(vault, write_session(tmp_path / "s.jsonl", rows))
+    times = [e["time"] for e in entries(vault)]
+    assert times == ["2026-11-20T10:00:00Z", "2026-11-20T10:00:00Z", "2026-11-20T10:02:00Z"]
+
+
+def test_the_claude_ai_export_imports(memd: Memd, vault: Vault, tmp_path: Path) -> None:
+    export = [
+        {
+            "uuid": "c-1",
+            "name": "Garden plans",
+            "created_at": "2026-03-01T09:00:00Z",
+            "chat_messages": [
+                {
+                    "uuid": "m1",
+                    "sender": "human",
+                    "text": "We plant the tomatoes after the last frost in May.",
+                    "created_at": "2026-03-01T09:00:00Z",
+                },
+                {
+                    "uuid": "m2",
+                    "sender": "assistant",
+                    "text": "",
+                    "created_at": "2026-03-01T09:00:30Z",
+                    "content": [{"type": "text", "text": "Noted: tomatoes go in after the May frost."}],
+                },
+            ],
+        }
+    ]
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(export))
+    [report] = json.loads(memd("ingest", str(path), "--json").stdout)
+    assert report["format"] == "claude-ai" and report["entries"] == 2
+    texts = [e["text"] for e in entries(vault)]
+    assert texts[0].startswith("User: We plant the tomatoes") and texts[1].startswith("Assistant: Noted")
+    assert "## Garden plans" in (vault.root / report["source"]).read_text()
+
+
+def test_a_large_inbox_file_is_ingested_in_steps_beside_the_rest(vault: Vault) -> None:
+    from memd.daemon.handler import Handler
+
+    class Clock:
+        now = 1000.0
+
+        def __call__(self) -> float:
+            return self.now
+
+    clock = Clock()
+    handler = Handler(vault, clock=clock, debounce=0.1, quiet=3.0, check_every=3600.0, rescan_every=3600.0)
+    handler.ingest_step = 0.0  # one unit per step: the smallest bound there is
+    handler.start()
+    (vault.inbox_dir / "big.md").write_text("".join(f"- item {i} about bed {i % 97}\n" for i in range(300)))
+    handler.notice(str(vault.inbox_dir / "big.md"))
+    seen: list[tuple[int, int]] = []
+    small_done_at: int | None = None
+    for step in range(2000):
+        clock.now += 0.2
+        handler.run_due()
+        progress = handler.book.data.get("ingesting")
+        if progress:
+            seen.append((progress["done"], progress["total"]))
+        if step == 5:  # a small file arrives while the big one is under way
+            (vault.inbox_dir / "small.md").write_text("The boiler is serviced in March.\n")
+            handler.notice(str(vault.inbox_dir / "small.md"))
+        if small_done_at is None and (vault.inbox_dir / "done" / "small.md").exists():
+            small_done_at = step
+        if (vault.inbox_dir / "done" / "big.md").exists():
+            break
+    assert (vault.inbox_dir / "done" / "big.md").exists()
+    assert small_done_at is not None and small_done_at < step  # not starved by the big one
+    assert len(seen) > 10 and seen[-1][1] == 300  # progress, step by step
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+    texts = [e["text"] for e in entries(vault)]
+    assert len(texts) == 301 and "The boiler is serviced in March." in texts
