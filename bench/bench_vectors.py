@@ -33,7 +33,8 @@ from bench_index import ENTRIES_PER_TOPIC, QUERIES, topic_text, vocabulary
 from memd.index import IndexStore
 from memd.index.retrieve import Options, retrieve
 from memd.index.vectors import VectorIndex
-from memd.vault import find_vault, init_vault
+from memd.setup import init_vault
+from memd.vault import find_vault
 
 CHATS = Path(__file__).resolve().parent / "data" / "informal-chat"
 

@@ -153,3 +153,9 @@ def test_adding_an_entry_embeds_nothing(vault: Vault, memd) -> None:
 def test_filters_apply_to_entries_found_by_meaning(life: Vault, memd) -> None:
     found = json.loads(memd("search", "cycling", "--since", "2026-03-03", "--json").output)
     assert all(hit["time"] >= "2026-03-03" for hit in found)
+
+
+def test_a_vault_with_nothing_indexed_finds_nothing(vault: Vault, memd) -> None:
+    assert search(memd, "anything at all") == []
+    memd("add", "Bought a second-hand road bike")
+    assert search(memd, "cycling")[0]["via"] == "meaning"

@@ -207,6 +207,9 @@ class WhooshBackend:
         return parts[0] if len(parts) == 1 else wq.And(parts)
 
     def get(self, rids: Iterable[str]) -> dict[str, Record]:
+        rids = list(rids)
+        if not rids:
+            return {}
         searcher = self._search_handle()
         reader = searcher.reader()
         found: dict[str, Record] = {}
