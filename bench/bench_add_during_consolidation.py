@@ -60,8 +60,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=50_000)
     parser.add_argument("--adds", type=int, default=100)
-    parser.add_argument("--step-latency", type=float, default=0.5,
-                        help="seconds each judgement step takes (a model's latency); 0 = the offline engine as is")
+    parser.add_argument(
+        "--step-latency",
+        type=float,
+        default=0.5,
+        help="seconds each judgement step takes (a model's latency); 0 = the offline engine as is",
+    )
     parser.add_argument("--consolidate-only", metavar="VAULT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.consolidate_only:  # the consolidation's own process
@@ -80,7 +84,9 @@ def main() -> None:
         # take time, as a model's would.
         worker = subprocess.Popen(
             [sys.executable, __file__, "--consolidate-only", str(vault.root), "--step-latency", str(args.step_latency)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         time.sleep(0.5)  # let it take its snapshot
         memory = Memory.open(vault.root)
@@ -91,7 +97,7 @@ def main() -> None:
             t0 = time.perf_counter()
             memory.add(f"benchmark note {n} {random.choice(WORDS)}")
             inproc.append(time.perf_counter() - t0)
-            overlapped += (worker.poll() is None)
+            overlapped += worker.poll() is None
             n += 1
             time.sleep(0.02)
         # Separate `memd add` processes (a hook or a shell script): interpreter start-up included.
@@ -99,10 +105,13 @@ def main() -> None:
         proc_overlapped = 0
         while (worker.poll() is None) or len(procs) < 10:
             t0 = time.perf_counter()
-            result = subprocess.run([sys.executable, "-m", "memd", "add", f"benchmark note {n} {random.choice(WORDS)}"],
-                                    env=env, capture_output=True)
+            result = subprocess.run(
+                [sys.executable, "-m", "memd", "add", f"benchmark note {n} {random.choice(WORDS)}"],
+                env=env,
+                capture_output=True,
+            )
             procs.append(time.perf_counter() - t0)
-            proc_overlapped += (worker.poll() is None)
+            proc_overlapped += worker.poll() is None
             if result.returncode != 0:
                 print(f"add {n} failed: {result.stderr.decode().strip()}")
             n += 1
@@ -141,9 +150,11 @@ class Slow(OfflineEngine):
 
 def report(label: str, walls: list[float], overlapped: int) -> None:
     ms = sorted(w * 1000 for w in walls)
-    print(f"{label} x{len(ms)} ({overlapped} while the consolidation ran), wall ms: min {ms[0]:.1f}  "
-          f"p50 {statistics.median(ms):.1f}  p95 {ms[max(0, int(0.95 * len(ms)) - 1)]:.1f}  max {ms[-1]:.1f}  "
-          f"(over 200 ms: {sum(m > 200 for m in ms)})")
+    print(
+        f"{label} x{len(ms)} ({overlapped} while the consolidation ran), wall ms: min {ms[0]:.1f}  "
+        f"p50 {statistics.median(ms):.1f}  p95 {ms[max(0, int(0.95 * len(ms)) - 1)]:.1f}  max {ms[-1]:.1f}  "
+        f"(over 200 ms: {sum(m > 200 for m in ms)})"
+    )
 
 
 if __name__ == "__main__":

@@ -66,8 +66,10 @@ def main() -> None:
             start = time.perf_counter()
             outcome = consolidate(vault)
             times.append(time.perf_counter() - start)
-            print(f"run {run + 1}: {buffered} tokens, {outcome.entries} entries -> "
-                  f"{len(outcome.touched_topics)} topics in {times[-1]:.3f}s")
+            print(
+                f"run {run + 1}: {buffered} tokens, {outcome.entries} entries -> "
+                f"{len(outcome.touched_topics)} topics in {times[-1]:.3f}s"
+            )
     print(f"consolidate {args.tokens} tokens: median {statistics.median(times):.3f}s, max {max(times):.3f}s")
 
 

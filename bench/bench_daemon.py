@@ -89,8 +89,10 @@ def main() -> None:
         started = time.perf_counter()
         result = ingest_file(bulk, root / "all.json")
         seconds = time.perf_counter() - started
-        print(f"ingest (in process): {result.turns} turns, {result.entries} entries in {seconds:.2f}s "
-              f"= {result.turns / seconds:.0f} turns/s")
+        print(
+            f"ingest (in process): {result.turns} turns, {result.entries} entries in {seconds:.2f}s "
+            f"= {result.turns / seconds:.0f} turns/s"
+        )
 
         # A realistic vault for the daemon: conversation 1, consolidated.
         vault = init_vault(root / "vault").vault
@@ -99,27 +101,36 @@ def main() -> None:
         consolidate(vault)
         log = (root / "daemon.log").open("wb")
         env = {**os.environ, "MEMD_LOCK_TIMEOUT": "30s"}
-        daemon = subprocess.Popen([sys.executable, "-m", "memd", "--vault", str(vault.root), "daemon", "run"],
-                                  stdout=subprocess.DEVNULL, stderr=log, env=env)
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "memd", "--vault", str(vault.root), "daemon", "run"],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            env=env,
+        )
         try:
             status = vault.meta_dir / "daemon.json"
             wait_for(lambda: status.exists() and json.loads(status.read_text()).get("ready") is True, 30)
             latencies = bench_edits(vault, args.edits)
-            print(f"edit -> searchable over {len(latencies)} edits: p50 {statistics.median(latencies) * 1000:.0f} ms, "
-                  f"p95 {percentile(latencies, 0.95) * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms "
-                  "(includes the 0.5 s debounce)")
+            print(
+                f"edit -> searchable over {len(latencies)} edits: p50 {statistics.median(latencies) * 1000:.0f} ms, "
+                f"p95 {percentile(latencies, 0.95) * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms "
+                "(includes the 0.5 s debounce)"
+            )
 
             second = conversations[1] if len(conversations) > 1 else conversations[0]
             drop = vault.inbox_dir / "conv2.json"
-            turns = sum(len(v) for k, v in second["conversation"].items() if k.startswith("session_") and
-                        isinstance(v, list))
+            turns = sum(
+                len(v) for k, v in second["conversation"].items() if k.startswith("session_") and isinstance(v, list)
+            )
             staged = root / "conv2.json"
             staged.write_text(json.dumps([second]))
             started = time.perf_counter()
             os.replace(staged, drop)
             seconds = wait_for(lambda: (vault.inbox_dir / "done" / "conv2.json").exists(), 120)
-            print(f"ingest (daemon inbox): {turns} turns in {seconds:.2f}s = {turns / seconds:.0f} turns/s "
-                  "(drop -> inbox/done, includes debounce and the stability check)")
+            print(
+                f"ingest (daemon inbox): {turns} turns in {seconds:.2f}s = {turns / seconds:.0f} turns/s "
+                "(drop -> inbox/done, includes debounce and the stability check)"
+            )
         finally:
             daemon.send_signal(signal.SIGTERM)
             try:

@@ -49,8 +49,10 @@ def topic_text(n: int, seq: int, rng: random.Random, words: list[str], weights: 
         lines.append(f"# {' '.join(rng.choices(words, weights, k=2)).title()} {h}")
         for _ in range(per_heading):
             day = 1 + seq % 28
-            lines.append(f"- <seq={seq},time=2026-{1 + seq % 12:02d}-{day:02d}T09:00,source=user> "
-                         f"{sentence(rng, words, weights)}")
+            lines.append(
+                f"- <seq={seq},time=2026-{1 + seq % 12:02d}-{day:02d}T09:00,source=user> "
+                f"{sentence(rng, words, weights)}"
+            )
             seq += 1
     return "\n".join(lines) + "\n"
 
@@ -101,12 +103,17 @@ def run(entries: int) -> dict[str, float]:
 
 def main(argv: list[str]) -> None:
     sizes = [int(arg) for arg in argv] or [10_000, 100_000]
-    print(f"{'entries':>8} {'records':>8} {'files':>6} {'build s':>8} {'query p50 ms':>13} "
-          f"{'query p95 ms':>13} {'update ms':>10}")
+    print(
+        f"{'entries':>8} {'records':>8} {'files':>6} {'build s':>8} {'query p50 ms':>13} "
+        f"{'query p95 ms':>13} {'update ms':>10}"
+    )
     for size in sizes:
         r = run(size)
-        print(f"{r['entries']:>8} {r['records']:>8} {r['files']:>6} {r['build_s']:>8.1f} {r['query_p50_ms']:>13.1f} "
-              f"{r['query_p95_ms']:>13.1f} {r['update_ms']:>10.1f}", flush=True)
+        print(
+            f"{r['entries']:>8} {r['records']:>8} {r['files']:>6} {r['build_s']:>8.1f} {r['query_p50_ms']:>13.1f} "
+            f"{r['query_p95_ms']:>13.1f} {r['update_ms']:>10.1f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

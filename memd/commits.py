@@ -34,8 +34,9 @@ class GitError(MemdError):
     """Git refused; callers turn this into a warning, never a lost change."""
 
 
-def run_git(vault: Vault, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None
-            ) -> subprocess.CompletedProcess[str]:
+def run_git(
+    vault: Vault, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             ["git", "-C", str(vault.root), *args],
@@ -131,13 +132,15 @@ def author_env(author: str | None, vault: Vault) -> dict[str, str]:
         return {}
     else:
         name, email = "vault user", "user@localhost"
-    return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name,
-            "GIT_COMMITTER_EMAIL": email}
+    return {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
 
 
-def commit_exact(
-    vault: Vault, message: str, files: Mapping[str, bytes | None], author: str | None
-) -> str | None:
+def commit_exact(vault: Vault, message: str, files: Mapping[str, bytes | None], author: str | None) -> str | None:
     """Commit exactly ``files`` (vault-relative path -> content, None = deleted)
     on top of HEAD. Returns the new sha, or None when nothing changed."""
     if not files:
@@ -173,8 +176,7 @@ def commit_exact(
             made = _check(run_git(vault, "commit-tree", tree, *parents, env=env, stdin=message), "commit-tree")
             sha = made.stdout.strip()
             crashpoint()  # a commit object exists, HEAD does not point at it yet
-            moved = run_git(vault, "update-ref", "-m", f"commit: {message.splitlines()[0]}", "HEAD", sha,
-                            head or ZERO)
+            moved = run_git(vault, "update-ref", "-m", f"commit: {message.splitlines()[0]}", "HEAD", sha, head or ZERO)
             if moved.returncode == 0:
                 # The person's index learns the committed blobs for exactly these paths, so
                 # `git status` shows no phantom change; their other staged work is untouched.

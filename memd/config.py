@@ -164,8 +164,14 @@ def effective_settings(path: Path, env: Mapping[str, str] | None = None, shown_a
     key_var = config.llm.api_key_env
     key_value = env.get(key_var) or None
     out.append(
-        Setting(API_KEY, REDACTED if key_value else None, "env" if key_value else "default", key_var, True,
-                help=f"read from ${key_var}; never written to the vault")
+        Setting(
+            API_KEY,
+            REDACTED if key_value else None,
+            "env" if key_value else "default",
+            key_var,
+            True,
+            help=f"read from ${key_var}; never written to the vault",
+        )
     )
     known = {spec.key for spec in SETTINGS}
     for key, value in _flatten(config.raw):

@@ -101,17 +101,19 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         data = self.main.to_json()
-        data.update({
-            "retrieval": self.retrieval,
-            "questions": self.questions,
-            "entries": self.entries,
-            "topics": self.topics,
-            "seconds": round(self.seconds, 2),
-            "consolidated": self.consolidated,
-            "word_budget": WORD_BUDGET,
-            "conversations": self.conversations,
-            "settings": {name: scores.to_json() for name, scores in self.scores.items() if name != DEFAULT},
-        })
+        data.update(
+            {
+                "retrieval": self.retrieval,
+                "questions": self.questions,
+                "entries": self.entries,
+                "topics": self.topics,
+                "seconds": round(self.seconds, 2),
+                "consolidated": self.consolidated,
+                "word_budget": WORD_BUDGET,
+                "conversations": self.conversations,
+                "settings": {name: scores.to_json() for name, scores in self.scores.items() if name != DEFAULT},
+            }
+        )
         return data
 
 
@@ -157,8 +159,12 @@ def _conversation(item: dict[str, Any], number: int) -> Conversation:
                 text = f"{text} [shares a photo: {caption}]".strip()
             turns.append(Turn(str(turn["dia_id"]), str(turn["speaker"]), text, when))
     questions = [
-        Question(str(q["question"]), tuple(str(e) for e in q.get("evidence", [])), int(q["category"]),
-                 str(q.get("answer", "")))
+        Question(
+            str(q["question"]),
+            tuple(str(e) for e in q.get("evidence", [])),
+            int(q["category"]),
+            str(q.get("answer", "")),
+        )
         for q in item.get("qa", [])
         if int(q.get("category", 0)) in CATEGORIES
     ]
@@ -241,21 +247,33 @@ class _Tally:
         every = [s for values in self.recall.values() for s in values]
         covered = [s for values in self.coverage.values() for s in values]
         by_category = {
-            f"{c}-{name}": {"recall": _mean(self.recall[c]), "coverage": _mean(self.coverage[c]),
-                            "questions": len(self.recall[c])}
+            f"{c}-{name}": {
+                "recall": _mean(self.recall[c]),
+                "coverage": _mean(self.coverage[c]),
+                "questions": len(self.recall[c]),
+            }
             for c, name in CATEGORIES.items()
         }
         latency = {"p50": _percentile(self.seconds, 50) * 1000, "p95": _percentile(self.seconds, 95) * 1000}
         return Scores(
-            _mean(every), _mean(covered), by_category, sum(self.words) / len(self.words) if self.words else 0.0,
+            _mean(every),
+            _mean(covered),
+            by_category,
+            sum(self.words) / len(self.words) if self.words else 0.0,
             {key: round(value, 1) for key, value in latency.items()},
             {key: _mean(values) for key, values in self.by_conversation.items()},
         )
 
 
-def run_locomo(path: Path, *, consolidate: bool = True, progress: Progress | None = None,
-               settings: dict[str, Any] | None = None, conversations: str | None = None,
-               limit: int = 60) -> Report:
+def run_locomo(
+    path: Path,
+    *,
+    consolidate: bool = True,
+    progress: Progress | None = None,
+    settings: dict[str, Any] | None = None,
+    conversations: str | None = None,
+    limit: int = 60,
+) -> Report:
     """Evidence recall and answer coverage of each retrieval setting (name -> ``Options``).
 
     ``DEFAULT`` is what ``memd search`` runs; ``LEXICAL`` (words only) is
@@ -302,12 +320,24 @@ def run_locomo(path: Path, *, consolidate: bool = True, progress: Progress | Non
     if DEFAULT not in scores:
         raise FormatError(f"settings must include {DEFAULT!r}")
     per_conversation = [
-        {"sample_id": c.sample_id, "questions": len(c.questions),
-         "recall": scores[DEFAULT].by_conversation.get(c.sample_id), "construction_tokens": tokens[c.sample_id]}
+        {
+            "sample_id": c.sample_id,
+            "questions": len(c.questions),
+            "recall": scores[DEFAULT].by_conversation.get(c.sample_id),
+            "construction_tokens": tokens[c.sample_id],
+        }
         for c in chosen
     ]
-    return Report(scores, retrieval, len([q for c in chosen for q in c.questions]), entries, topics,
-                  time.monotonic() - started, any_consolidated, per_conversation)
+    return Report(
+        scores,
+        retrieval,
+        len([q for c in chosen for q in c.questions]),
+        entries,
+        topics,
+        time.monotonic() - started,
+        any_consolidated,
+        per_conversation,
+    )
 
 
 def _score(tally: _Tally, backend: Any, results: list[Any], question: Question, sample: str) -> None:

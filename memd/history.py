@@ -236,8 +236,17 @@ def seqs_by_commit(vault: Vault, after: str | None = None) -> list[tuple[str, li
     machine = machine_email(vault)
     span = [f"{after}..HEAD"] if after else []
     listing = git(
-        vault, "log", "--full-history", "--parents", "--topo-order", "--reverse", "--format=%H%x1f%P%x1f%ae",
-        *span, "--", "CURRENT.md", "topics",
+        vault,
+        "log",
+        "--full-history",
+        "--parents",
+        "--topo-order",
+        "--reverse",
+        "--format=%H%x1f%P%x1f%ae",
+        *span,
+        "--",
+        "CURRENT.md",
+        "topics",
     )
     history = []
     for line in listing.stdout.splitlines():
@@ -318,6 +327,7 @@ def head(vault: Vault) -> str | None:
 
 def is_ancestor(vault: Vault, older: str, newer: str) -> bool:
     return git(vault, "merge-base", "--is-ancestor", older, newer).returncode == 0
+
 
 def undone_by(vault: Vault) -> dict[str, str]:
     """Undo commit -> the consolidation it undid (its ``Memd-Undo`` trailer)."""

@@ -125,7 +125,7 @@ def install_claude(
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise HookError(f"{settings_path} is not readable JSON ({err}); fix it first, nothing was changed") from None
     if not isinstance(settings, dict) or not isinstance(settings.get("hooks", {}), dict):
-        raise HookError(f"{settings_path}: expected a JSON object with a \"hooks\" object; nothing was changed")
+        raise HookError(f'{settings_path}: expected a JSON object with a "hooks" object; nothing was changed')
     hooks = settings.setdefault("hooks", {})
     details: list[str] = []
     for event in events:

@@ -100,15 +100,31 @@ def build_server(memory: Memory) -> MCPServer[Any]:
 
     @tool
     def memory_add(
-        text: Annotated[str, Field(description="The memory: one self-contained statement, e.g. "
-                                   "'Dana takes her coffee with oat milk.' Extra lines stay in the same entry.")],
-        time: Annotated[str | None, Field(description="When it happened or was said, ISO 8601 "
-                                          "(2026-11-20 or 2026-11-20T09:12Z). Default: now.")] = None,
-        source: Annotated[str, Field(description="Who it comes from: 'user' for the user's own words, "
-                                     "'ai' for your own conclusions, or 'import:NAME'.")] = "ai",
+        text: Annotated[
+            str,
+            Field(
+                description="The memory: one self-contained statement, e.g. "
+                "'Dana takes her coffee with oat milk.' Extra lines stay in the same entry."
+            ),
+        ],
+        time: Annotated[
+            str | None,
+            Field(
+                description="When it happened or was said, ISO 8601 (2026-11-20 or 2026-11-20T09:12Z). Default: now."
+            ),
+        ] = None,
+        source: Annotated[
+            str,
+            Field(
+                description="Who it comes from: 'user' for the user's own words, "
+                "'ai' for your own conclusions, or 'import:NAME'."
+            ),
+        ] = "ai",
         src: Annotated[str | None, Field(description="Optional provenance, e.g. a file path#anchor or URL.")] = None,
-        meta: Annotated[dict[str, str] | None, Field(description="Optional extra signature keys, e.g. "
-                                                     "{\"confidence\": \"high\", \"project\": \"atlas\"}.")] = None,
+        meta: Annotated[
+            dict[str, str] | None,
+            Field(description='Optional extra signature keys, e.g. {"confidence": "high", "project": "atlas"}.'),
+        ] = None,
     ) -> dict[str, Any]:
         """Save one memory to the user's long-term memory (appended to CURRENT.md with a new seq).
 
@@ -117,8 +133,10 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         once; memd later files it into a topic. Returns the new entry's seq and where it was written."""
         reserved = sorted(set(meta or {}) & {"seq", "time", "source", "src"})
         if reserved:
-            raise ToolError(f"meta cannot set {', '.join(reserved)}: seq is assigned by memd; use the time, "
-                            "source and src arguments for the others")
+            raise ToolError(
+                f"meta cannot set {', '.join(reserved)}: seq is assigned by memd; use the time, "
+                "source and src arguments for the others"
+            )
         added = memory.add(text, time=time, source=source, src=src, meta=tuple((meta or {}).items()))
         return {"added": [a.to_json() for a in added]}
 
@@ -129,8 +147,13 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         since: Annotated[str | None, Field(description="Only entries from this ISO date or time on.")] = None,
         until: Annotated[str | None, Field(description="Only entries up to this ISO date (inclusive) or time.")] = None,
         source: Annotated[str | None, Field(description="Only entries with this source: user, ai, hand...")] = None,
-        as_of: Annotated[str | None, Field(description="Search the memory as it was then: an ISO date "
-                                           "(through that day), a time or a git commit. Default: now.")] = None,
+        as_of: Annotated[
+            str | None,
+            Field(
+                description="Search the memory as it was then: an ISO date "
+                "(through that day), a time or a git commit. Default: now."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Search the user's long-term memory by keywords (BM25 ranking over entries and topic sections).
 
@@ -142,8 +165,12 @@ def build_server(memory: Memory) -> MCPServer[Any]:
     @tool
     def memory_grep(
         pattern: Annotated[str, Field(description="A regular expression, e.g. 'oat ?milk' or 'seq=4[0-9]'.")],
-        doc: Annotated[str | None, Field(description="Only this document: a topic id from memory_list, "
-                                         "a path like topics/travel.md, or CURRENT.")] = None,
+        doc: Annotated[
+            str | None,
+            Field(
+                description="Only this document: a topic id from memory_list, a path like topics/travel.md, or CURRENT."
+            ),
+        ] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="Most matching lines to return.")] = 30,
         context: Annotated[int, Field(ge=0, le=20, description="Lines of context around each match.")] = 3,
         case_sensitive: Annotated[bool, Field(description="Match case exactly (default: ignore case).")] = False,
@@ -156,11 +183,18 @@ def build_server(memory: Memory) -> MCPServer[Any]:
 
     @tool
     def memory_read(
-        doc: Annotated[str, Field(description="A topic id from memory_list (e.g. 'travel'), a path "
-                                  "(topics/travel.md) or CURRENT for the recent-entries buffer.")],
+        doc: Annotated[
+            str,
+            Field(
+                description="A topic id from memory_list (e.g. 'travel'), a path "
+                "(topics/travel.md) or CURRENT for the recent-entries buffer."
+            ),
+        ],
         start: Annotated[int, Field(ge=1, description="First line to return (1-based).")] = 1,
-        end: Annotated[int | None, Field(ge=1, description="Last line to return (inclusive); "
-                                         "default: as far as the 100-line limit allows.")] = None,
+        end: Annotated[
+            int | None,
+            Field(ge=1, description="Last line to return (inclusive); default: as far as the 100-line limit allows."),
+        ] = None,
     ) -> dict[str, Any]:
         """Read lines of one memory document, at most 100 per call.
 
@@ -181,8 +215,7 @@ def build_server(memory: Memory) -> MCPServer[Any]:
 
     @tool
     def memory_ask(
-        question: Annotated[str, Field(description="A question in plain words, e.g. "
-                                       "'How does Dana take her coffee?'")],
+        question: Annotated[str, Field(description="A question in plain words, e.g. 'How does Dana take her coffee?'")],
         budget: Annotated[int, Field(ge=50, le=8000, description="Most tokens of evidence to return.")] = 1500,
     ) -> dict[str, Any]:
         """Answer a question from the user's long-term memory, with the evidence and citations.
@@ -197,8 +230,12 @@ def build_server(memory: Memory) -> MCPServer[Any]:
 
     @tool
     def memory_history(
-        target: Annotated[str, Field(description="A seq from a result (e.g. '12' or '12+41'), or words that "
-                                     "pick the best-matching entry.")],
+        target: Annotated[
+            str,
+            Field(
+                description="A seq from a result (e.g. '12' or '12+41'), or words that pick the best-matching entry."
+            ),
+        ],
     ) -> dict[str, Any]:
         """How one memory changed over time, from the vault's git history: when it was added, filed, merged,
         moved, edited (by memd or by hand), superseded (with the newer entry) or removed.

@@ -159,7 +159,12 @@ def _match(rel: str, lines: list[str], number: int, context: int) -> dict[str, A
 
 
 def grep_doc(
-    vault: Vault, doc: str, pattern: str, limit: int = GREP_LIMIT, context: int = GREP_CONTEXT, *,
+    vault: Vault,
+    doc: str,
+    pattern: str,
+    limit: int = GREP_LIMIT,
+    context: int = GREP_CONTEXT,
+    *,
     ignore_case: bool = True,
 ) -> dict[str, Any]:
     """``grep`` restricted to one document (id, path or CURRENT)."""

@@ -71,8 +71,19 @@ def test_vault_is_found_from_flag_env_then_parent_folders(vault: Vault, tmp_path
 def test_add_appends_signed_entries_with_fresh_seqs(memd: Memd) -> None:
     before = memd.vault.current.read_text()
     memd("add", "Takes coffee with oat milk")
-    out = memd("add", "--time", "2026-11-20T09:12", "--source", "ai", "--src", "sources/a.md#L3",
-               "--meta", "mood=calm, rested", "--json", "Allergic to peanuts")
+    out = memd(
+        "add",
+        "--time",
+        "2026-11-20T09:12",
+        "--source",
+        "ai",
+        "--src",
+        "sources/a.md#L3",
+        "--meta",
+        "mood=calm, rested",
+        "--json",
+        "Allergic to peanuts",
+    )
     [added] = json.loads(out.output)
     assert added["seq"] == 2
     assert added["signature"] == "<seq=2,time=2026-11-20T09:12,source=ai,src=sources/a.md#L3,mood=calm%2C rested>"
@@ -113,8 +124,16 @@ def test_show_prints_current_or_a_topic_by_id_or_path(memd: Memd) -> None:
     data = json.loads(memd("show", "coffee", "--json").output)
     assert data["frontmatter"] == {"id": "coffee", "summary": "coffee"}
     assert data["entries"][0] | {} == {
-        "line": 6, "end_line": 6, "headings": ["Coffee"], "seq": "1", "seqs": [1], "time": None,
-        "source": "user", "src": None, "meta": {}, "text": "Oat milk",
+        "line": 6,
+        "end_line": 6,
+        "headings": ["Coffee"],
+        "seq": "1",
+        "seqs": [1],
+        "time": None,
+        "source": "user",
+        "src": None,
+        "meta": {},
+        "text": "Oat milk",
     }
     missing = memd("show", "tea", ok=False)
     assert missing.exit_code == 1 and "no document 'tea'" in missing.output

@@ -66,7 +66,7 @@ def test_values_it_cannot_rewrite_are_refused() -> None:
 
 
 def test_find_key_prefers_the_real_assignment_over_a_commented_one() -> None:
-    text = "[llm]\n# model = \"a\"\nmodel = \"b\"\n"
+    text = '[llm]\n# model = "a"\nmodel = "b"\n'
     where = find_key(text, "llm", "model")
     assert where is not None and (where.line, where.commented) == (3, False)
     where = find_key(CONFIG_TEMPLATE, "llm", "model")

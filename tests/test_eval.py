@@ -21,8 +21,13 @@ def conversation() -> dict:
             "session_1_date_time": "1:56 pm on 8 May, 2023",
             "session_1": [
                 {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a greyhound called Pixel last week."},
-                {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely! What colour is Pixel?",
-                 "img_url": ["x"], "blip_caption": "a photo of a grey dog on a sofa"},
+                {
+                    "speaker": "Ben",
+                    "dia_id": "D1:2",
+                    "text": "Lovely! What colour is Pixel?",
+                    "img_url": ["x"],
+                    "blip_caption": "a photo of a grey dog on a sofa",
+                },
             ],
             "session_2_date_time": "10:00 am on 2 June, 2023",
             "session_2": [
@@ -31,11 +36,19 @@ def conversation() -> dict:
             ],
         },
         "qa": [
-            {"question": "What breed is the dog Ana adopted?", "answer": "greyhound", "evidence": ["D1:1"],
-             "category": 4},
+            {
+                "question": "What breed is the dog Ana adopted?",
+                "answer": "greyhound",
+                "evidence": ["D1:1"],
+                "category": 4,
+            },
             {"question": "What did Ben make in pottery class?", "answer": "vase", "evidence": ["D2:1"], "category": 1},
-            {"question": "When did Ana adopt the greyhound?", "answer": "May 2023", "evidence": ["D1:1"],
-             "category": 2},
+            {
+                "question": "When did Ana adopt the greyhound?",
+                "answer": "May 2023",
+                "evidence": ["D1:1"],
+                "category": 2,
+            },
             {"question": "Is there a sofa?", "answer": "?", "evidence": ["D1:2"], "category": 5},
         ],
     }

@@ -170,8 +170,11 @@ NOISE_LINES = st.sampled_from(
 )
 
 
-@given(st.lists(NOISE_LINES | st.text(alphabet=st.characters(blacklist_characters="\r\n"), max_size=30)),
-       st.booleans(), st.booleans())
+@given(
+    st.lists(NOISE_LINES | st.text(alphabet=st.characters(blacklist_characters="\r\n"), max_size=30)),
+    st.booleans(),
+    st.booleans(),
+)
 @settings(max_examples=300)
 def test_any_text_renders_back_exactly(lines: list[str], final_newline: bool, crlf: bool) -> None:
     newline = "\r\n" if crlf else "\n"

@@ -148,7 +148,7 @@ def test_pre_commit_blocks_broken_vault_files_only(tmp_path: Path) -> None:
 
 def test_an_existing_pre_commit_is_kept_or_chained_never_clobbered(memd: Memd, vault: Vault) -> None:
     hook = vault.root / ".git" / "hooks" / "pre-commit"
-    hook.write_text("#!/bin/sh\necho theirs > \"$(git rev-parse --show-toplevel)/ran-theirs\"\n")
+    hook.write_text('#!/bin/sh\necho theirs > "$(git rev-parse --show-toplevel)/ran-theirs"\n')
     hook.chmod(0o755)
     refused = memd("hooks", "install", "git", ok=False)
     assert refused.exit_code == 1 and "--chain" in refused.output

@@ -134,8 +134,10 @@ def test_filtered_searches_survive_whoosh_quality_skipping(vault: Vault) -> None
 
     rng = random.Random(3)
     words = ["coffee", "milk", "trip", "kyoto", "dog", *(f"w{i}" for i in range(200))]
-    items = [NewEntry(" ".join(rng.choices(words, k=rng.randint(3, 25))), None, rng.choice(["user", "ai"]))
-             for _ in range(600)]
+    items = [
+        NewEntry(" ".join(rng.choices(words, k=rng.randint(3, 25))), None, rng.choice(["user", "ai"]))
+        for _ in range(600)
+    ]
     append_entries(vault, items)
     store = IndexStore(vault)
     for word in words[:20]:

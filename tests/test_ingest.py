@@ -119,7 +119,7 @@ def test_a_note_is_kept_verbatim_and_split_into_statements(memd: Memd, vault: Va
     assert result["format"] == "note"
     assert re.fullmatch(r"sources/\d{4}/\d{2}/kyoto\.md", result["source"])
     copy = (vault.root / result["source"]).read_text()
-    assert copy.startswith("---\noriginal: \"kyoto.md\"\nsha256: ")
+    assert copy.startswith('---\noriginal: "kyoto.md"\nsha256: ')
     assert "Booked the night train to Kyoto for 12 March. The ryokan is near Gion." in copy
     assert "```yaml\ntags: [travel]\n```" in copy  # the note's own frontmatter, same height
     texts = [e["text"] for e in entries(vault)]

@@ -44,9 +44,10 @@ def server_params(vault: Vault) -> StdioServerParameters:
 def with_session(vault: Vault, body: Callable[[ClientSession], Awaitable[None]]) -> None:
     async def main() -> None:
         with open(vault.root.parent / "server-stderr.log", "w") as errlog:
-            async with stdio_client(server_params(vault), errlog=errlog) as (read, write), ClientSession(
-                read, write
-            ) as session:
+            async with (
+                stdio_client(server_params(vault), errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 await session.initialize()
                 await body(session)
 
@@ -165,13 +166,29 @@ def test_mistakes_come_back_as_tool_errors_the_agent_can_read(example: Vault) ->
 
 def test_stdout_carries_only_the_protocol(vault: Vault) -> None:
     messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": "memory_add", "arguments": {"text": "Likes long walks."}}},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-            "name": "memory_ask", "arguments": {"question": "what does she like?"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_add", "arguments": {"text": "Likes long walks."}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "memory_ask", "arguments": {"question": "what does she like?"}},
+        },
     ]
     server = subprocess.Popen(
         [sys.executable, "-m", "memd", "--vault", str(vault.root), "mcp"],
@@ -223,8 +240,9 @@ def test_the_cli_and_mcp_report_the_same_facts_and_write_the_same_entries(vault:
     seen: dict[str, Any] = {}
 
     async def body(session: ClientSession) -> None:
-        seen["add"] = await call(session, "memory_add", text="Dana is allergic to peanuts.", source="user",
-                                 time="2026-11-20T09:00:00Z")
+        seen["add"] = await call(
+            session, "memory_add", text="Dana is allergic to peanuts.", source="user", time="2026-11-20T09:00:00Z"
+        )
         seen["status"] = await call(session, "memory_status")
 
     with_session(vault, body)
@@ -242,8 +260,12 @@ def test_an_agent_can_set_extra_signature_keys_but_not_the_seq(vault: Vault) -> 
     seen: dict[str, Any] = {}
 
     async def body(session: ClientSession) -> None:
-        seen["added"] = await call(session, "memory_add", text="The Atlas cut-over moved to May.",
-                                   meta={"project": "atlas", "confidence": "high"})
+        seen["added"] = await call(
+            session,
+            "memory_add",
+            text="The Atlas cut-over moved to May.",
+            meta={"project": "atlas", "confidence": "high"},
+        )
         refused = await session.call_tool("memory_add", {"text": "x", "meta": {"seq": "5"}})
         seen["refused"] = (refused.is_error, refused.content[0].text)
 

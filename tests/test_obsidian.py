@@ -178,10 +178,14 @@ def test_memd_never_writes_reads_or_commits_obsidian_settings(consolidated: Vaul
     assert memd("search", "zebra", "--json").output.strip() == "[]"
     assert memd("grep", "zebra", "--json").output.count('"path"') == 0
     memd("lint")
-    assert snapshot(settings) == before == {
-        "app.json": b'{"alwaysUpdateLinks": true}\n',
-        "snippets/zebra-notes.md": b"- zebra crossing notes kept by a plugin\n",
-    }
+    assert (
+        snapshot(settings)
+        == before
+        == {
+            "app.json": b'{"alwaysUpdateLinks": true}\n',
+            "snippets/zebra-notes.md": b"- zebra crossing notes kept by a plugin\n",
+        }
+    )
     committed = subprocess.run(
         ["git", "-C", str(consolidated.root), "log", "--name-only", "--format="], capture_output=True, text=True
     ).stdout

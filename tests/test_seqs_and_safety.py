@@ -108,15 +108,21 @@ def test_permission_error_is_reported_in_one_line(memd: Memd, monkeypatch: pytes
 
 def test_a_second_writer_waits_then_fails_clearly(vault: Vault, tmp_path: Path) -> None:
     holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import sys
             from pathlib import Path
             from memd.vault import Vault
             with Vault(Path({str(vault.root)!r})).locked():
                 print("locked", flush=True)
                 sys.stdin.readline()
-        """)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"

@@ -272,12 +272,13 @@ def test_adders_a_consolidation_loop_and_an_editor_at_once_lose_nothing(
     memd: Memd, tmp_path: Path, daemon: bool
 ) -> None:
     vault = memd.vault
-    vault.config_path.write_text("[consolidate]\nbuffer_tokens = 200\nbuffer_age = \"1s\"\n")
+    vault.config_path.write_text('[consolidate]\nbuffer_tokens = 200\nbuffer_age = "1s"\n')
     env = {**os.environ, "MEMD_VAULT": str(vault.root)}
     runner = None
     if daemon:
-        runner = subprocess.Popen([sys.executable, "-m", "memd", "daemon", "run", "--quiet", "1"], env=env, cwd=REPO,
-                                  stderr=subprocess.PIPE)
+        runner = subprocess.Popen(
+            [sys.executable, "-m", "memd", "daemon", "run", "--quiet", "1"], env=env, cwd=REPO, stderr=subprocess.PIPE
+        )
         time.sleep(2.0)
     seconds = 8.0
     outs = [tmp_path / f"adder-{n}.json" for n in range(4)]

@@ -130,8 +130,14 @@ def _accept_vault_everywhere(command: click.Command) -> None:
     """`memd status --vault X` works as well as `memd --vault X status`."""
     if not any(param.name == "vault_here" for param in command.params):
         command.params.append(
-            click.Option(["--vault", "vault_here"], type=click.Path(), expose_value=False, is_eager=True,
-                         callback=_remember_vault, help="Vault folder (same as `memd --vault`).")
+            click.Option(
+                ["--vault", "vault_here"],
+                type=click.Path(),
+                expose_value=False,
+                is_eager=True,
+                callback=_remember_vault,
+                help="Vault folder (same as `memd --vault`).",
+            )
         )
     if isinstance(command, click.Group):
         for sub in command.commands.values():
@@ -188,7 +194,11 @@ def _remember_json(ctx: click.Context, _: click.Parameter, value: bool) -> bool:
 
 
 json_option = click.option(
-    "--json", "as_json", is_flag=True, is_eager=True, callback=_remember_json,
+    "--json",
+    "as_json",
+    is_flag=True,
+    is_eager=True,
+    callback=_remember_json,
     help="Print machine-readable JSON (errors too: a JSON object on stderr).",
 )
 

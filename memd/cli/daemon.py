@@ -23,10 +23,21 @@ def daemon() -> None:
 
 def _run_options(command: Callable[..., None]) -> Callable[..., None]:
     command = click.option("--poll", is_flag=True, help="Poll the folders instead of using inotify.")(command)
-    command = click.option("--debounce", default=0.5, show_default=True, type=click.FloatRange(min=0),
-                           help="Seconds to wait after the last event on a path before looking at it.")(command)
-    return click.option("--quiet", "quiet", default=3.0, show_default=True, type=click.FloatRange(min=0),
-                        help="Seconds without changes before a hand edit is committed and adopted.")(command)
+    command = click.option(
+        "--debounce",
+        default=0.5,
+        show_default=True,
+        type=click.FloatRange(min=0),
+        help="Seconds to wait after the last event on a path before looking at it.",
+    )(command)
+    return click.option(
+        "--quiet",
+        "quiet",
+        default=3.0,
+        show_default=True,
+        type=click.FloatRange(min=0),
+        help="Seconds without changes before a hand edit is committed and adopted.",
+    )(command)
 
 
 @daemon.command()

@@ -72,6 +72,7 @@ def locomo(file: Path, no_consolidate: bool, conversations: str | None, as_json:
     for name, recall, coverage, other in rows:
         click.echo(f"  {name:<14} {recall:>7.3f} {coverage:>9.3f}" + (f" {other:>11.3f}" if other is not None else ""))
     latency = main.latency_ms
-    click.echo(f"words taken {main.words:.0f} per question; query p50 {latency['p50']:.1f} ms, "
-               f"p95 {latency['p95']:.1f} ms")
+    click.echo(
+        f"words taken {main.words:.0f} per question; query p50 {latency['p50']:.1f} ms, p95 {latency['p95']:.1f} ms"
+    )
     click.echo(f"entries {report.entries}, topics {report.topics}, {report.seconds:.1f}s")

@@ -109,8 +109,10 @@ def verify(ctx: click.Context, full: bool, as_json: bool) -> None:
             f"{report.deleted_by_hand} deleted by hand, {report.commits_checked} commits checked"
         )
         for device in report.devices:
-            click.echo(f"  device #{device['index']} {device['name'] or '?'}: {device['live']} live seqs, "
-                       f"highest {device['highest']}")
+            click.echo(
+                f"  device #{device['index']} {device['name'] or '?'}: {device['live']} live seqs, "
+                f"highest {device['highest']}"
+            )
     if report.problems:
         ctx.exit(1)
 

@@ -23,13 +23,25 @@ def hooks() -> None:
 
 @hooks.command(name="install")
 @click.argument("target", type=click.Choice(["claude", "git"]))
-@click.option("--settings", "settings_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="claude: the settings file to change (default: ~/.claude/settings.json).")
-@click.option("--project", type=click.Path(file_okay=False, path_type=Path),
-              help="claude: install for one project, in PROJECT/.claude/settings.json.")
-@click.option("--on", "events", multiple=True, type=click.Choice(["session-end", "stop"]),
-              help="claude: when to capture (repeatable; default: session-end). `stop` also captures "
-                   "after every reply, so sessions that are never closed still arrive.")
+@click.option(
+    "--settings",
+    "settings_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="claude: the settings file to change (default: ~/.claude/settings.json).",
+)
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="claude: install for one project, in PROJECT/.claude/settings.json.",
+)
+@click.option(
+    "--on",
+    "events",
+    multiple=True,
+    type=click.Choice(["session-end", "stop"]),
+    help="claude: when to capture (repeatable; default: session-end). `stop` also captures "
+    "after every reply, so sessions that are never closed still arrive.",
+)
 @click.option("--chain", is_flag=True, help="git: keep an existing pre-commit hook and run it before memd's.")
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
 @click.pass_context

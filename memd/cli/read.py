@@ -33,7 +33,13 @@ def _signature(hit: dict[str, Any]) -> str:
 @json_option
 @click.pass_context
 def search(
-    ctx: click.Context, query: str, limit: int, since: str | None, until: str | None, source: str | None, as_json: bool,
+    ctx: click.Context,
+    query: str,
+    limit: int,
+    since: str | None,
+    until: str | None,
+    source: str | None,
+    as_json: bool,
     as_of: str | None = None,
 ) -> None:
     """Find memories matching QUERY (BM25 over entries and heading blocks).
@@ -177,6 +183,7 @@ def ask(
         memd ask "what did Priya ask for?" --show-steps
         memd ask "what is Dana's phone number?" --as-of 2026-10-01
     """
+
     def report(step: Any) -> None:
         if show_steps and not as_json:
             click.echo(_describe_step(step), err=True)

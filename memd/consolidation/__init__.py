@@ -18,8 +18,14 @@ if TYPE_CHECKING:
     from .verify import Report, verify_vault
 
 __all__ = ["ConsolidationError", "Move", "Outcome", "Report", "consolidate", "recover", "verify_vault"]
-_WHERE = {"Report": "verify", "verify_vault": "verify", "ConsolidationError": "outcome", "Move": "outcome",
-          "Outcome": "outcome", "recover": "recovery"}
+_WHERE = {
+    "Report": "verify",
+    "verify_vault": "verify",
+    "ConsolidationError": "outcome",
+    "Move": "outcome",
+    "Outcome": "outcome",
+    "recover": "recovery",
+}
 
 
 def __getattr__(name: str) -> Any:

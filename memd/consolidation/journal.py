@@ -298,8 +298,11 @@ def _roll_back(vault: Vault, journal: Journal, states: dict[str, str | None]) ->
             if now == change.after:
                 _put(vault, change.path, change.before)
             elif now != change.before:
-                missing = [b for b in _moved_blocks(change.before or "", change.after or "")
-                           if "\n".join(b.lines()) not in (now or "")]
+                missing = [
+                    b
+                    for b in _moved_blocks(change.before or "", change.after or "")
+                    if "\n".join(b.lines()) not in (now or "")
+                ]
                 if missing:
                     text = now or ""
                     if text and not text.endswith("\n"):

@@ -150,7 +150,13 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
     record = owed(vault)
     uncommitted = record[0].splitlines()[0] if record else None
     return Report(
-        len(live), len(superseded), len(deleted_by_hand), tuple(problems), commits, len(buffered), uncommitted,
+        len(live),
+        len(superseded),
+        len(deleted_by_hand),
+        tuple(problems),
+        commits,
+        len(buffered),
+        uncommitted,
         devices,
     )
 
@@ -235,8 +241,12 @@ def _by_device(vault: Vault, live: set[int]) -> tuple[tuple[dict[str, Any], ...]
     if set(spaces) == {0} and not names:
         return (), set()  # a vault that was never synced
     devices = tuple(
-        {"index": index, "name": names.get(index, "shared" if index == 0 else None), "live": len(seqs),
-         "highest": max(seqs)}
+        {
+            "index": index,
+            "name": names.get(index, "shared" if index == 0 else None),
+            "live": len(seqs),
+            "highest": max(seqs),
+        }
         for index, seqs in sorted(spaces.items())
     )
     stray = {seq for index, seqs in spaces.items() if index and index not in names for seq in seqs}

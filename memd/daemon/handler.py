@@ -194,8 +194,7 @@ class Handler:
             self.sync_failures += 1
             wait = min(interval * 2**self.sync_failures, max(interval, MAX_SYNC_BACKOFF))
             self.next_sync = self.clock() + wait
-            self.book.record("last_sync", ok=False, remote=remote, error=str(err).splitlines()[0],
-                             retry_in=round(wait))
+            self.book.record("last_sync", ok=False, remote=remote, error=str(err).splitlines()[0], retry_in=round(wait))
             self.log(f"sync with {remote} failed ({str(err).splitlines()[0]}); next try in {wait:g}s")
             return
         self.sync_failures = 0
@@ -204,8 +203,16 @@ class Handler:
             for rel in self._documents():
                 self._remember(rel)
             self._sync()
-        self.book.record("last_sync", ok=True, remote=remote, pulled=report.pulled, pushed=report.pushed,
-                         received=report.received, resolved=len(report.resolved), commit=report.head)
+        self.book.record(
+            "last_sync",
+            ok=True,
+            remote=remote,
+            pulled=report.pulled,
+            pushed=report.pushed,
+            received=report.received,
+            resolved=len(report.resolved),
+            commit=report.head,
+        )
         if report.pulled or report.pushed:
             self.log(f"synced with {remote}: pulled {report.pulled}, pushed {report.pushed} commit(s)")
 
@@ -321,8 +328,14 @@ class Handler:
         if not self.jobs:
             self.book.set("ingesting", None)
         entries = outcome.result.entries if outcome.result else 0
-        self.book.record("last_ingest", name=outcome.name, status=outcome.status, entries=entries,
-                         moved_to=outcome.moved_to, reason=outcome.reason)
+        self.book.record(
+            "last_ingest",
+            name=outcome.name,
+            status=outcome.status,
+            entries=entries,
+            moved_to=outcome.moved_to,
+            reason=outcome.reason,
+        )
         self.log(f"inbox/{outcome.name}: {outcome.status}" + (f" ({outcome.reason})" if outcome.reason else ""))
         if outcome.status == "retry":
             self.changes.touch(rel, self.clock(), self.retry_after)
@@ -348,8 +361,13 @@ class Handler:
                 self.seen.pop(rel)
         self._sync()
         self.consolidate_after = 0.0
-        self.book.record("last_consolidation", trigger=outcome.trigger, entries=outcome.entries,
-                         commit=outcome.commit, topics=list(outcome.touched_topics))
+        self.book.record(
+            "last_consolidation",
+            trigger=outcome.trigger,
+            entries=outcome.entries,
+            commit=outcome.commit,
+            topics=list(outcome.touched_topics),
+        )
         for warning in outcome.warnings:
             self.book.note(warning)
         self.log(f"consolidated {outcome.entries} entries ({outcome.trigger})")

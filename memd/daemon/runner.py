@@ -45,7 +45,9 @@ def watched_folders(vault: Vault) -> list[tuple[str, bool]]:
     own = sorted(
         entry
         for entry in vault.root.iterdir()
-        if entry.is_dir() and not entry.is_symlink() and not skipped_dir(entry.name)
+        if entry.is_dir()
+        and not entry.is_symlink()
+        and not skipped_dir(entry.name)
         and entry.name not in ("topics", "sources", "inbox")
     )
     return [

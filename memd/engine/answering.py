@@ -17,9 +17,7 @@ if TYPE_CHECKING:
     from ..ask import Answer
 
 
-def answer(
-    vault: Vault, question: str, *, budget: int, report: Callable[[Any], None] | None = None
-) -> Answer:
+def answer(vault: Vault, question: str, *, budget: int, report: Callable[[Any], None] | None = None) -> Answer:
     """Answer ``question`` from the vault with the engine the vault is set up for
     (a model runs the agent loop; offline, the extractive answer)."""
     from . import get_engine

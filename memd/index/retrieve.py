@@ -103,8 +103,9 @@ def query_terms(backend: Backend, query: str, question_words: bool = True) -> li
     return [(term, float(count)) for term, count in counts.items()]
 
 
-def retrieve(backend: Backend, query: str, limit: int = 10, filters: Filters | None = None,
-             options: Options | None = None) -> list[Result]:
+def retrieve(
+    backend: Backend, query: str, limit: int = 10, filters: Filters | None = None, options: Options | None = None
+) -> list[Result]:
     options = options or Options()
     filters = filters or Filters()
     terms = query_terms(backend, query, options.question_words)
@@ -146,15 +147,17 @@ def _similarity(backend: Backend, query: str, options: Options) -> Any:
     return similar(query) if similar is not None else None
 
 
-def _with_semantic(backend: Backend, hits: list[Hit], similar: Any, options: Options, filters: Filters,
-                   kinds: tuple[str, ...]) -> tuple[list[Hit], set[str]]:
+def _with_semantic(
+    backend: Backend, hits: list[Hit], similar: Any, options: Options, filters: Filters, kinds: tuple[str, ...]
+) -> tuple[list[Hit], set[str]]:
     """The lexical hits plus the records nearest in meaning that passed the filters."""
     have = {hit.record.rid for hit in hits}
     nearest = similar.top(options.semantic_candidates)
     top = [rid for rid, cos in nearest if rid not in have and cos >= options.semantic_min]
     found = backend.get(top)
     extra = [
-        Hit(found[rid], 0.0) for rid in top
+        Hit(found[rid], 0.0)
+        for rid in top
         if rid in found and found[rid].kind in kinds and _passes(found[rid], filters)
     ]
     return hits + extra, {hit.record.rid for hit in extra}
@@ -203,8 +206,9 @@ def _terms(backend: Backend, text: str) -> frozenset[str]:
     return _analysed(backend.analyse, text)
 
 
-def _smooth(backend: Backend, scored: list[tuple[Hit, float]], options: Options,
-            filters: Filters) -> list[tuple[Hit, float]]:
+def _smooth(
+    backend: Backend, scored: list[tuple[Hit, float]], options: Options, filters: Filters
+) -> list[tuple[Hit, float]]:
     """Each entry gains a share of its best seq-adjacent entry's score; adjacent
     entries that did not match at all join the candidates this way."""
     entries = {pair[0].record.rid: pair for pair in scored if pair[0].record.kind == "entry"}
@@ -282,8 +286,9 @@ def _written_in(record: Record, filters: Filters) -> bool:
 def _names_day_in(record: Record, filters: Filters) -> bool:
     since = filters.since.date() if filters.since else None
     until = filters.until.date() if filters.until else None
-    return any((until is None or span.start <= until) and (since is None or span.end >= since)
-               for span in when_spans(record))
+    return any(
+        (until is None or span.start <= until) and (since is None or span.end >= since) for span in when_spans(record)
+    )
 
 
 def _parsed(time: str | None) -> datetime | None:
@@ -363,8 +368,9 @@ def _fuse(hits: list[Hit], lexical: list[float], similar: Any, options: Options)
         low = ordered[min(len(ordered) - 1, int(options.semantic_floor * len(ordered)))]
         spread = (high - low) or 1.0
     return [
-        score + options.semantic_weight * (max(0.0, (cos - low) / spread) ** options.semantic_power
-                                           if cos is not None else 0.0)
+        score
+        + options.semantic_weight
+        * (max(0.0, (cos - low) / spread) ** options.semantic_power if cos is not None else 0.0)
         for score, cos in zip(lexical, cosines, strict=True)
     ]
 

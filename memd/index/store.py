@@ -118,8 +118,12 @@ class IndexStore:
             self._backend = self._open_backend()
             if self._backend is not None and not self._count_matches(manifest):
                 manifest = None  # records lost or added behind the manifest's back
-        if (manifest is not None and self._backend is not None and not self._stale(manifest, files)
-                and not self._vectors_stale(manifest)):
+        if (
+            manifest is not None
+            and self._backend is not None
+            and not self._stale(manifest, files)
+            and not self._vectors_stale(manifest)
+        ):
             return SyncReport(False, (), (), manifest["records"], time.monotonic() - started)
         with self._locked():
             manifest = self._load_manifest()

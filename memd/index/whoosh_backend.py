@@ -135,8 +135,15 @@ class WhooshBackend:
             "text": record.text,
             "headings": " ".join(record.headings),
             "context": " ".join(
-                filter(None, [date_words(record.time), record.source or "", *(f"{k} {v}" for k, v in record.extra),
-                              *(describe(span) for span in spans)])
+                filter(
+                    None,
+                    [
+                        date_words(record.time),
+                        record.source or "",
+                        *(f"{k} {v}" for k, v in record.extra),
+                        *(describe(span) for span in spans),
+                    ],
+                )
             ),
             "data": _record_data(record),
         }
