@@ -37,6 +37,7 @@ def coffee(vault: Vault) -> Path:
     return topic(vault, "coffee", GOOD)
 
 
+@pytest.mark.slow  # bombs, 10k-deep input and full disks take seconds each
 @pytest.mark.parametrize(
     ("frontmatter", "message"),
     [
@@ -95,6 +96,7 @@ def test_a_time_out_of_range_in_utc_is_a_lint_error(memd: Memd, vault: Vault) ->
     assert "topics/t.md:3: time '9999-12-31T23:59-23:59' is out of range" in lint
 
 
+@pytest.mark.slow  # bombs, 10k-deep input and full disks take seconds each
 def test_deeply_nested_lists_and_huge_lines_are_read_like_any_text(memd: Memd, vault: Vault) -> None:
     nested = "".join("  " * i + f"- level {i}\n" for i in range(10_000))
     (vault.root / "CURRENT.md").write_text(vault.current.read_text() + "- " * 10_000 + "deep\n" + nested)
@@ -158,6 +160,7 @@ def test_a_link_out_of_the_vault_is_never_read(memd: Memd, vault: Vault, coffee:
     assert b"canary" not in index
 
 
+@pytest.mark.slow  # bombs, 10k-deep input and full disks take seconds each
 def test_a_full_disk_or_file_size_limit_is_one_line(memd: Memd, vault: Vault) -> None:
     memd("add", "\n".join(f"fact {i} about the garden and the {i}th bed of tomatoes" for i in range(300)))
 

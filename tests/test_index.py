@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memd.index import IndexStore
 from memd.index.records import records_for
 from memd.vault import Vault
@@ -123,6 +125,7 @@ def test_add_and_help_do_not_import_whoosh(vault: Vault) -> None:
     assert out.split() == ["0", "0", "False"]
 
 
+@pytest.mark.slow  # a large index
 def test_filtered_searches_survive_whoosh_quality_skipping(vault: Vault) -> None:
     # Regression: Whoosh's block-quality skipping asserted inside a filtered
     # (Require) query once a vault held a few hundred entries.
