@@ -39,12 +39,14 @@ def cpu_of(tree: Path, vault: Path, args: list[str], timeout: float) -> tuple[fl
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     try:
+        # cwd outside both trees: `python -m` puts the working folder first on sys.path.
         subprocess.run(
             [sys.executable, "-m", "memd", "--vault", str(vault), *args],
             env=env,
             timeout=timeout,
             capture_output=True,
             check=False,
+            cwd=vault.parent,
         )
     except subprocess.TimeoutExpired:
         return None, time.monotonic() - started
@@ -56,7 +58,9 @@ def fresh_vault(tree: Path, where: Path) -> Path:
     if where.exists():
         shutil.rmtree(where)
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    subprocess.run([sys.executable, "-m", "memd", "init", str(where)], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "memd", "init", str(where)], env=env, check=True, capture_output=True, cwd=where.parent
+    )
     return where
 
 

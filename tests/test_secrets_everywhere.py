@@ -136,3 +136,32 @@ def test_no_secret_reaches_git_the_index_or_a_file_name(
             assert token.encode() not in index, f"{token} (of {secret}) is in the index"
             assert token not in names, f"{token} (of {secret}) is in a file name"
     assert memd("verify").output.startswith("ok:")
+
+
+def test_a_held_file_is_released_when_the_person_commits_it(vault: Vault) -> None:
+    from memd.daemon.handler import Handler
+
+    class Clock:
+        now = 1000.0
+
+        def __call__(self) -> float:
+            return self.now
+
+    clock = Clock()
+    handler = Handler(vault, clock=clock, debounce=0.1, quiet=1.0, check_every=1.0, rescan_every=3600.0)
+    handler.start()
+    held = vault.topics_dir / "servers.md"
+    held.write_text(f"# Servers\n- The OpenAI key is {OPENAI}\n")
+    handler.notice(str(held))
+    for _ in range(5):
+        clock.now += 1.0
+        handler.run_due()
+    assert "topics/servers.md" in handler.held
+    assert OPENAI.encode() not in git_objects(vault)
+    # The person decides it is fine and commits it; memd lets go and consolidates again.
+    subprocess.run(["git", "-C", str(vault.root), "add", "topics/servers.md"], check=True)
+    subprocess.run(["git", "-C", str(vault.root), "commit", "-qm", "mine"], check=True)
+    clock.now += 2.0
+    handler.run_due()
+    assert handler.held == {}
+    assert (read_status(vault) or handler.book.data)["held_files"] == {}

@@ -346,6 +346,8 @@ class Handler:
             self.next_check = self.clock()
 
     def _maybe_consolidate(self) -> bool:
+        if self.held:
+            self._hold_secrets()  # the person may have removed the secret, or committed the file themselves
         if self.clock() < self.consolidate_after or self.memory.status().buffer.due is None:
             return False
         if self.held or self.jobs:
