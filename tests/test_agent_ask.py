@@ -16,6 +16,8 @@ from memd.vault import Vault
 from .conftest import Memd
 from .model_server import Length, ScriptedModel, operation_of
 
+pytestmark = pytest.mark.slow  # the model path through a scripted HTTP server
+
 NOTES = [
     "Takes coffee with oat milk, no sugar",
     "Allergic to peanuts, carries an EpiPen",

@@ -8,6 +8,7 @@ ingest, engines). These tests keep the layers honest as the code grows.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,7 @@ def imports_of(path: Path) -> set[str]:
     return found - {me}
 
 
+@functools.cache
 def graph() -> dict[str, set[str]]:
     modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
     edges: dict[str, set[str]] = {}

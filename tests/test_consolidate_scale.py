@@ -35,6 +35,8 @@ from memd.signature import Signature
 from memd.state import State, write_state
 from memd.vault import Vault
 
+pytestmark = pytest.mark.slow  # vaults of a hundred topics and more
+
 SYLLABLES = "ka lo mi ne ru sa ti vo ze ba do fi gu ha je ko lu ma no pi ra se to vu".split()
 EVERYDAY = "morning weekend plan call meeting week friend kitchen garden book trip dinner office photo".split()
 SPEAKERS = ["Caroline", "Melanie"]

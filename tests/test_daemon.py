@@ -21,6 +21,8 @@ from memd.vault import Vault
 
 from .conftest import Memd
 
+pytestmark = pytest.mark.slow  # the daemon's steps with git commits and index syncs
+
 QUIET = 3.0
 
 

@@ -20,6 +20,8 @@ from memd.vault import Vault
 from .conftest import Memd
 from .model_server import ScriptedModel
 
+pytestmark = pytest.mark.slow  # the model path through a scripted HTTP server
+
 # --- the check itself ----------------------------------------------------------
 
 TURN = "I went to a LGBTQ support group yesterday and it was so powerful."

@@ -21,6 +21,8 @@ from memd.vault import Vault, find_vault
 
 from .conftest import REPO
 
+pytestmark = pytest.mark.slow  # MCP servers in subprocesses
+
 TOOLS = {
     "memory_add",
     "memory_search",

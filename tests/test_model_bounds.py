@@ -19,6 +19,8 @@ from memd.vault import Vault
 from .conftest import Memd
 from .model_server import Delay, Length, NoUsage, ScriptedModel, Status, operation_of
 
+pytestmark = pytest.mark.slow  # the model path through a scripted HTTP server
+
 NOTES = [
     "Takes coffee with oat milk",
     "Prefers a flat white coffee in the morning",
