@@ -198,7 +198,11 @@ def _consolidate(
     live = {s for document in after for e in document.signed() for s in e.entry.signature.seq}  # type: ignore[union-attr]
     problems = account(before_seqs, after, run.superseded, space.elsewhere(live | set(before_seqs)))
     if problems:
-        raise ConsolidationError("consolidation refused, nothing was changed: " + "; ".join(problems))
+        from ..lint import duplicate_places
+
+        where = duplicate_places(vault) if any("more than one entry" in p for p in problems) else []
+        shown = f" (at {', '.join(where)}; `memd lint` lists them all)" if where else ""
+        raise ConsolidationError("consolidation refused, nothing was changed: " + "; ".join(problems) + shown)
     outcome = Outcome(
         entries=len(consolidated),
         seqs=str(SeqSet.of(consolidated)),
