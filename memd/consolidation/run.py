@@ -25,7 +25,7 @@ from ..engine.shortlist import route_shortlist
 from ..errors import FormatError
 from ..history import blocked, commit_hand_edits
 from ..signature import SeqSet
-from ..state import State, allocate, highest_seq, read_state, render_state
+from ..state import State, advance_past, allocate, highest_seq, read_state, render_state
 from ..timeutil import format_time, now
 from ..tokens import count_tokens
 from ..vault import Vault
@@ -230,15 +230,16 @@ def _consolidate(
         tail = _appended_since(current_text, now_text)
         new_current = remaining.render() + tail
         disk_state, _ = read_state(vault)
-        new_state = State(
-            next_seq=max(disk_state.next_seq, state.next_seq, reserved.stop),
+        # Built from the state on disk, so every device's seq counter is kept (ARCHITECTURE.md §7).
+        new_state = replace(
+            advance_past(disk_state, reserved).advanced(0, state.next_seq),
             epoch=max(disk_state.epoch, state.epoch) + 1,
             last_consolidation=stamp,
             buffer_since=disk_state.buffer_since if parse_document(new_current).signed() else None,
         )
         outcome = replace(outcome, consolidation=new_state.epoch)
         changes.append(journal_mod.FileChange("CURRENT.md", now_text, new_current))
-        state_before = vault.state_path.read_text(encoding="utf-8") if vault.state_path.exists() else None
+        state_before = vault.state_path.read_text(encoding="utf-8") if vault.state_path.is_file() else None
         changes.append(journal_mod.FileChange(".memd/state.json", state_before, render_state(new_state)))
         journal_mod.apply(vault, journal_mod.Journal(tuple(changes), commit_message(outcome)))
         space.wrote(final_docs, written)
