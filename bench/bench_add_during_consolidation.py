@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_consolidate import FILLER, SUBJECTS  # the same notes as the consolidation benchmark
+
 from memd import Memory
 from memd.buffer import NewEntry, append_entries, buffer_status
 from memd.consolidation import consolidate
@@ -31,21 +33,6 @@ from memd.engine.offline import OfflineEngine
 from memd.setup import init_vault
 from memd.vault import Vault
 
-SUBJECTS = {
-    "garden": "tomatoes basil seedlings compost watering greenhouse",
-    "running": "marathon training knee intervals shoes tempo",
-    "cooking": "sourdough recipe oven spices lentils dinner",
-    "work": "deadline migration invoices review deploy team",
-    "travel": "flight hotel passport itinerary train museum",
-    "music": "guitar chords practice concert band songs",
-    "family": "sister birthday parents visit kids holiday",
-    "health": "doctor allergy sleep vitamins appointment dentist",
-    "reading": "novel library author chapter poetry bookclub",
-    "money": "budget savings taxes rent insurance receipts",
-    "pets": "dog vet walks food leash puppy",
-    "home": "kitchen paint furniture repair boiler window",
-}
-FILLER = "really think maybe today yesterday friend said about great new plan".split()
 WORDS = [w for words in SUBJECTS.values() for w in words.split()]
 
 
