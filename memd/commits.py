@@ -35,14 +35,21 @@ class GitError(MemdError):
 
 
 def run_git(
-    vault: Vault, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None
+    vault: Vault,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
+    timeout: float | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """Run git in the vault; a missing git is a ``GitError``. With ``timeout``,
+    ``subprocess.TimeoutExpired`` reaches the caller (network commands say what it means)."""
     try:
         return subprocess.run(
             ["git", "-C", str(vault.root), *args],
             capture_output=True,
             text=True,
             input=stdin,
+            timeout=timeout,
             env={**os.environ, **(env or {})},
         )
     except OSError as err:

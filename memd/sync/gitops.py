@@ -82,17 +82,9 @@ def _network_env() -> dict[str, str]:
 
 def _network(vault: Vault, args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(
-            ["git", "-C", str(vault.root), *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env={**os.environ, **_network_env()},
-        )
+        return run_git(vault, *args, env=_network_env(), timeout=timeout)
     except subprocess.TimeoutExpired:
         raise RemoteUnreachable(f"git {args[0]} gave no answer in {timeout:g}s; is the remote reachable?") from None
-    except OSError as err:
-        raise GitError(f"git could not run: {err.strerror}") from None
 
 
 def fetch(vault: Vault, remote: Remote, timeout: float = NETWORK_TIMEOUT) -> str | None:
