@@ -58,6 +58,7 @@ class Config:
     lock_timeout: float = _default("vault.lock_timeout")
     engine: str = _default(ENGINE.key)
     embedding: str = _default("index.embedding")  # sentence-embedding model of the search index, or "none"
+    index_backend: str = _default("index.backend")  # the search engine behind memd/index/base.py
     llm: LLMSettings = field(default_factory=LLMSettings)
     sync_remote: str | None = _default("sync.remote")  # the daemon syncs only when this is set
     sync_interval: timedelta = _default("sync.interval")  # noqa: RUF009 - an immutable value

@@ -86,6 +86,7 @@ class Report:
     seconds: float
     consolidated: bool
     conversations: list[dict[str, Any]] = field(default_factory=list)
+    index_backend: str = ""  # the search backend the retrieval ran on (memd/index/backends.py)
 
     @property
     def main(self) -> Scores:
@@ -104,6 +105,7 @@ class Report:
         data.update(
             {
                 "retrieval": self.retrieval,
+                "index_backend": self.index_backend,
                 "questions": self.questions,
                 "entries": self.entries,
                 "topics": self.topics,
@@ -273,11 +275,13 @@ def run_locomo(
     settings: dict[str, Any] | None = None,
     conversations: str | None = None,
     limit: int = 60,
+    backend_name: str | None = None,
 ) -> Report:
     """Evidence recall and answer coverage of each retrieval setting (name -> ``Options``).
 
     ``DEFAULT`` is what ``memd search`` runs; ``LEXICAL`` (words only) is
-    measured beside it in the same run unless ``settings`` says otherwise."""
+    measured beside it in the same run unless ``settings`` says otherwise. ``backend_name``
+    names the index backend (default: the configured one, ``MEMD_INDEX_BACKEND``)."""
     from .index import IndexStore
     from .index.retrieve import Options, retrieve
 
@@ -289,7 +293,7 @@ def run_locomo(
     started = time.monotonic()
     entries = topics = 0
     any_consolidated = False
-    retrieval = ""
+    retrieval = index_backend = ""
     tokens: dict[str, int] = {}
     total_q = len(settings) * sum(len(c.questions) for c in chosen)
     done = 0
@@ -298,7 +302,8 @@ def run_locomo(
             vault = _ingest(Path(folder) / "vault", conversation)
             if consolidate and _consolidate(vault):
                 any_consolidated = True
-            store = IndexStore(vault)
+            store = IndexStore(vault, backend_name)
+            index_backend = store.backend_name
             store.sync()
             backend = store.backend()
             retrieval = _describe(store)
@@ -337,6 +342,7 @@ def run_locomo(
         time.monotonic() - started,
         any_consolidated,
         per_conversation,
+        index_backend,
     )
 
 

@@ -136,6 +136,16 @@ SETTINGS: tuple[SettingSpec, ...] = (
         attr="embedding",
     ),
     SettingSpec(
+        "index",
+        "backend",
+        "choice",
+        "whoosh",
+        "search engine: whoosh, or tantivy (faster past ~20k records; pip install 'memd[tantivy]')",
+        env="MEMD_INDEX_BACKEND",
+        attr="index_backend",
+        choices=("whoosh", "tantivy"),  # the names memd/index/backends.py registers
+    ),
+    SettingSpec(
         "vault",
         "ignore",
         "patterns",

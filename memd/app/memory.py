@@ -300,6 +300,7 @@ class Memory:
         """The buffer against its thresholds, topics, seqs, consolidations."""
         from ..buffer import buffer_status
         from ..engine.answering import describe
+        from ..index.backends import describe_index
         from ..index.embedding import describe_retrieval
         from ..state import read_state
         from ..timeutil import format_time
@@ -329,6 +330,7 @@ class Memory:
             state_problem=problem,
             extra={
                 "retrieval": describe_retrieval(self.vault.config.embedding),
+                "index": describe_index(self.vault.index_dir, self.vault.config.index_backend),
                 "uncommitted": owed_commit(self.vault),
                 "endpoint": endpoint_health(self.vault),
                 "sync": sync,

@@ -187,6 +187,9 @@ def status(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"vault       {facts.vault}")
     click.echo(f"engine      {facts.engine['summary']}")
     click.echo(f"retrieval   {retrieval['summary']}")
+    index = facts.extra.get("index") or {}
+    if index:
+        click.echo(f"index       {index['summary']}")
     tokens = f"{buffer.tokens}/{buffer.token_threshold} tokens"
     age = f"age {age_text(buffer.age_seconds)}/{age_text(buffer.age_threshold_seconds)}"
     click.echo(f"buffer      {buffer.entries} entries, {tokens}, {age}: {due}")
@@ -199,6 +202,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"model       {endpoint.get('endpoint')}: {endpoint['state']}")
     if facts.state_problem:
         click.echo(f"warning: {facts.state_problem}", err=True)
+    if index.get("problem"):
+        click.echo(f"warning: {index['problem']}", err=True)
+    if index.get("suggestion"):
+        click.echo(f"hint: {index['suggestion']}", err=True)
     if facts.extra.get("uncommitted"):
         click.echo(f"warning: not committed yet: {facts.extra['uncommitted']} (memd retries on its next run)", err=True)
 

@@ -24,8 +24,13 @@ def eval_group() -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--no-consolidate", is_flag=True, help="Measure over CURRENT, without consolidating first.")
 @click.option("--conversations", metavar="N-M", help="Only these conversations (1-based): 1-3, 4,5 or 2.")
+@click.option(
+    "--backend",
+    type=click.Choice(["whoosh", "tantivy"]),
+    help="Index backend to measure (default: [index] backend, MEMD_INDEX_BACKEND).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-def locomo(file: Path, no_consolidate: bool, conversations: str | None, as_json: bool) -> None:
+def locomo(file: Path, no_consolidate: bool, conversations: str | None, backend: str | None, as_json: bool) -> None:
     """Evidence recall on a LoCoMo FILE, overall and per question category.
 
     Each conversation is ingested into its own temporary vault (one entry per
@@ -39,11 +44,14 @@ def locomo(file: Path, no_consolidate: bool, conversations: str | None, as_json:
     \b
     Example:
         memd eval locomo ../shared/data/locomo-dev.json --conversations 1-3 --json
+        memd eval locomo ../shared/data/locomo-dev.json --backend tantivy
     """
     from ..evaluate import LEXICAL, run_locomo
 
     def run(progress=None):  # type: ignore[no-untyped-def]
-        return run_locomo(file, consolidate=not no_consolidate, progress=progress, conversations=conversations)
+        return run_locomo(
+            file, consolidate=not no_consolidate, progress=progress, conversations=conversations, backend_name=backend
+        )
 
     if sys.stderr.isatty() and not as_json:
         with click.progressbar(length=1, label="questions", file=sys.stderr) as bar:
@@ -62,7 +70,7 @@ def locomo(file: Path, no_consolidate: bool, conversations: str | None, as_json:
     main = report.main
     lexical = report.scores.get(LEXICAL)
     click.echo(f"evidence recall {main.recall:.3f} on {report.questions} questions, {mode}")
-    click.echo(f"retrieval {report.retrieval}")
+    click.echo(f"retrieval {report.retrieval}, index {report.index_backend}")
     header = f"  {'':<14} {'recall':>7} {'coverage':>9}"
     click.echo(header + (f" {'words only':>11}" if lexical else ""))
     rows = [("overall", main.recall, main.coverage, lexical.recall if lexical else None)]

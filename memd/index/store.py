@@ -85,11 +85,16 @@ def _one_line_errors(method: Callable[..., SyncReport]) -> Callable[..., SyncRep
 class IndexStore:
     """The vault's index folder: a backend plus the manifest that vouches for it."""
 
-    def __init__(self, vault: Vault) -> None:
+    def __init__(self, vault: Vault, backend: str | None = None) -> None:
+        from .backends import require
+
         self.vault = vault
+        # Which engine (memd/index/backends.py): the vault's [index] backend unless named.
+        self.backend_name = backend or vault.config.index_backend
+        require(self.backend_name)
         self.folder = vault.index_dir
         self.manifest_path = self.folder / "manifest.json"
-        self.engine_dir = self.folder / "whoosh"
+        self.engine_dir = self.folder / self.backend_name
         self.vectors_path = self.folder / "vectors.npz"
         self._backend: Backend | None = None
         self._embedder: Any = None
@@ -157,10 +162,10 @@ class IndexStore:
             yield
 
     def _open_backend(self, create: bool = False) -> Backend | None:
-        from .whoosh_backend import WhooshBackend
+        from .backends import open_backend
 
         try:
-            return WhooshBackend(self.engine_dir, create=create)
+            return open_backend(self.backend_name, self.engine_dir, create=create)
         except MemdError:
             raise
         except Exception:
@@ -175,6 +180,8 @@ class IndexStore:
             return None
         if not isinstance(data, dict) or data.get("version") != SCHEMA_VERSION:
             return None
+        if data.get("engine") != self.backend_name:
+            return None  # built by another backend: rebuilt in this one's folder
         if not isinstance(data.get("files"), dict) or not isinstance(data.get("records"), int):
             return None
         return data
@@ -215,7 +222,10 @@ class IndexStore:
             self._backend.close()
             self._backend = None
         self.manifest_path.unlink(missing_ok=True)
-        shutil.rmtree(self.engine_dir, ignore_errors=True)
+        from .backends import BACKENDS
+
+        for name in BACKENDS:  # another backend's folder is stale from now on
+            shutil.rmtree(self.folder / name, ignore_errors=True)
         backend = self._open_backend(create=True)
         assert backend is not None
         entries: dict[str, list[Any]] = {}
@@ -315,7 +325,7 @@ class IndexStore:
             return []
 
     def _save_manifest(self, files: dict[str, list[Any]], records: int) -> None:
-        data = {"version": SCHEMA_VERSION, "engine": "whoosh", "records": records, "files": files}
+        data = {"version": SCHEMA_VERSION, "engine": self.backend_name, "records": records, "files": files}
         atomic_write(self.manifest_path, json.dumps(data, separators=(",", ":")))
 
 
