@@ -24,19 +24,21 @@ when this backend is chosen (memd/index/backends.py).
 from __future__ import annotations
 
 import calendar
+import functools
 import json
 import math
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import tantivy
 
 from ..atomic import atomic_write
+from ..errors import VaultError
 from ..timeexpr import as_datetime, describe
 from .base import Filters, Hit
 from .records import Record, when_spans
@@ -49,6 +51,7 @@ PAD = "|"  # never a token of the analyser (letters, digits, dots only)
 PAD_RATIO = (TANTIVY_B - BM25_B) / BM25_B  # 0.875 for b = 0.4
 B_TOLERANCE = 0.05  # re-pad every record when a field's effective b strays this far from BM25_B
 TEXT_FIELDS = tuple(FIELD_BOOSTS)  # text, headings, context
+_T = TypeVar("_T")
 _TOKEN = re.compile(r"\w+(?:\.\w+)*")  # whoosh_backend._analyzer's expression
 _HEAP_BYTES = 64 * 1024 * 1024
 _CACHED_RECORDS = 200_000  # decoded records kept per searcher (a long-lived reader meets the same ones again)
@@ -131,6 +134,28 @@ def best_pad(mean: float) -> int:
     return min({math.floor(ideal), math.ceil(ideal)}, key=lambda pad: abs(effective_b(pad, mean) - BM25_B))
 
 
+def _is_panic(err: BaseException) -> bool:
+    # pyo3 turns a Rust panic into PanicException, a BaseException (not an Exception).
+    return type(err).__name__ == "PanicException"
+
+
+def _damage_is_one_line(method: Callable[..., _T]) -> Callable[..., _T]:
+    """A panic inside tantivy while reading (a damaged segment file) becomes one VaultError, not a traceback."""
+
+    @functools.wraps(method)
+    def wrapper(self: TantivyBackend, *args: Any, **kwargs: Any) -> _T:
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException as err:
+            if not _is_panic(err):
+                raise
+            raise VaultError(
+                f"{self.folder}: the search index is damaged ({err}); run `memd reindex` to rebuild it from the files"
+            ) from None
+
+    return wrapper
+
+
 class _Stats:
     """Per-field token totals and padding, kept in ``memd.json``."""
 
@@ -201,7 +226,13 @@ class TantivyBackend:
         else:
             self.stats = _Stats.load(self.meta_path)
             # META_VERSION changes with the schema, so a loadable memd.json vouches for it.
-            self.index = tantivy.Index.open(str(folder))
+            try:
+                self.index = tantivy.Index.open(str(folder))
+            except BaseException as err:
+                if not _is_panic(err):
+                    raise
+                # tantivy panics (rather than raising) on some damaged files: the store rebuilds.
+                raise ValueError(f"{folder}: damaged ({err})") from None
         self._searcher: Any = None
         self._seen: tuple[int, int, int] | None = None  # tantivy's meta.json when the searcher was made
         self._records: dict[tuple[int, int], Record] = {}  # by (segment, doc) of the current searcher
@@ -211,6 +242,7 @@ class TantivyBackend:
         return analyse(text)
 
     # -- writing ----------------------------------------------------------------
+    @_damage_is_one_line
     def replace_files(self, removed: Iterable[str], records: Sequence[Record]) -> None:
         removed = list(removed)
         prepared = [_Prepared(record) for record in records]
@@ -300,7 +332,12 @@ class TantivyBackend:
         total = searcher.num_docs
         if total == 0:
             return []
-        found = searcher.search(query or tantivy.Query.all_query(), limit=total, count=False)
+        if query is None:
+            found = searcher.search(tantivy.Query.all_query(), limit=total, count=False)
+        else:  # a few files' records: a small collector first (its size is allocated up front)
+            found = searcher.search(query, limit=min(total, 512), count=True)
+            if found.count is not None and found.count > 512:
+                found = searcher.search(query, limit=found.count, count=False)
         return [searcher.doc(address) for _, address in found.hits]
 
     # -- reading ----------------------------------------------------------------
@@ -333,6 +370,7 @@ class TantivyBackend:
             self._records[key] = record
         return record
 
+    @_damage_is_one_line
     def search(self, terms: Sequence[tuple[str, float]], limit: int, filters: Filters) -> list[Hit]:
         if not terms or limit <= 0:
             return []
@@ -386,6 +424,7 @@ class TantivyBackend:
             return None
         return parts[0] if len(parts) == 1 else query.boolean_query([(tantivy.Occur.Must, q) for q in parts])
 
+    @_damage_is_one_line
     def get(self, rids: Iterable[str]) -> dict[str, Record]:
         wanted = list(dict.fromkeys(rids))
         if not wanted:
@@ -396,6 +435,7 @@ class TantivyBackend:
         records = (self._record(searcher, address) for _, address in found.hits)
         return {record.rid: record for record in records}
 
+    @_damage_is_one_line
     def by_seq(self, seqs: Iterable[int]) -> list[Record]:
         wanted = sorted({str(seq) for seq in seqs})
         if not wanted:
@@ -416,10 +456,12 @@ class TantivyBackend:
         records = [self._record(searcher, address) for _, address in found.hits]
         return sorted(records, key=lambda r: (r.path, r.line))
 
+    @_damage_is_one_line
     def idf(self, term: str) -> float:
         searcher = self._fresh()
         return whoosh_idf(searcher.doc_freq("text", term), searcher.num_docs)
 
+    @_damage_is_one_line
     def count(self) -> int:
         return int(self._fresh().num_docs)
 
