@@ -66,10 +66,15 @@ def set_backend(memd, name: str) -> None:
     memd("config", "set", "index.backend", name)
 
 
-@pytest.fixture
-def pair(tmp_path: Path, vault: Vault, monkeypatch: pytest.MonkeyPatch) -> tuple[IndexStore, IndexStore]:
-    """The same vault indexed by each backend (two copies: each keeps one index)."""
+@pytest.fixture(autouse=True)
+def words_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backends are about words: no sentence model to load in these tests."""
     monkeypatch.setenv("MEMD_EMBEDDING", "none")
+
+
+@pytest.fixture
+def pair(tmp_path: Path, vault: Vault) -> tuple[IndexStore, IndexStore]:
+    """The same vault indexed by each backend (two copies: each keeps one index)."""
     fill(vault)
     copy = Vault(tmp_path / "copy")
     shutil.copytree(vault.root, copy.root)
