@@ -19,6 +19,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from memd.index import IndexStore
@@ -28,6 +29,8 @@ from memd.setup import init_vault
 ENTRIES_PER_TOPIC = 50
 HEADINGS_PER_TOPIC = 5
 QUERIES = 200
+START = datetime(2023, 1, 1)
+SOURCES = ("user", "user", "assistant")
 
 
 def vocabulary(rng: random.Random, size: int = 5000) -> list[str]:
@@ -42,16 +45,20 @@ def sentence(rng: random.Random, words: list[str], weights: list[float]) -> str:
     return " ".join(rng.choices(words, weights, k=rng.randint(8, 30))).capitalize() + "."
 
 
+def entry_time(seq: int) -> str:
+    """Sessions of five entries, one every ~97 minutes: 100k entries span ~3.7 years of distinct times."""
+    moment = START + timedelta(minutes=97 * (seq // 5))
+    return moment.strftime("%Y-%m-%dT%H:%M")
+
+
 def topic_text(n: int, seq: int, rng: random.Random, words: list[str], weights: list[float]) -> str:
     lines = ["---", f'id: "topic-{n}"', f'summary: "synthetic topic {n}"', "---"]
     per_heading = ENTRIES_PER_TOPIC // HEADINGS_PER_TOPIC
     for h in range(HEADINGS_PER_TOPIC):
         lines.append(f"# {' '.join(rng.choices(words, weights, k=2)).title()} {h}")
         for _ in range(per_heading):
-            day = 1 + seq % 28
             lines.append(
-                f"- <seq={seq},time=2026-{1 + seq % 12:02d}-{day:02d}T09:00,source=user> "
-                f"{sentence(rng, words, weights)}"
+                f"- <seq={seq},time={entry_time(seq)},source={SOURCES[seq % 7 % 3]}> {sentence(rng, words, weights)}"
             )
             seq += 1
     return "\n".join(lines) + "\n"
