@@ -21,6 +21,7 @@ from .errors import FormatError, NotFound
 from .index import Filters, IndexStore
 from .index.records import doc_id_for
 from .index.retrieve import Options, retrieve
+from .index.store import Progress
 from .tokens import count_tokens
 from .vault import Vault
 
@@ -82,13 +83,17 @@ def search(
     *,
     store: IndexStore | None = None,
     options: Options | None = None,
+    progress: Progress | None = None,
 ) -> list[dict[str, Any]]:
-    """Ranked records for ``query``; an empty or stopword-only query finds nothing."""
+    """Ranked records for ``query``; an empty or stopword-only query finds nothing.
+    ``progress(done, total)`` hears of an index (re)build on the way."""
     if limit < 1:
         raise FormatError("limit must be at least 1")
     own = store is None
     store = store or IndexStore(vault)
     try:
+        if progress is not None:
+            store.sync(progress)
         results = retrieve(store.backend(), query, limit, filters, options)
     finally:
         if own:

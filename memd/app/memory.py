@@ -203,6 +203,7 @@ class Memory:
         until: str | None = None,
         source: str | None = None,
         as_of: str | None = None,
+        progress: Progress | None = None,
     ) -> Hits:
         """Ranked records for ``query``; ``since``/``until`` take ISO dates or times;
         ``as_of`` (a date or a revision) searches the vault as it was then, and
@@ -218,7 +219,7 @@ class Memory:
 
             past = search_as_of(self.vault, query, as_of, limit, filters)
             return Hits(query, past.hits, past.past.to_json())
-        return Hits(query, tuple(search(self.vault, query, limit, filters)))
+        return Hits(query, tuple(search(self.vault, query, limit, filters, progress=progress)))
 
     def grep(
         self, pattern: str, *, doc: str | None = None, limit: int = 30, context: int = 3, ignore_case: bool = True

@@ -203,11 +203,16 @@ json_option = click.option(
 )
 
 
+def on_terminal() -> bool:
+    """Whether stderr is a terminal a person watches (progress bars go there)."""
+    return sys.stderr.isatty()
+
+
 @contextmanager
 def progress_bar(label: str, *, quiet: bool = False, minimum: int = 2) -> Iterator[Callable[[int, int], None] | None]:
     """A progress bar on stderr when it is a terminal (never in --json mode or
     when piped); yields the ``progress(done, total)`` callback long work takes."""
-    if quiet or not sys.stderr.isatty():
+    if quiet or not on_terminal():
         yield None
         return
     state: dict[str, Any] = {}

@@ -8,9 +8,10 @@ from typing import Any
 
 import click
 
-from . import emit_json, get_memory, json_option
+from . import emit_json, get_memory, json_option, progress_bar
 from .review import as_of_option
 
+BAR_MIN_FILES = 200  # an index build over fewer files is over before a bar would help
 _RANGE = re.compile(r"^(?P<doc>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
 
 
@@ -52,7 +53,12 @@ def search(
         memd search kyoto --since 2026-10-01 --source user --json
         memd search "phone number" --as-of 2026-10-01
     """
-    found = get_memory(ctx).search(query, limit=limit, since=since, until=until, source=source, as_of=as_of)
+    memory = get_memory(ctx)
+    # The first search after a large import builds the index: a bar shows it on a terminal.
+    with progress_bar("indexing", quiet=as_json, minimum=BAR_MIN_FILES) as progress:
+        found = memory.search(
+            query, limit=limit, since=since, until=until, source=source, as_of=as_of, progress=progress
+        )
     hits = list(found.results)
     if as_json:
         emit_json(hits)

@@ -1,8 +1,11 @@
 """Keeping the index in step with the files, whoever wrote them.
 
 ``.memd/index/manifest.json`` records, per indexed file, its (mtime, size)
-and content hash. Before every query the vault is scanned: files whose stat
-changed are hashed, and only those whose content changed are re-indexed.
+and content hash, and the mtime of every folder the vault walk enters.
+Before every query the index is checked against the files: when no folder's
+mtime moved (no file was created, deleted or renamed) one stat per known file
+suffices; otherwise the vault is walked. Files whose stat changed are hashed,
+and only those whose content changed are re-indexed.
 Anything that makes the index untrustworthy (no manifest, another schema
 version, a record count that disagrees, a folder Whoosh cannot open) triggers
 a full rebuild from the files, so a stale index is never served.
@@ -21,15 +24,18 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from ..atomic import _describe, atomic_write
 from ..errors import DocumentError, MemdError, VaultError
+from ..layout import DOCUMENT_KINDS, INBOX, classify, skipped_dir
 from ..vault import Vault
 from .base import Backend, Filters, Hit
 from .records import Record, content_hash, records_for
@@ -39,6 +45,8 @@ SCHEMA_VERSION = 6
 # its stat is not trusted next time, so its content is hashed again.
 RACY_SECONDS = 2.0
 Progress = Callable[[int, int], None]
+# Parsed manifests by path, with the (inode, mtime, ctime, size) they were read at.
+_MANIFESTS: dict[str, tuple[tuple[int, int, int, int], dict[str, Any]]] = {}
 
 
 @dataclass(frozen=True)
@@ -53,14 +61,78 @@ class SyncReport:
 
 def indexed_files(vault: Vault) -> dict[str, tuple[int, int]]:
     """Vault-relative path -> (mtime_ns, size) of every file the index covers."""
-    found: dict[str, tuple[int, int]] = {}
-    for path in vault.documents():
+    return scan(vault).files
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What one walk of the vault found: the indexed files and the folders it entered."""
+
+    files: dict[str, tuple[int, int]]
+    folders: dict[str, int]  # vault-relative folder ("" for the root) -> mtime_ns, -1 when too recent to trust
+
+
+def scan(vault: Vault) -> Scan:
+    """Walk the vault as ``Vault.walk`` does (no links followed, hidden and
+    ignored folders not entered), stat every document, and note each folder's
+    mtime. A folder is stat'ed before it is listed, so a file created between
+    the two makes the folder look changed next time rather than go unseen."""
+    ignore = vault.ignore
+    files: dict[str, tuple[int, int]] = {}
+    folders: dict[str, int] = {}
+    now = time.time_ns()
+    stack = [("", str(vault.root))]
+    while stack:
+        prefix, folder = stack.pop()
         try:
-            stat = path.stat()
+            mtime = os.stat(folder, follow_symlinks=False).st_mtime_ns
+            with os.scandir(folder) as listing:
+                items = list(listing)
         except OSError:
             continue
-        found[vault.rel_of(path)] = (stat.st_mtime_ns, stat.st_size)
-    return found
+        folders[prefix.rstrip("/")] = _trusted(mtime, now)
+        for entry in items:
+            rel = prefix + entry.name
+            try:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if not skipped_dir(entry.name) and not (prefix == "" and entry.name == INBOX):
+                        stack.append((rel + "/", entry.path))
+                elif entry.is_file(follow_symlinks=False) and classify(rel, ignore) in DOCUMENT_KINDS:
+                    stat = entry.stat(follow_symlinks=False)
+                    files[rel] = (stat.st_mtime_ns, stat.st_size)
+            except OSError:
+                continue
+    return Scan(files, folders)
+
+
+def _trusted(mtime_ns: int, now_ns: int) -> int:
+    # Within the racy window another change may land in the same mtime tick
+    # and leave the stamp as it is: such a stamp is recorded as unknown (-1).
+    return -1 if now_ns - mtime_ns < RACY_SECONDS * 1e9 else mtime_ns
+
+
+def unchanged(root: Path, manifest: dict[str, Any], ignore: Sequence[str]) -> bool:
+    """True when the files the manifest vouches for are exactly the vault's
+    indexed files, checked without walking the vault: a file created, deleted
+    or renamed changes its folder's mtime, so unchanged folder stamps mean the
+    same set of files, and one stat per file catches edits in place."""
+    folders = manifest.get("folders")
+    if not isinstance(folders, dict) or manifest.get("ignore") != list(ignore):
+        return False
+    base = str(root)
+    try:
+        for rel, mtime in folders.items():
+            if mtime < 0 or os.stat(os.path.join(base, rel), follow_symlinks=False).st_mtime_ns != mtime:
+                return False
+        for rel, entry in manifest["files"].items():
+            stat = os.stat(os.path.join(base, rel), follow_symlinks=False)
+            if stat.st_mtime_ns != entry[0] or stat.st_size != entry[1]:
+                return False
+    except (OSError, TypeError, IndexError):
+        return False
+    return True
 
 
 def _one_line_errors(method: Callable[..., SyncReport]) -> Callable[..., SyncReport]:
@@ -117,27 +189,32 @@ class IndexStore:
     def sync(self, progress: Progress | None = None) -> SyncReport:
         """Bring the index up to date with the files (cheap when nothing changed)."""
         started = time.monotonic()
-        files = indexed_files(self.vault)
         manifest = self._load_manifest()
         if manifest is not None and self._backend is None:
             self._backend = self._open_backend()
             if self._backend is not None and not self._count_matches(manifest):
                 manifest = None  # records lost or added behind the manifest's back
-        if (
-            manifest is not None
-            and self._backend is not None
-            and not self._stale(manifest, files)
-            and not self._vectors_stale(manifest)
-        ):
+        trusted = manifest is not None and self._backend is not None and not self._vectors_stale(manifest)
+        if trusted and manifest is not None and unchanged(self.vault.root, manifest, self.vault.ignore):
+            return SyncReport(False, (), (), manifest["records"], time.monotonic() - started)
+        found = scan(self.vault)
+        if trusted and manifest is not None and not self._stale(manifest, found.files):
+            if manifest.get("folders") != found.folders or manifest.get("ignore") != list(self.vault.ignore):
+                # The same files, but folder stamps moved (a temporary file came and
+                # went, or a stamp was too recent to trust): record them, so the next
+                # check is the cheap one again.
+                with self._locked():
+                    if self._load_manifest() is manifest:
+                        self._save_manifest(manifest["files"], manifest["records"], found.folders)
             return SyncReport(False, (), (), manifest["records"], time.monotonic() - started)
         with self._locked():
             manifest = self._load_manifest()
             if self._backend is None and manifest is not None:
                 self._backend = self._open_backend()
             if manifest is None or self._backend is None or not self._count_matches(manifest):
-                report = self._rebuild(files, progress, started)
+                report = self._rebuild(found, progress, started)
             else:
-                report = self._update(manifest, files, started)
+                report = self._update(manifest, found, started)
             return self._sync_vectors(report, started)
 
     @_one_line_errors
@@ -145,7 +222,7 @@ class IndexStore:
         """Index every file anew; vectors are kept only for texts that did not change."""
         started = time.monotonic()
         with self._locked():
-            return self._sync_vectors(self._rebuild(indexed_files(self.vault), progress, started), started)
+            return self._sync_vectors(self._rebuild(scan(self.vault), progress, started), started)
 
     def close(self) -> None:
         if self._backend is not None:
@@ -174,6 +251,19 @@ class IndexStore:
             return None  # unreadable or half-written: the caller rebuilds
 
     def _load_manifest(self) -> dict[str, Any] | None:
+        """The manifest, parsed once per version of the file in this process
+        (a long-lived reader checks freshness before every query). The parsed
+        value is shared: callers copy before changing it."""
+        key = str(self.manifest_path)
+        try:
+            stat = os.stat(key)
+        except OSError:
+            return None
+        version = (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
+        cached = _MANIFESTS.get(key)
+        if cached is not None and cached[0] == version:
+            # Checked on every use: the backend may be switched while the manifest stays.
+            return cached[1] if cached[1].get("engine") == self.backend_name else None
         try:
             data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -184,6 +274,7 @@ class IndexStore:
             return None  # built by another backend: rebuilt in this one's folder
         if not isinstance(data.get("files"), dict) or not isinstance(data.get("records"), int):
             return None
+        _MANIFESTS[key] = (version, data)
         return data
 
     def _count_matches(self, manifest: dict[str, Any]) -> bool:
@@ -217,7 +308,7 @@ class IndexStore:
         except DocumentError:
             return content_hash(data), []  # binary or not UTF-8: `memd lint` reports it; nothing to index
 
-    def _rebuild(self, files: dict[str, tuple[int, int]], progress: Progress | None, started: float) -> SyncReport:
+    def _rebuild(self, walked: Scan, progress: Progress | None, started: float) -> SyncReport:
         if self._backend is not None:
             self._backend.close()
             self._backend = None
@@ -230,8 +321,8 @@ class IndexStore:
         assert backend is not None
         entries: dict[str, list[Any]] = {}
         records: list[Record] = []
-        total = len(files)
-        for done, (rel, stat) in enumerate(sorted(files.items()), start=1):
+        total = len(walked.files)
+        for done, (rel, stat) in enumerate(sorted(walked.files.items()), start=1):
             try:
                 digest, found = self._read(rel)
             except OSError:
@@ -243,11 +334,12 @@ class IndexStore:
         backend.replace_files((), records)
         self._backend = backend
         self._just_read = _by_path(records)
-        self._save_manifest(entries, len(records))
+        self._save_manifest(entries, len(records), walked.folders)
         return SyncReport(True, tuple(sorted(entries)), (), len(records), time.monotonic() - started)
 
-    def _update(self, manifest: dict[str, Any], files: dict[str, tuple[int, int]], started: float) -> SyncReport:
+    def _update(self, manifest: dict[str, Any], walked: Scan, started: float) -> SyncReport:
         assert self._backend is not None
+        files = walked.files
         known: dict[str, list[Any]] = dict(manifest["files"])
         removed = [rel for rel in known if rel not in files]
         changed: list[str] = []
@@ -273,7 +365,7 @@ class IndexStore:
             self._backend.replace_files([*removed, *changed], records)
         self._just_read = _by_path(records)
         total = sum(int(entry[3]) for entry in known.values())
-        self._save_manifest(known, total)
+        self._save_manifest(known, total, walked.folders)
         return SyncReport(False, tuple(changed), tuple(removed), total, time.monotonic() - started)
 
     # -- vectors --------------------------------------------------------------
@@ -324,8 +416,15 @@ class IndexStore:
         except OSError:
             return []
 
-    def _save_manifest(self, files: dict[str, list[Any]], records: int) -> None:
-        data = {"version": SCHEMA_VERSION, "engine": self.backend_name, "records": records, "files": files}
+    def _save_manifest(self, files: dict[str, list[Any]], records: int, folders: dict[str, int]) -> None:
+        data = {
+            "version": SCHEMA_VERSION,
+            "engine": self.backend_name,
+            "records": records,
+            "files": files,
+            "folders": folders,
+            "ignore": list(self.vault.ignore),
+        }
         atomic_write(self.manifest_path, json.dumps(data, separators=(",", ":")))
 
 

@@ -1,0 +1,150 @@
+"""The index never serves stale results, and its per-query check stays cheap.
+
+The check stats each known file and each folder the vault walk enters; the
+whole vault is walked again only when a folder's mtime moved (a file created,
+deleted or renamed) or a stamp was too recent to trust.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from memd.index import IndexStore
+from memd.index import store as store_module
+from memd.index.store import scan
+from memd.tools import search
+from memd.vault import Vault
+
+TOPIC = "# Coffee\n- <seq=12,time=2026-11-20T09:12,source=user> Takes coffee with oat milk.\n"
+AN_HOUR_AGO = time.time() - 3600
+_settled = [AN_HOUR_AGO]
+
+
+def words_only(vault: Vault) -> None:
+    config = vault.root / ".memd" / "config.toml"
+    config.write_text(config.read_text().replace('embedding = "minilm-l6"', 'embedding = "none"'))
+
+
+def settle(vault: Vault) -> None:
+    """Age every file and folder past the racy window, as if written an hour ago
+    (each time a second earlier: a stamp set back to the very value it had would
+    hide a change, which no clock does)."""
+    _settled.append(_settled[-1] - 1)
+    then = _settled[-1]
+    for folder, dirs, files in os.walk(vault.root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in [*files, *dirs]:
+            os.utime(Path(folder) / name, (then, then))
+    os.utime(vault.root, (then, then))
+
+
+def found(vault: Vault, query: str) -> list[str]:
+    """The files holding hits (an entry and its heading block may both match)."""
+    return list(dict.fromkeys(hit["path"] for hit in search(vault, query, 5)))
+
+
+@pytest.fixture
+def settled(vault: Vault) -> Vault:
+    words_only(vault)
+    (vault.topics_dir / "coffee.md").write_text(TOPIC, encoding="utf-8")
+    settle(vault)
+    IndexStore(vault).rebuild()
+    return vault
+
+
+def test_an_unchanged_vault_is_checked_without_walking_it(settled: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    IndexStore(settled).sync()  # records the folder stamps of a settled vault
+
+    def no_walk(vault: Vault) -> None:
+        raise AssertionError("the vault was walked although nothing changed")
+
+    monkeypatch.setattr(store_module, "scan", no_walk)
+    assert found(settled, "oat milk") == ["topics/coffee.md"]
+
+
+def test_an_edit_in_place_is_seen_on_the_next_query(settled: Vault) -> None:
+    IndexStore(settled).sync()
+    path = settled.topics_dir / "coffee.md"
+    with path.open("a", encoding="utf-8") as handle:  # an append: the folder's mtime does not move
+        handle.write("- <seq=13,time=2026-11-20T09:20,source=user> Ordered a kayak.\n")
+    assert os.stat(settled.topics_dir).st_mtime < AN_HOUR_AGO
+    assert found(settled, "kayak") == ["topics/coffee.md"]
+
+
+def test_a_same_size_hand_edit_without_a_daemon_is_seen(settled: Vault) -> None:
+    IndexStore(settled).sync()
+    path = settled.topics_dir / "coffee.md"
+    path.write_text(TOPIC.replace("oat milk", "soy milk"), encoding="utf-8")  # same size, new mtime
+    assert found(settled, "soy") == ["topics/coffee.md"]
+    assert found(settled, "oat") == []
+
+
+def test_a_deleted_file_is_gone_on_the_next_query(settled: Vault) -> None:
+    IndexStore(settled).sync()
+    (settled.topics_dir / "coffee.md").unlink()
+    assert found(settled, "oat milk") == []
+
+
+def test_a_new_file_in_a_new_subfolder_is_seen(settled: Vault) -> None:
+    IndexStore(settled).sync()
+    folder = settled.root / "journal" / "2026"
+    folder.mkdir(parents=True)
+    (folder / "trip.md").write_text("Booked the ryokan in Kyoto.\n", encoding="utf-8")
+    os.utime(folder, (AN_HOUR_AGO, AN_HOUR_AGO))  # only its parent's stamp gives the new folder away
+    assert found(settled, "ryokan") == ["journal/2026/trip.md"]
+
+
+def test_a_new_file_in_a_known_empty_folder_is_seen(settled: Vault) -> None:
+    empty = settled.root / "notes"
+    empty.mkdir()
+    settle(settled)
+    IndexStore(settled).sync()
+    (empty / "plan.md").write_text("Visit the bamboo grove.\n", encoding="utf-8")
+    assert found(settled, "bamboo") == ["notes/plan.md"]
+
+
+def test_a_long_lived_store_sees_changes_between_queries(settled: Vault) -> None:
+    store = IndexStore(settled)
+    assert store.sync().records >= 1
+    path = settled.topics_dir / "coffee.md"
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("- <seq=13,source=user> Ordered a kayak.\n")
+    assert store.sync().updated == ("topics/coffee.md",)
+    store.close()
+
+
+def test_changed_ignore_patterns_are_not_served_from_the_cheap_check(settled: Vault) -> None:
+    (settled.root / "private.md").write_text("The safe code is in the drawer.\n", encoding="utf-8")
+    settle(settled)
+    assert found(settled, "drawer") == ["private.md"]
+    config = settled.root / ".memd" / "config.toml"
+    config.write_text(config.read_text().replace("[vault]\n", '[vault]\nignore = ["private.md"]\n'))
+    assert found(settled, "drawer") == []
+
+
+def test_recent_folder_stamps_are_not_trusted(vault: Vault) -> None:
+    words_only(vault)
+    (vault.topics_dir / "coffee.md").write_text(TOPIC, encoding="utf-8")
+    IndexStore(vault).sync()
+    manifest = json.loads((vault.index_dir / "manifest.json").read_text())
+    assert manifest["folders"]["topics"] == -1  # written just now: another change may share its mtime tick
+
+
+def test_the_scan_finds_exactly_the_vaults_documents(vault: Vault) -> None:
+    (vault.topics_dir / "coffee.md").write_text(TOPIC, encoding="utf-8")
+    (vault.root / "notes" / "deep").mkdir(parents=True)
+    (vault.root / "notes" / "deep" / "a.md").write_text("note\n", encoding="utf-8")
+    (vault.root / "notes" / "b.txt").write_text("not markdown\n", encoding="utf-8")
+    (vault.root / ".hidden").mkdir()
+    (vault.root / ".hidden" / "c.md").write_text("hidden\n", encoding="utf-8")
+    (vault.root / "inbox" / "drop.md").write_text("to ingest\n", encoding="utf-8")
+    (vault.topics_dir / "link.md").symlink_to(vault.topics_dir / "coffee.md")
+    walked = scan(vault)
+    assert sorted(walked.files) == [vault.rel_of(path) for path in vault.documents()]
+    assert {"", "topics", "notes", "notes/deep"} <= set(walked.folders)
+    assert ".hidden" not in walked.folders and "inbox" not in walked.folders
