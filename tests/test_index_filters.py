@@ -10,7 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memd.index import Filters, IndexStore
-from memd.index.retrieve import _passes, query_terms
+from memd.index.retrieve import query_terms
+from memd.index.signals import passes
 from memd.vault import Vault
 
 WORDS = ["coffee", "milk", "trip", "kyoto", "dog", "walk", "tea", *(f"w{i}" for i in range(60))]
@@ -67,7 +68,7 @@ def test_a_filtered_ranking_is_the_full_ranking_filtered(backend, filters: Filte
         expected = [
             (hit.record.rid, round(hit.score, 9))
             for hit in everything
-            if _passes(hit.record, filters) and (not filters.kind or hit.record.kind == filters.kind)
+            if passes(hit.record, filters) and (not filters.kind or hit.record.kind == filters.kind)
         ]
         got = [(hit.record.rid, round(hit.score, 9)) for hit in backend.search(terms, 25, filters)]
         assert got == expected[:25]

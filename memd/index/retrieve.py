@@ -13,6 +13,10 @@ Then signals the entries carry re-rank them:
 - neighbours: an entry gains part of the score of the entry written just
   before or after it (seq order is arrival order, so in a conversation that
   is the turn around it: a question's answer, an answer's question);
+- speakers: in a transcript ("Ana: ...") a question naming a speaker is
+  mostly answered by what that speaker said, not by what others said to or
+  about them, so their entries gain (only when the candidates hold other
+  speakers too);
 - sessions: entries stamped with the same time were written together; a
   session where several entries match lifts all of its entries;
 - time: a query naming a month or a year favours entries written then, or
@@ -25,19 +29,16 @@ The heading an entry sits under is part of what BM25 matches (its own field).
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from ..errors import FormatError
-from ..timeutil import parse_time
+from . import signals
 from .base import Backend, Filters, Hit
-from .records import Record, when_spans
+from .records import Record
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,8 @@ class Options:
     prose_partitions_only: bool = True
     neighbours_join: bool = True
     session_weight: float = 0.3  # of the best-matching session's strength
-    diversity: float = 0.5  # MMR: penalty per unit of word overlap with a better result
+    diversity: float = 0.8  # MMR: penalty per unit of word overlap with a better result
+    speaker_share: float = 0.2  # added for an entry said by a speaker the query names
     # Meaning: "weighted" adds semantic similarity to the BM25 score, "rrf" fuses
     # the two rankings by reciprocal rank, "candidates" lets the semantic top
     # join the candidates but ranks by BM25 only, "off" is words only.
@@ -80,8 +82,6 @@ class Result:
         data.update({"score": round(self.score, 4), "via": self.via, "snippet": snippet(self.record.text, self.terms)})
         return data
 
-
-NEIGHBOUR_SOURCES = 60  # entries whose unmatched neighbours may join the candidates
 
 # Words that shape a question but say nothing about its subject. They are
 # dropped from queries only (an entry may well be about "what we did").
@@ -126,9 +126,13 @@ def retrieve(
         hits, meaning = _with_semantic(backend, hits, similar, options, filters, wanted_kinds)
     scored = _rescore(hits, query, options, similar)
     if options.neighbour_share:
-        scored = _smooth(backend, scored, options, filters)
+        scored = signals.neighbours(
+            backend, scored, filters, options.neighbour_share, options.neighbour_gap_hours, options.neighbours_join
+        )
+    if options.speaker_share:
+        scored = signals.speakers(scored, query, options.speaker_share)
     if options.session_weight:
-        scored = _sessions(scored, options.session_weight)
+        scored = signals.sessions(scored, options.session_weight)
     if options.prose_partitions_only and not filters.kind:
         # A block holding entries is shown through its entries (cheaper to read,
         # exact to cite); only blocks of plain prose are results in their own right.
@@ -158,9 +162,19 @@ def _with_semantic(
     extra = [
         Hit(found[rid], 0.0)
         for rid in top
-        if rid in found and found[rid].kind in kinds and _passes(found[rid], filters)
+        if rid in found and found[rid].kind in kinds and signals.passes(found[rid], filters)
     ]
     return hits + extra, {hit.record.rid for hit in extra}
+
+
+@lru_cache(maxsize=50_000)
+def _analysed(analyse: Any, text: str) -> frozenset[str]:
+    return frozenset(analyse(text))
+
+
+def _terms(backend: Backend, text: str) -> frozenset[str]:
+    """The analysed words of a record's text (remembered: the same records come up query after query)."""
+    return _analysed(backend.analyse, text)
 
 
 def _diversify(backend: Backend, results: list[Result], limit: int, weight: float) -> list[Result]:
@@ -196,117 +210,6 @@ def _diversify(backend: Backend, results: list[Result], limit: int, weight: floa
     return [pool[i] for i in order] + results[len(pool) :]
 
 
-@lru_cache(maxsize=50_000)
-def _analysed(analyse: Any, text: str) -> frozenset[str]:
-    return frozenset(analyse(text))
-
-
-def _terms(backend: Backend, text: str) -> frozenset[str]:
-    """The analysed words of a record's text (remembered: the same records come up query after query)."""
-    return _analysed(backend.analyse, text)
-
-
-def _smooth(
-    backend: Backend, scored: list[tuple[Hit, float]], options: Options, filters: Filters
-) -> list[tuple[Hit, float]]:
-    """Each entry gains a share of its best seq-adjacent entry's score; adjacent
-    entries that did not match at all join the candidates this way."""
-    entries = {pair[0].record.rid: pair for pair in scored if pair[0].record.kind == "entry"}
-    if not entries:
-        return scored
-    by_seq: dict[int, str] = {}
-    for rid, (hit, _) in entries.items():
-        for seq in hit.record.seqs:
-            by_seq.setdefault(seq, rid)
-    wanted: set[int] = set()
-    # Only the best entries bring their unmatched neighbours in: one far down
-    # the list would not lift a neighbour into view, and each costs a lookup.
-    leading = sorted(entries.values(), key=lambda pair: -pair[1])[:NEIGHBOUR_SOURCES]
-    for hit, _ in leading:
-        if hit.record.seqs:
-            wanted |= {min(hit.record.seqs) - 1, max(hit.record.seqs) + 1}
-    missing = {seq for seq in wanted if seq > 0 and seq not in by_seq}
-    extra: dict[str, tuple[Hit, float]] = {}
-    for record in backend.by_seq(missing if options.neighbours_join else ()):
-        if record.rid not in entries and record.rid not in extra and _passes(record, filters):
-            extra[record.rid] = (Hit(record, 0.0), 0.0)
-            for seq in record.seqs:
-                by_seq.setdefault(seq, record.rid)
-    pool = {**entries, **extra}
-    base = {rid: score for rid, (_, score) in pool.items()}
-    smoothed: list[tuple[Hit, float]] = [pair for pair in scored if pair[0].record.kind != "entry"]
-    for rid, (hit, score) in pool.items():
-        best = 0.0
-        if hit.record.seqs:
-            for seq in (min(hit.record.seqs) - 1, max(hit.record.seqs) + 1):
-                other = by_seq.get(seq)
-                if other and other != rid and _close(hit.record, pool[other][0].record, options.neighbour_gap_hours):
-                    best = max(best, base[other])
-        smoothed.append((hit, score + options.neighbour_share * best))
-    smoothed.sort(key=lambda pair: (-pair[1], pair[0].record.rid))
-    return smoothed
-
-
-def _sessions(scored: list[tuple[Hit, float]], weight: float) -> list[tuple[Hit, float]]:
-    """Entries stamped with the same time were written together (one import,
-    one ``memd add``): a session where several entries match is likely the one
-    the question is about, so each of its entries gains with the session's
-    strength (the sum of its three best scores, scaled to the best session)."""
-    groups: dict[str, list[float]] = {}
-    for hit, score in scored:
-        if hit.record.kind == "entry" and hit.record.time:
-            groups.setdefault(hit.record.time, []).append(score)
-    strength = {key: sum(sorted(values, reverse=True)[:3]) for key, values in groups.items()}
-    top = max(strength.values(), default=1.0) or 1.0
-    out = [
-        (hit, score + weight * strength.get(hit.record.time or "", 0.0) / top if hit.record.kind == "entry" else score)
-        for hit, score in scored
-    ]
-    out.sort(key=lambda pair: (-pair[1], pair[0].record.rid))
-    return out
-
-
-def _passes(record: Record, filters: Filters) -> bool:
-    if filters.source and record.source != filters.source:
-        return False
-    if filters.doc and record.doc != filters.doc:
-        return False
-    if filters.since or filters.until:
-        return _written_in(record, filters) or _names_day_in(record, filters)
-    return True
-
-
-def _written_in(record: Record, filters: Filters) -> bool:
-    moment = _parsed(record.time)
-    if moment is None:
-        return False
-    return not ((filters.since and moment < filters.since) or (filters.until and moment > filters.until))
-
-
-def _names_day_in(record: Record, filters: Filters) -> bool:
-    since = filters.since.date() if filters.since else None
-    until = filters.until.date() if filters.until else None
-    return any(
-        (until is None or span.start <= until) and (since is None or span.end >= since) for span in when_spans(record)
-    )
-
-
-def _parsed(time: str | None) -> datetime | None:
-    if not time:
-        return None
-    try:
-        return parse_time(time)
-    except FormatError:
-        return None
-
-
-def _close(a: Record, b: Record, hours: float) -> bool:
-    first, second = _parsed(a.time), _parsed(b.time)
-    if first is None or second is None:
-        return True
-    return abs((first - second).total_seconds()) <= hours * 3600
-
-
 def _dedupe(results: list[Result]) -> list[Result]:
     """Drop a hit whose lines a better hit already shows (a block and its entry)."""
     kept: list[Result] = []
@@ -327,7 +230,7 @@ def _dedupe(results: list[Result]) -> list[Result]:
 def _rescore(hits: list[Hit], query: str, options: Options, similar: Any = None) -> list[tuple[Hit, float]]:
     """Each candidate's base score: BM25 scaled to the best hit of its kind
     (1.0), fused with similarity in meaning, plus the date boosts."""
-    wanted = _query_dates(query) if options.date_boost else set()
+    wanted = signals.query_dates(query) if options.date_boost else set()
     tops: dict[str, float] = {}
     for hit in hits:
         tops[hit.record.kind] = max(tops.get(hit.record.kind, 0.0), hit.score)
@@ -335,7 +238,7 @@ def _rescore(hits: list[Hit], query: str, options: Options, similar: Any = None)
     base = _fuse(hits, lexical, similar, options) if similar is not None else lexical
     scored: list[tuple[Hit, float]] = []
     for hit, score in zip(hits, base, strict=True):
-        if wanted and _in_dates(hit.record, wanted):
+        if wanted and signals.in_dates(hit.record, wanted):
             score += options.date_boost
         scored.append((hit, score))
     scored.sort(key=lambda pair: (-pair[1], pair[0].record.rid))
@@ -381,32 +284,6 @@ def _ranks(values: list[float | None]) -> list[int | None]:
     for rank, i in enumerate(order, start=1):
         ranks[i] = rank
     return ranks
-
-
-_MONTH_NAMES = {calendar.month_name[i].lower(): i for i in range(1, 13)}
-_YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
-
-
-def _query_dates(query: str) -> set[tuple[int | None, int | None]]:
-    """(year, month) pairs a query names; ``None`` is "any". "may" counts as a
-    month only next to a year, since it is far more often a verb."""
-    lowered = query.lower()
-    years = [int(y) for y in _YEAR.findall(lowered)]
-    months = [_MONTH_NAMES[w] for w in re.findall(r"[a-z]+", lowered) if w in _MONTH_NAMES and w != "may"]
-    months += [5] if re.search(r"\bmay,?\s+(19|20)\d\d\b", lowered) else []
-    any_year: list[int | None] = [None]
-    any_month: list[int | None] = [None]
-    return {(y, m) for y in (years or any_year) for m in (months or any_month) if y is not None or m is not None}
-
-
-def _in_dates(record: Record, wanted: set[tuple[int | None, int | None]]) -> bool:
-    """Written in a month or year the query names, or naming a day in it."""
-    moment = _parsed(record.time)
-    months = {(moment.year, moment.month)} if moment else set()
-    for span in when_spans(record):
-        if (span.end - span.start).days <= 62:
-            months |= {(span.start.year, span.start.month), (span.end.year, span.end.month)}
-    return any((y is None or y == year) and (m is None or m == month) for y, m in wanted for year, month in months)
 
 
 def snippet(text: str, terms: Sequence[str], width: int = 160) -> str:

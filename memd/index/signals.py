@@ -1,0 +1,177 @@
+"""The signals that re-rank retrieval candidates once they have a base score
+(see ``memd.index.retrieve`` for the order they run in and why each is kept):
+neighbours, speakers, sessions, and the dates a query names; plus the filter
+test that candidates joining late (neighbours, meaning) must pass too.
+
+Each takes and returns ``(hit, score)`` pairs, best first.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import datetime
+
+from ..errors import FormatError
+from ..timeutil import parse_time
+from .base import Backend, Filters, Hit
+from .records import Record, when_spans
+
+Scored = list[tuple[Hit, float]]
+NEIGHBOUR_SOURCES = 60  # entries whose unmatched neighbours may join the candidates
+
+
+def neighbours(
+    backend: Backend, scored: Scored, filters: Filters, share: float, gap_hours: float, join: bool = True
+) -> Scored:
+    """Each entry gains a share of its best seq-adjacent entry's score; adjacent
+    entries that did not match at all join the candidates this way."""
+    entries = {pair[0].record.rid: pair for pair in scored if pair[0].record.kind == "entry"}
+    if not entries:
+        return scored
+    by_seq: dict[int, str] = {}
+    for rid, (hit, _) in entries.items():
+        for seq in hit.record.seqs:
+            by_seq.setdefault(seq, rid)
+    wanted: set[int] = set()
+    # Only the best entries bring their unmatched neighbours in: one far down
+    # the list would not lift a neighbour into view, and each costs a lookup.
+    leading = sorted(entries.values(), key=lambda pair: -pair[1])[:NEIGHBOUR_SOURCES]
+    for hit, _ in leading:
+        if hit.record.seqs:
+            wanted |= {min(hit.record.seqs) - 1, max(hit.record.seqs) + 1}
+    missing = {seq for seq in wanted if seq > 0 and seq not in by_seq}
+    extra: dict[str, tuple[Hit, float]] = {}
+    for record in backend.by_seq(missing if join else ()):
+        if record.rid not in entries and record.rid not in extra and passes(record, filters):
+            extra[record.rid] = (Hit(record, 0.0), 0.0)
+            for seq in record.seqs:
+                by_seq.setdefault(seq, record.rid)
+    pool = {**entries, **extra}
+    base = {rid: score for rid, (_, score) in pool.items()}
+    smoothed: list[tuple[Hit, float]] = [pair for pair in scored if pair[0].record.kind != "entry"]
+    for rid, (hit, score) in pool.items():
+        best = 0.0
+        if hit.record.seqs:
+            for seq in (min(hit.record.seqs) - 1, max(hit.record.seqs) + 1):
+                other = by_seq.get(seq)
+                if other and other != rid and _close(hit.record, pool[other][0].record, gap_hours):
+                    best = max(best, base[other])
+        smoothed.append((hit, score + share * best))
+    smoothed.sort(key=lambda pair: (-pair[1], pair[0].record.rid))
+    return smoothed
+
+
+_SPEAKER = re.compile(r"^([^\W\d][\w'.-]*(?: [^\W\d][\w'.-]*){0,2}): ")
+
+
+def speaker_of(record: Record) -> str | None:
+    """Who said a transcript entry ("Ana: what she said"), if it has that shape."""
+    if record.kind != "entry":
+        return None
+    match = _SPEAKER.match(record.text)
+    return match.group(1) if match else None
+
+
+def speakers(scored: Scored, query: str, share: float) -> Scored:
+    """Entries said by a speaker the query names gain ``share``. A question
+    naming someone is mostly answered by what they said, rather than by what
+    others said to or about them; when every candidate speaker is named (or
+    none), nothing changes."""
+    present = {name for hit, _ in scored if (name := speaker_of(hit.record))}
+    lowered = query.lower()
+    words = set(re.findall(r"[\w'-]+", lowered))
+    named = {name for name in present if (name.lower() in lowered if " " in name else name.lower() in words)}
+    if not named or named == present:
+        return scored
+    out = [(hit, score + share if speaker_of(hit.record) in named else score) for hit, score in scored]
+    out.sort(key=lambda pair: (-pair[1], pair[0].record.rid))
+    return out
+
+
+def sessions(scored: Scored, weight: float) -> Scored:
+    """Entries stamped with the same time were written together (one import,
+    one ``memd add``): a session where several entries match is likely the one
+    the question is about, so each of its entries gains with the session's
+    strength (the sum of its three best scores, scaled to the best session)."""
+    groups: dict[str, list[float]] = {}
+    for hit, score in scored:
+        if hit.record.kind == "entry" and hit.record.time:
+            groups.setdefault(hit.record.time, []).append(score)
+    strength = {key: sum(sorted(values, reverse=True)[:3]) for key, values in groups.items()}
+    top = max(strength.values(), default=1.0) or 1.0
+    out = [
+        (hit, score + weight * strength.get(hit.record.time or "", 0.0) / top if hit.record.kind == "entry" else score)
+        for hit, score in scored
+    ]
+    out.sort(key=lambda pair: (-pair[1], pair[0].record.rid))
+    return out
+
+
+def passes(record: Record, filters: Filters) -> bool:
+    if filters.source and record.source != filters.source:
+        return False
+    if filters.doc and record.doc != filters.doc:
+        return False
+    if filters.since or filters.until:
+        return _written_in(record, filters) or _names_day_in(record, filters)
+    return True
+
+
+def _written_in(record: Record, filters: Filters) -> bool:
+    moment = parsed_time(record.time)
+    if moment is None:
+        return False
+    return not ((filters.since and moment < filters.since) or (filters.until and moment > filters.until))
+
+
+def _names_day_in(record: Record, filters: Filters) -> bool:
+    since = filters.since.date() if filters.since else None
+    until = filters.until.date() if filters.until else None
+    return any(
+        (until is None or span.start <= until) and (since is None or span.end >= since) for span in when_spans(record)
+    )
+
+
+def parsed_time(time: str | None) -> datetime | None:
+    if not time:
+        return None
+    try:
+        return parse_time(time)
+    except FormatError:
+        return None
+
+
+def _close(a: Record, b: Record, hours: float) -> bool:
+    first, second = parsed_time(a.time), parsed_time(b.time)
+    if first is None or second is None:
+        return True
+    return abs((first - second).total_seconds()) <= hours * 3600
+
+
+_MONTH_NAMES = {calendar.month_name[i].lower(): i for i in range(1, 13)}
+
+
+_YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
+
+
+def query_dates(query: str) -> set[tuple[int | None, int | None]]:
+    """(year, month) pairs a query names; ``None`` is "any". "may" counts as a
+    month only next to a year, since it is far more often a verb."""
+    lowered = query.lower()
+    years = [int(y) for y in _YEAR.findall(lowered)]
+    months = [_MONTH_NAMES[w] for w in re.findall(r"[a-z]+", lowered) if w in _MONTH_NAMES and w != "may"]
+    months += [5] if re.search(r"\bmay,?\s+(19|20)\d\d\b", lowered) else []
+    any_year: list[int | None] = [None]
+    any_month: list[int | None] = [None]
+    return {(y, m) for y in (years or any_year) for m in (months or any_month) if y is not None or m is not None}
+
+
+def in_dates(record: Record, wanted: set[tuple[int | None, int | None]]) -> bool:
+    """Written in a month or year the query names, or naming a day in it."""
+    moment = parsed_time(record.time)
+    months = {(moment.year, moment.month)} if moment else set()
+    for span in when_spans(record):
+        if (span.end - span.start).days <= 62:
+            months |= {(span.start.year, span.start.month), (span.end.year, span.end.month)}
+    return any((y is None or y == year) and (m is None or m == month) for y, m in wanted for year, month in months)
