@@ -39,6 +39,9 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Any:
         """Unit-length float32 vectors, one row per text (a numpy array)."""
 
+    def __hash__(self) -> int:
+        """By identity: query vectors are remembered per model object."""
+
 
 def _minilm_folder() -> Path:
     folder = os.environ.get("MEMD_MINILM_DIR")
@@ -134,6 +137,18 @@ def one_blas_thread() -> Any:
     return controller.limit(limits=1, user_api="blas")
 
 
+def one_blas_thread_from_now() -> None:
+    """Run numpy's BLAS on one thread for the rest of the process (memd's only
+    numpy work is its index). A second BLAS thread gains nothing on a query's
+    small products, and after each product it spins idle for a while: on two
+    busy cores that spinning took CPU from the query itself (measured with
+    bench/bench_vectors.py: the words-only part of a query cost about twice
+    its CPU time). ``embed_many`` runs threads of its own."""
+    controller = _controller()
+    if controller is not None:
+        controller.limit(limits=1, user_api="blas")
+
+
 @lru_cache(maxsize=1)
 def _controller() -> Any:
     try:
@@ -151,7 +166,7 @@ def embed_query(embedder: Embedder, text: str) -> Any:
 
 
 @lru_cache(maxsize=QUERY_VECTORS)
-def _query_vector(embedder: Any, text: str) -> Any:  # Any: an Embedder, hashed by identity
+def _query_vector(embedder: Embedder, text: str) -> Any:
     with one_blas_thread():
         vector = embedder.embed([text])[0]
     vector.flags.writeable = False
