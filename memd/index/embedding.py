@@ -66,7 +66,12 @@ def _minilm_folder() -> Path:
 def _minilm() -> Embedder:
     from .minilm import MiniLM
 
-    return MiniLM(_minilm_folder())
+    return MiniLM(_minilm_folder(), checked=_cache_dir() / "minilm-l6-weights.checked")
+
+
+def _cache_dir() -> Path:
+    """Where memd notes what it need not redo per process (the user's cache folder)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memd"
 
 
 MODELS: dict[str, Callable[[], Embedder]] = {DEFAULT_MODEL: _minilm}

@@ -10,6 +10,7 @@ padding; the matrix products go to numpy's BLAS.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import mmap
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..atomic import atomic_write
 from ..errors import MemdError
 
 # The sentence-transformers release of all-MiniLM-L6-v2: weights from
@@ -93,19 +95,41 @@ def _mapped(path: Path) -> Any:
         return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
 
-def check_weights(path: Path) -> None:
+def check_weights(path: Path, checked: Path | None = None) -> None:
+    """Raise ``ModelUnavailable`` unless ``path`` holds the expected weights.
+
+    Hashing 90 MB costs ~70 ms of CPU, a sixth of a one-off ``memd search``, so
+    a file that passed is noted in ``checked`` with its inode, size, mtime and
+    ctime; while those stay the same it is not hashed again (any write to the
+    file, or a file put in its place, changes its ctime or inode)."""
     try:
-        size = path.stat().st_size
+        stat = path.stat()
     except OSError:
         raise ModelUnavailable(f"{path}: missing") from None
-    if size != WEIGHTS_BYTES:
-        raise ModelUnavailable(f"{path}: not the all-MiniLM-L6-v2 weights ({size} bytes)")
+    if stat.st_size != WEIGHTS_BYTES:
+        raise ModelUnavailable(f"{path}: not the all-MiniLM-L6-v2 weights ({stat.st_size} bytes)")
+    identity = (
+        f"{WEIGHTS_SHA256} {stat.st_dev} {stat.st_ino} {stat.st_size} {stat.st_mtime_ns} {stat.st_ctime_ns} "
+        f"{path.resolve()}\n"
+    )
+    if checked is not None and _read_or_none(checked) == identity:
+        return
     try:
         digest = hashlib.sha256(_mapped(path))
     except OSError as err:
         raise ModelUnavailable(f"{path}: cannot be read ({err})") from None
     if digest.hexdigest() != WEIGHTS_SHA256:
         raise ModelUnavailable(f"{path}: not the all-MiniLM-L6-v2 weights (checksum differs)")
+    if checked is not None:
+        with contextlib.suppress(MemdError, OSError):  # a note that cannot be written only costs a hash next time
+            atomic_write(checked, identity)
+
+
+def _read_or_none(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
 
 
 class MiniLM:
@@ -114,12 +138,12 @@ class MiniLM:
     name = "minilm-l6"
     dim = HIDDEN
 
-    def __init__(self, folder: Path, verify: bool = True) -> None:
+    def __init__(self, folder: Path, verify: bool = True, checked: Path | None = None) -> None:
         from tokenizers import Tokenizer
 
         weights = folder / "model.safetensors"
         if verify:
-            check_weights(weights)
+            check_weights(weights, checked)
         try:
             self.tokenizer: Any = Tokenizer.from_file(str(folder / "tokenizer.json"))
         except Exception as err:  # the tokenizers library raises its own exception type
