@@ -113,7 +113,7 @@ class VectorIndex:
                 or matrix.shape != (len(stored_rids), dim)
                 or keys.shape != (len(stored_rids),)
                 or keys.dtype != np.dtype("S20")
-                # One product reads every value: a NaN or infinity anywhere makes its row's sum one.
+                # One product reads every value: a NaN or an infinity anywhere leaves its row's sum not finite.
                 or not np.isfinite(matrix @ np.ones(dim, dtype=np.float32)).all()
             ):
                 raise ValueError("stored vectors do not match")
