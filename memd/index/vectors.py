@@ -11,10 +11,13 @@ the lines it touched and a consolidation that moves entries between files
 re-embeds nothing. A file that cannot be read back (damaged, another model,
 another format) is set aside and rebuilt from the vault files.
 
-Search is a brute-force product of the query vector with the whole matrix:
-0.3 ms at 10k records, 40 ms at 100k (memory-bound: 154 MB of float32 per
-query). Past ~50k records an approximate nearest-neighbour index is the next
-step; the file format would not change.
+The matrix is stored as float32 in an uncompressed archive member, so a
+process maps it from the file instead of reading and converting it: loading
+100k vectors costs the record ids and one validating pass, not a copy, and
+processes share the pages. Search is a brute-force product of the query
+vector with the whole matrix (memory-bound: 1.5 KB per record read per
+query; figures in the README). Past ~100k records an approximate
+nearest-neighbour index is the next step; the file format would not change.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import struct
+import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +37,8 @@ import numpy as np
 from ..atomic import atomic_write
 from .records import Record
 
-FORMAT = 1
+FORMAT = 2  # float32 vectors; format 1 (float16) is still read, and rewritten at the next sync
+READABLE_FORMATS = (1, FORMAT)
 FILE_NAME = "vectors.npz"
 # The most characters of a record given to the model: it reads 256 tokens at
 # most, and a 40-line prose partition is cut there anyway.
@@ -70,58 +76,82 @@ class VectorIndex:
         self.model = model
         self.dim = dim
         self.rids: list[str] = []
-        self.keys: list[bytes] = []
         self.matrix = np.zeros((0, dim), dtype=np.float32)
         self.files: dict[str, str] = {}
         self.damaged = False
-        self._row: dict[str, int] = {}
+        self.outdated = False  # stored in a form that cannot be mapped: rewritten at the next sync
+        self._keys: list[bytes] | None = []
+        self._stored_keys: Any = None  # the file's text hashes, turned into ``keys`` when first needed
+        self._row: dict[str, int] | None = {}
 
     # -- reading and writing ------------------------------------------------
     @classmethod
     def load(cls, path: Path, model: str, dim: int) -> VectorIndex:
-        """The stored vectors; empty (and ``damaged`` when a file was there) if unusable."""
+        """The stored vectors; empty (and ``damaged`` when a file was there) if unusable.
+
+        The matrix is mapped from the file, not read: only the record ids are
+        decoded now, the text hashes when a sync needs them."""
         index = cls(path, model, dim)
         if not path.exists():
             return index
         try:
             with np.load(path, allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"][()]))
-                rids = [str(rid) for rid in data["rids"]]
-                keys = [bytes(key) for key in data["keys"]]
-                matrix = np.asarray(data["vectors"], dtype=np.float32)
+                stored_rids = data["rids"]
+                keys = data["keys"]
+                version = meta.get("format")
+                matrix = _mapped(path, data.zip, "vectors.npy") if version == FORMAT else None
+                mapped = matrix is not None
+                if matrix is None:
+                    matrix = np.asarray(data["vectors"], dtype=np.float32)
             files = meta["files"]
             if (
-                meta.get("format") != FORMAT
+                version not in READABLE_FORMATS
                 or meta.get("model") != model
                 or not isinstance(files, dict)
-                or matrix.shape != (len(rids), dim)
-                or len(keys) != len(rids)
-                or not np.isfinite(matrix).all()
+                or stored_rids.dtype.kind != "U"
+                or matrix.shape != (len(stored_rids), dim)
+                or keys.shape != (len(stored_rids),)
+                or keys.dtype != np.dtype("S20")
+                # One product reads every value: a NaN or an infinity anywhere leaves its row's sum not finite.
+                or not np.isfinite(matrix @ np.ones(dim, dtype=np.float32)).all()
             ):
                 raise ValueError("stored vectors do not match")
         except Exception:  # numpy, zipfile and json each raise their own kinds on a damaged file
             index.damaged = True
             return index
-        index.rids, index.keys, index.matrix = rids, keys, matrix
+        index.rids, index.matrix = stored_rids.tolist(), matrix
+        index._keys, index._stored_keys, index._row = None, keys, None
         index.files = {str(rel): str(digest) for rel, digest in files.items()}
-        index._row = {rid: row for row, rid in enumerate(rids)}
+        index.outdated = not mapped  # an older format (or an unaligned matrix): rewritten at the next sync
         return index
+
+    @property
+    def keys(self) -> list[bytes]:
+        """The hash of the text each row was embedded from."""
+        if self._keys is None:
+            self._keys = [bytes(key) for key in self._stored_keys]
+            self._stored_keys = None
+        return self._keys
 
     def save(self) -> None:
         buffer = io.BytesIO()
         meta = {"format": FORMAT, "model": self.model, "files": self.files}
-        np.savez(
-            buffer,
-            meta=np.array(json.dumps(meta)),
-            rids=np.array(self.rids, dtype=str) if self.rids else np.zeros(0, dtype="<U1"),
-            keys=np.array(self.keys, dtype="S20") if self.keys else np.zeros(0, dtype="S20"),
-            vectors=self.matrix.astype(np.float16),
-        )
+        members = {
+            "meta": np.array(json.dumps(meta)),
+            "rids": np.array(self.rids, dtype=str) if self.rids else np.zeros(0, dtype="<U1"),
+            "keys": np.array(self.keys, dtype="S20") if self.keys else np.zeros(0, dtype="S20"),
+        }
+        # What np.savez writes, but with the matrix last and its data aligned so it can be mapped.
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+            for name, array in members.items():
+                archive.writestr(f"{name}.npy", _npy(array))
+            archive.writestr(_aligned("vectors.npy", buffer.tell()), _npy(self.matrix.astype(np.float32)))
         atomic_write(self.path, buffer.getvalue())
 
     # -- keeping in step ------------------------------------------------------
     def stale(self, digests: Mapping[str, str]) -> bool:
-        return self.damaged or self.files != dict(digests)
+        return self.damaged or self.outdated or self.files != dict(digests)
 
     def refresh(
         self,
@@ -170,11 +200,11 @@ class VectorIndex:
                 reused += 1
         blocks.append(rows)
         self.rids = rids + added_rids
-        self.keys = keys + added_keys
         self.matrix = np.ascontiguousarray(np.concatenate(blocks).astype(np.float32))
+        self._keys, self._stored_keys = keys + added_keys, None
         self.files = dict(digests)
-        self.damaged = False
-        self._row = {rid: row for row, rid in enumerate(self.rids)}
+        self.damaged = self.outdated = False
+        self._row = None
         return RefreshReport(len(fresh_keys), reused, len(self.rids), rebuilt)
 
     # -- searching ------------------------------------------------------------
@@ -183,11 +213,62 @@ class VectorIndex:
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Cosine similarity of every stored record to ``query`` (a unit vector), by row."""
-        return self.matrix @ query.astype(np.float32)
+        return self.matrix @ query.astype(np.float32, copy=False)
 
     def row(self, rid: str) -> int | None:
+        if self._row is None:
+            self._row = {rid: row for row, rid in enumerate(self.rids)}
         return self._row.get(rid)
 
 
 def _path_of(rid: str) -> str:
     return rid.rsplit("#", 1)[0]
+
+
+ALIGN = 64  # bytes; a .npy header is padded to a multiple of this too
+
+
+def _npy(array: np.ndarray) -> bytes:
+    out = io.BytesIO()
+    np.lib.format.write_array(out, array, allow_pickle=False)
+    return out.getvalue()
+
+
+def _aligned(name: str, offset: int) -> zipfile.ZipInfo:
+    """An archive member to be written at ``offset`` whose data starts on an ``ALIGN``
+    boundary: its local header's extra field is padding (as zipalign does)."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    start = offset + 30 + len(name.encode("utf-8")) + 4  # the local header, the name, the padding's own header
+    pad = -start % ALIGN
+    info.extra = struct.pack("<HH", 0xD935, pad) + bytes(pad)
+    return info
+
+
+def _mapped(path: Path, archive: zipfile.ZipFile, member: str) -> np.ndarray | None:
+    """A read-only view of an array stored uncompressed in the ``.npz`` at ``path``,
+    mapped from the file; None when the member is compressed or not plain float32."""
+    info = archive.getinfo(member)
+    if info.compress_type != zipfile.ZIP_STORED:
+        return None
+    with path.open("rb") as handle:
+        handle.seek(info.header_offset)
+        header = handle.read(30)  # the local file header: its name and extra field lengths sit at 26
+        if len(header) != 30 or header[:4] != b"PK\x03\x04":
+            raise ValueError(f"{member}: no local header")
+        name_length, extra_length = struct.unpack("<HH", header[26:30])
+        handle.seek(info.header_offset + 30 + name_length + extra_length)
+        version = np.lib.format.read_magic(handle)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
+        else:
+            return None
+        offset = handle.tell()
+    if fortran or dtype != np.dtype("<f4") or len(shape) != 2 or offset % ALIGN:
+        return None  # read and copied instead: BLAS works only on aligned data
+    if offset - (info.header_offset + 30 + name_length + extra_length) + shape[0] * shape[1] * 4 != info.file_size:
+        raise ValueError(f"{member}: size does not match its header")
+    if shape[0] == 0:
+        return np.zeros(shape, dtype=np.float32)
+    return np.memmap(path, dtype=np.float32, mode="r", offset=offset, shape=shape).view(np.ndarray)
