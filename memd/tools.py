@@ -106,7 +106,7 @@ def _clip(line: str) -> str:
 
 
 def _vault_files(vault: Vault) -> list[str]:
-    from .index.store import indexed_files
+    from .index.freshness import indexed_files
 
     return sorted(indexed_files(vault))
 

@@ -16,7 +16,7 @@ import pytest
 
 from memd.index import IndexStore
 from memd.index import store as store_module
-from memd.index.store import scan
+from memd.index.freshness import scan
 from memd.tools import search
 from memd.vault import Vault
 

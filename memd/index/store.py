@@ -30,20 +30,16 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from ..atomic import _describe, atomic_write
 from ..errors import DocumentError, MemdError, VaultError
-from ..layout import DOCUMENT_KINDS, INBOX, classify, skipped_dir
 from ..vault import Vault
 from .base import Backend
+from .freshness import RACY_SECONDS, Scan, scan, unchanged
 from .records import Record, content_hash, records_for
 
 SCHEMA_VERSION = 6
-# A file modified this recently may change again within the same mtime tick;
-# its stat is not trusted next time, so its content is hashed again.
-RACY_SECONDS = 2.0
 Progress = Callable[[int, int], None]
 # Parsed manifests by path, with the (inode, mtime, ctime, size) they were read at.
 _MANIFESTS: dict[str, tuple[tuple[int, int, int, int], dict[str, Any]]] = {}
@@ -57,82 +53,6 @@ class SyncReport:
     records: int
     seconds: float
     embedded: int = 0  # texts the embedding model read in this sync
-
-
-def indexed_files(vault: Vault) -> dict[str, tuple[int, int]]:
-    """Vault-relative path -> (mtime_ns, size) of every file the index covers."""
-    return scan(vault).files
-
-
-@dataclass(frozen=True)
-class Scan:
-    """What one walk of the vault found: the indexed files and the folders it entered."""
-
-    files: dict[str, tuple[int, int]]
-    folders: dict[str, int]  # vault-relative folder ("" for the root) -> mtime_ns, -1 when too recent to trust
-
-
-def scan(vault: Vault) -> Scan:
-    """Walk the vault as ``Vault.walk`` does (no links followed, hidden and
-    ignored folders not entered), stat every document, and note each folder's
-    mtime. A folder is stat'ed before it is listed, so a file created between
-    the two makes the folder look changed next time rather than go unseen."""
-    ignore = vault.ignore
-    files: dict[str, tuple[int, int]] = {}
-    folders: dict[str, int] = {}
-    now = time.time_ns()
-    stack = [("", str(vault.root))]
-    while stack:
-        prefix, folder = stack.pop()
-        try:
-            mtime = os.stat(folder, follow_symlinks=False).st_mtime_ns
-            with os.scandir(folder) as listing:
-                items = list(listing)
-        except OSError:
-            continue
-        folders[prefix.rstrip("/")] = _trusted(mtime, now)
-        for entry in items:
-            rel = prefix + entry.name
-            try:
-                if entry.is_symlink():
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    if not skipped_dir(entry.name) and not (prefix == "" and entry.name == INBOX):
-                        stack.append((rel + "/", entry.path))
-                elif entry.is_file(follow_symlinks=False) and classify(rel, ignore) in DOCUMENT_KINDS:
-                    stat = entry.stat(follow_symlinks=False)
-                    files[rel] = (stat.st_mtime_ns, stat.st_size)
-            except OSError:
-                continue
-    return Scan(files, folders)
-
-
-def _trusted(mtime_ns: int, now_ns: int) -> int:
-    # Within the racy window another change may land in the same mtime tick
-    # and leave the stamp as it is: such a stamp is recorded as unknown (-1).
-    return -1 if now_ns - mtime_ns < RACY_SECONDS * 1e9 else mtime_ns
-
-
-def unchanged(root: Path, manifest: dict[str, Any], ignore: Sequence[str]) -> bool:
-    """True when the files the manifest vouches for are exactly the vault's
-    indexed files, checked without walking the vault: a file created, deleted
-    or renamed changes its folder's mtime, so unchanged folder stamps mean the
-    same set of files, and one stat per file catches edits in place."""
-    folders = manifest.get("folders")
-    if not isinstance(folders, dict) or manifest.get("ignore") != list(ignore):
-        return False
-    base = str(root)
-    try:
-        for rel, mtime in folders.items():
-            if mtime < 0 or os.stat(os.path.join(base, rel), follow_symlinks=False).st_mtime_ns != mtime:
-                return False
-        for rel, entry in manifest["files"].items():
-            stat = os.stat(os.path.join(base, rel), follow_symlinks=False)
-            if stat.st_mtime_ns != entry[0] or stat.st_size != entry[1]:
-                return False
-    except (OSError, TypeError, IndexError):
-        return False
-    return True
 
 
 def _one_line_errors(method: Callable[..., SyncReport]) -> Callable[..., SyncReport]:

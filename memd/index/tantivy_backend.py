@@ -26,12 +26,9 @@ from __future__ import annotations
 import calendar
 import functools
 import json
-import math
 import os
-import re
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,47 +37,20 @@ import tantivy
 from ..atomic import atomic_write
 from ..errors import VaultError
 from ..timeexpr import as_datetime, describe
+from .analysis import analyse
 from .base import Filters, Hit
+from .bm25 import best_pad, effective_b, tantivy_idf, whoosh_idf
 from .records import Record, when_spans
 from .whoosh_backend import BM25_B, BM25_K1, FIELD_BOOSTS, _naive, _record_data, _record_from, date_words
 
 META = "memd.json"  # pads and token totals, beside tantivy's own files
 META_VERSION = 1  # raise with any change to make_schema(): an older index is then rebuilt
-TANTIVY_B = 0.75  # fixed inside tantivy; BM25_K1 (1.2) is tantivy's k1 too
 PAD = "|"  # never a token of the analyser (letters, digits, dots only)
-PAD_RATIO = (TANTIVY_B - BM25_B) / BM25_B  # 0.875 for b = 0.4
 B_TOLERANCE = 0.05  # re-pad every record when a field's effective b strays this far from BM25_B
 TEXT_FIELDS = tuple(FIELD_BOOSTS)  # text, headings, context
 _T = TypeVar("_T")
-_TOKEN = re.compile(r"\w+(?:\.\w+)*")  # whoosh_backend._analyzer's expression
 _HEAP_BYTES = 64 * 1024 * 1024
 _CACHED_RECORDS = 200_000  # decoded records kept per searcher (a long-lived reader meets the same ones again)
-
-
-@lru_cache(maxsize=1)
-def _stopwords() -> frozenset[str]:
-    from whoosh.analysis import STOP_WORDS
-
-    return frozenset(STOP_WORDS)
-
-
-@lru_cache(maxsize=100_000)
-def _stem(word: str) -> str:
-    from whoosh.lang.porter import stem
-
-    return str(stem(word))
-
-
-def analyse(text: str) -> list[str]:
-    """Whoosh's ``StemmingAnalyzer`` (tokenise, lowercase, drop stopwords and
-    one-letter words, Porter-stem), without its per-token objects."""
-    stops = _stopwords()
-    out: list[str] = []
-    for token in _TOKEN.findall(text):
-        word = token.lower()
-        if len(word) >= 2 and word not in stops:
-            out.append(_stem(word))
-    return out
 
 
 def context_text(record: Record) -> str:
@@ -112,26 +82,6 @@ def make_schema() -> Any:
         builder.add_integer_field(f"n_{name}", stored=True)
     builder.add_bytes_field("data", stored=True)
     return builder.build()
-
-
-# Deleted records still count in a term's doc_freq until segments merge: docs is at least that.
-def whoosh_idf(doc_freq: int, docs: int) -> float:
-    return math.log(max(docs, doc_freq) / (doc_freq + 1)) + 1.0
-
-
-def tantivy_idf(doc_freq: int, docs: int) -> float:
-    return math.log(1.0 + (max(docs, doc_freq) - doc_freq + 0.5) / (doc_freq + 0.5))
-
-
-def effective_b(pad: int, mean: float) -> float:
-    """The b tantivy's BM25 amounts to when a field of mean length ``mean`` is padded by ``pad`` words."""
-    return TANTIVY_B / (1.0 + pad / mean) if mean > 0 else BM25_B
-
-
-def best_pad(mean: float) -> int:
-    """The whole number of filler words that brings b nearest BM25_B."""
-    ideal = PAD_RATIO * mean
-    return min({math.floor(ideal), math.ceil(ideal)}, key=lambda pad: abs(effective_b(pad, mean) - BM25_B))
 
 
 def _is_panic(err: BaseException) -> bool:

@@ -1,0 +1,38 @@
+"""Whoosh's analysis, in plain Python: the words a backend indexes for a text.
+
+The tantivy backend indexes these words (split on spaces), so its terms,
+stems and stopwords are exactly the Whoosh backend's.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_TOKEN = re.compile(r"\w+(?:\.\w+)*")  # whoosh_backend._analyzer's expression
+
+
+@lru_cache(maxsize=1)
+def _stopwords() -> frozenset[str]:
+    from whoosh.analysis import STOP_WORDS
+
+    return frozenset(STOP_WORDS)
+
+
+@lru_cache(maxsize=100_000)
+def _stem(word: str) -> str:
+    from whoosh.lang.porter import stem
+
+    return str(stem(word))
+
+
+def analyse(text: str) -> list[str]:
+    """Whoosh's ``StemmingAnalyzer`` (tokenise, lowercase, drop stopwords and
+    one-letter words, Porter-stem), without its per-token objects."""
+    stops = _stopwords()
+    out: list[str] = []
+    for token in _TOKEN.findall(text):
+        word = token.lower()
+        if len(word) >= 2 and word not in stops:
+            out.append(_stem(word))
+    return out
