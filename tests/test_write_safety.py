@@ -18,7 +18,7 @@ from memd.buffer import NewEntry, append_entries
 from memd.consolidation import consolidate, recover, verify_vault
 from memd.consolidation.journal import owed
 from memd.consolidation.verify import superseded_in
-from memd.engine.base import Section
+from memd.engine.base import Item, Rewrite, Section
 from memd.engine.offline import OfflineEngine
 from memd.vault import Vault
 
@@ -155,6 +155,28 @@ def test_a_hand_edit_during_consolidation_is_committed_as_the_persons_and_the_ru
     memd_diff = git(memd.vault, "show", "HEAD", "--format=")
     added = [line for line in memd_diff.splitlines() if line.startswith("+")]
     assert not [line for line in added if "Typed in an editor" in line]  # it is in the person's commit only
+
+
+def test_a_topic_caught_half_saved_in_place_is_read_again_and_no_seq_is_filed_twice(memd: Memd) -> None:
+    memd("add", "Takes coffee with oat milk")
+    memd("consolidate")
+    [topic] = memd.vault.topic_files()
+    saved = topic.read_text()
+    memd("add", "Allergic to peanuts")
+    topic.write_text("")  # an editor saving in place has truncated the topic, and not yet written it
+
+    class EditorFinishesTheSave(OfflineEngine):
+        def rewrite(self, items: list[Item]) -> Rewrite:
+            if not topic.read_text():
+                topic.write_text(saved + "Note typed by hand.\n")
+            return super().rewrite(items)
+
+    outcome = consolidate(memd.vault, engine=EditorFinishesTheSave())
+    assert outcome.commit and "dropped 1 identical copies" in " ".join(outcome.warnings)
+    counts = live_seqs(memd.vault)
+    assert set(counts) == {1, 2} and max(counts.values()) == 1
+    assert "Note typed by hand." in topic.read_text()
+    assert json.loads(memd("verify", "--json").output)["ok"]
 
 
 def test_a_stale_git_lock_is_removed_and_the_commit_made(memd: Memd) -> None:

@@ -95,6 +95,7 @@ class Catalog:
         self.db = db
         self.small_below = vault.config.merge_tokens  # the ``small`` counts are of topics below this size
         self.known: dict[str, Known] = {}  # every topic file, readable or not, in path order
+        self.fresh: dict[str, str] = {}  # topics the last refresh read from their files: id -> path
         self._edits = TermEdits()
 
     @classmethod
@@ -150,6 +151,28 @@ class Catalog:
                     rel, stat = files[topic_id]
                     rows[topic_id] = self._read(topic_id, rel, stat, rows.get(topic_id), now)
         self.known = {topic_id: rows[topic_id] for topic_id in files if topic_id in rows}
+        self.fresh = {topic_id: files[topic_id][0] for topic_id in stale}
+
+    def changed_since_refresh(self) -> list[str]:
+        """Topics the last refresh read from their files that read differently
+        now. An editor that saves in place truncates the file before it writes:
+        a read in between sees a topic without its entries, and what a
+        consolidation concluded from that (entries gone, free to file again)
+        must not be written. Rows trusted by size and mtime are not read, so
+        they cannot hold such a half-saved view."""
+        changed = []
+        for topic_id, rel in self.fresh.items():
+            row = self.known.get(topic_id)
+            if row is None or row.problem is not None:
+                continue  # unreadable topics are left alone and read directly where it matters
+            try:
+                data = (self.vault.root / rel).read_bytes()
+            except OSError:
+                changed.append(topic_id)
+                continue
+            if digest_of(data) != row.digest:
+                changed.append(topic_id)
+        return changed
 
     def _check_rules(self) -> None:
         rules = _rules(self.small_below)

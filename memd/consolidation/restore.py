@@ -44,6 +44,11 @@ def vanished(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) -
     topics = held(set(waiting)) if held is not None else seqs_in_files(vault.topic_files())
     live = seqs_in_files([vault.current]) | topics
     gone = [ack for seq, ack in sorted(waiting.items()) if seq not in live]
+    if gone and held is not None:
+        # Derived state may have caught a topic half-saved by an editor: nothing
+        # is put back that the topic files themselves still hold.
+        live |= seqs_in_files(vault.topic_files())
+        gone = [ack for ack in gone if ack.seq not in live]
     if not gone:
         return []
     from .verify import superseded_in

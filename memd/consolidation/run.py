@@ -226,6 +226,16 @@ def _consolidate(
     changes = space.changes(final_docs)
     written = list(changes)
     with vault.locked():
+        # The proof above took every topic this run does not rewrite (the journal
+        # compares those) as the snapshot read it; one read half-saved in place by
+        # an editor, or edited since, is read again in a new attempt.
+        rewritten = {change.path for change in changes}
+        changed = [rel for rel in space.changed_since_load() if rel not in rewritten]
+        if changed:
+            raise HandEditConflict(
+                f"{changed[0]} was edited while memd was consolidating; nothing was changed "
+                "(your edit is kept; consolidation will run again)"
+            )
         now_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
         tail = _appended_since(current_text, now_text)
         new_current = remaining.render() + tail

@@ -134,6 +134,10 @@ class Workspace:
         unreadable = [self.vault.root / f"topics/{topic_id}.md" for topic_id in self.skipped]
         return found | (seqs_in_files(unreadable) & seqs if unreadable else set())
 
+    def changed_since_load(self) -> list[str]:
+        """Topic files (vault-relative) that differ from what the snapshot read of them."""
+        return [f"topics/{topic_id}.md" for topic_id in self.catalog.changed_since_refresh()]
+
     def elsewhere(self, seqs: Iterable[int]) -> set[int]:
         """Which of these seqs are live in topics this consolidation did not read."""
         return self.catalog.held(seqs, besides=self.originals)
