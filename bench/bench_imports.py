@@ -5,7 +5,7 @@ Usage: python bench/bench_imports.py [--repeat 9]
 Runs each command as its own process with ``python -X importtime`` in a
 scratch vault and sums the self time of every import (interpreter start-up
 included, and apart: what is imported after ``site``). Prints medians and
-minimums of ``--repeat`` runs, and any heavy module (Whoosh, the model
+minimums of ``--repeat`` runs, and any heavy module (Whoosh, tantivy, the model
 client, the MCP SDK) the command imported.
 """
 
@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-HEAVY = ("whoosh", "openai", "mcp")
+HEAVY = ("whoosh", "tantivy", "openai", "mcp")
 _LINE = re.compile(r"import time:\s+(\d+) \|\s+\d+ \|( *)(\S+)")
 
 
