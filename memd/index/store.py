@@ -184,19 +184,20 @@ class IndexStore:
         version = (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
         cached = _MANIFESTS.get(key)
         if cached is not None and cached[0] == version:
-            # Checked on every use: the backend may be switched while the manifest stays.
-            return cached[1] if cached[1].get("engine") == self.backend_name else None
-        try:
-            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict) or data.get("version") != SCHEMA_VERSION:
-            return None
+            data = cached[1]
+        else:
+            try:
+                data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+            if not isinstance(data, dict) or data.get("version") != SCHEMA_VERSION:
+                return None
+            if not isinstance(data.get("files"), dict) or not isinstance(data.get("records"), int):
+                return None
+            _MANIFESTS[key] = (version, data)
+        # Checked on every use, cached or not: the backend may be switched while the manifest stays.
         if data.get("engine") != self.backend_name:
             return None  # built by another backend: rebuilt in this one's folder
-        if not isinstance(data.get("files"), dict) or not isinstance(data.get("records"), int):
-            return None
-        _MANIFESTS[key] = (version, data)
         return data
 
     def _count_matches(self, manifest: dict[str, Any]) -> bool:
