@@ -34,31 +34,19 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bench_index import ENTRIES_PER_TOPIC, HEADINGS_PER_TOPIC, QUERIES, sentence, vocabulary
+
 from memd.index import Filters, IndexStore
 from memd.index import store as store_module
+from memd.index.freshness import unchanged
 from memd.index.retrieve import retrieve
 from memd.index.store import SyncReport
 from memd.index.whoosh_backend import FIELD_BOOSTS, WhooshBackend, _record_from
 from memd.setup import init_vault
 from memd.vault import Vault
 
-ENTRIES_PER_TOPIC = 50
-HEADINGS_PER_TOPIC = 5
-QUERIES = 200
 START = datetime(2023, 1, 1)
 SOURCES = ("user", "user", "assistant")
-
-
-def vocabulary(rng: random.Random, size: int = 5000) -> list[str]:
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    words: set[str] = set()
-    while len(words) < size:
-        words.add("".join(rng.choice(letters) for _ in range(rng.randint(3, 9))))
-    return sorted(words)
-
-
-def sentence(rng: random.Random, words: list[str], weights: list[float]) -> str:
-    return " ".join(rng.choices(words, weights, k=rng.randint(8, 30))).capitalize() + "."
 
 
 def entry_time(seq: int) -> str:
@@ -154,7 +142,7 @@ def fresh_check(vault: Vault) -> None:
     """Today's check as a new process meets it: the manifest parsed once, then the stats."""
     store_module._MANIFESTS.clear()
     manifest = IndexStore(vault)._load_manifest()
-    assert manifest is not None and store_module.unchanged(vault.root, manifest, vault.ignore)
+    assert manifest is not None and unchanged(vault.root, manifest, vault.ignore)
 
 
 def legacy_fresh_check(vault: Vault) -> None:
