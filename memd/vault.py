@@ -14,7 +14,7 @@ from .atomic import read_text
 from .config import Config, load_config
 from .document import Document, parse_document
 from .errors import NotFound, VaultError, VaultNotFound
-from .layout import CURRENT_NAME, DOCUMENT_KINDS, WINDOWS_RESERVED, classify, counts_entries, skipped_dir
+from .layout import CURRENT_NAME, DOCUMENT_KINDS, INBOX, WINDOWS_RESERVED, classify, counts_entries, skipped_dir
 from .layout import doc_id as _doc_id
 
 CURRENT_TEMPLATE = """\
@@ -43,6 +43,15 @@ inbox/
 """
 # Lowercase letters of any script, digits and hyphens (memd/engine/text.py slugify).
 _SLUG_PART = re.compile(r"^[^\W_](?:[^\W_]|-)*$")
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One folder of the vault as ``Vault.listings`` read it."""
+
+    prefix: str  # vault-relative, ending in "/" ("" for the root)
+    mtime_ns: int  # taken before the folder was listed
+    entries: list[os.DirEntry[str]]
 
 
 @dataclass(frozen=True)
@@ -136,26 +145,43 @@ class Vault:
         """Vault-relative paths of the symbolic links ``walk`` skips."""
         return self._scan()[1]
 
-    def _scan(self) -> tuple[list[str], list[str]]:
-        found: list[str] = []
-        links: list[str] = []
-        stack = [("", self.root)]
+    def listings(self) -> Iterator[Listing]:
+        """Every folder memd reads, with its entries: the one rule for which
+        folders are entered (not links, not ``.git``/``.memd``/hidden ones, not
+        the inbox). A folder's mtime is taken before it is listed, so a file
+        created between the two makes the folder look changed next time rather
+        than go unseen; a folder that cannot be read is left out."""
+        stack = [("", str(self.root))]
         while stack:
             prefix, folder = stack.pop()
             try:
-                with os.scandir(folder) as entries:
-                    items = list(entries)
+                mtime = os.stat(folder, follow_symlinks=False).st_mtime_ns
+                with os.scandir(folder) as listing:
+                    items = list(listing)
             except OSError:
                 continue
             for entry in items:
-                rel = f"{prefix}{entry.name}"
+                try:
+                    if (
+                        not entry.is_symlink()
+                        and entry.is_dir(follow_symlinks=False)
+                        and not skipped_dir(entry.name)
+                        and not (prefix == "" and entry.name == INBOX)
+                    ):
+                        stack.append((f"{prefix}{entry.name}/", entry.path))
+                except OSError:
+                    continue
+            yield Listing(prefix, mtime, items)
+
+    def _scan(self) -> tuple[list[str], list[str]]:
+        found: list[str] = []
+        links: list[str] = []
+        for listing in self.listings():
+            for entry in listing.entries:
+                rel = f"{listing.prefix}{entry.name}"
                 try:
                     if entry.is_symlink():
                         links.append(rel)
-                        continue
-                    if entry.is_dir(follow_symlinks=False):
-                        if not skipped_dir(entry.name) and not (prefix == "" and entry.name == "inbox"):
-                            stack.append((rel + "/", Path(entry.path)))
                     elif entry.is_file(follow_symlinks=False):
                         found.append(rel)
                 except OSError:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..layout import DOCUMENT_KINDS, INBOX, classify, skipped_dir
+from ..layout import DOCUMENT_KINDS, classify
 from ..vault import Vault
 
 # A file modified this recently may change again within the same mtime tick;
@@ -38,33 +38,22 @@ class Scan:
 
 
 def scan(vault: Vault) -> Scan:
-    """Walk the vault as ``Vault.walk`` does (no links followed, hidden and
-    ignored folders not entered), stat every document, and note each folder's
-    mtime. A folder is stat'ed before it is listed, so a file created between
-    the two makes the folder look changed next time rather than go unseen."""
+    """Stat every document in the folders ``Vault.listings`` enters, and note
+    each folder's mtime (taken before it was listed)."""
     ignore = vault.ignore
     files: dict[str, tuple[int, int]] = {}
     folders: dict[str, int] = {}
     now = time.time_ns()
-    stack = [("", str(vault.root))]
-    while stack:
-        prefix, folder = stack.pop()
-        try:
-            mtime = os.stat(folder, follow_symlinks=False).st_mtime_ns
-            with os.scandir(folder) as listing:
-                items = list(listing)
-        except OSError:
-            continue
-        folders[prefix.rstrip("/")] = _trusted(mtime, now)
-        for entry in items:
-            rel = prefix + entry.name
+    for listing in vault.listings():
+        folders[listing.prefix.rstrip("/")] = _trusted(listing.mtime_ns, now)
+        for entry in listing.entries:
+            rel = listing.prefix + entry.name
             try:
-                if entry.is_symlink():
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    if not skipped_dir(entry.name) and not (prefix == "" and entry.name == INBOX):
-                        stack.append((rel + "/", entry.path))
-                elif entry.is_file(follow_symlinks=False) and classify(rel, ignore) in DOCUMENT_KINDS:
+                if (
+                    not entry.is_symlink()
+                    and entry.is_file(follow_symlinks=False)
+                    and classify(rel, ignore) in DOCUMENT_KINDS
+                ):
                     stat = entry.stat(follow_symlinks=False)
                     files[rel] = (stat.st_mtime_ns, stat.st_size)
             except OSError:
