@@ -78,13 +78,14 @@ def speakers(scored: Scored, query: str, share: float) -> Scored:
     naming someone is mostly answered by what they said, rather than by what
     others said to or about them; when every candidate speaker is named (or
     none), nothing changes."""
-    present = {name for hit, _ in scored if (name := speaker_of(hit.record))}
+    said_by = [speaker_of(hit.record) for hit, _ in scored]
+    present = {name for name in said_by if name}
     lowered = query.lower()
     words = set(re.findall(r"[\w'-]+", lowered))
     named = {name for name in present if (name.lower() in lowered if " " in name else name.lower() in words)}
     if not named or named == present:
         return scored
-    out = [(hit, score + share if speaker_of(hit.record) in named else score) for hit, score in scored]
+    out = [(hit, score + share if name in named else score) for (hit, score), name in zip(scored, said_by, strict=True)]
     out.sort(key=lambda pair: (-pair[1], pair[0].record.rid))
     return out
 
