@@ -38,10 +38,11 @@ from bench_index import ENTRIES_PER_TOPIC, HEADINGS_PER_TOPIC, QUERIES, sentence
 
 from memd.index import Filters, IndexStore
 from memd.index import store as store_module
+from memd.index.fields import FIELD_BOOSTS, record_from_data
 from memd.index.freshness import unchanged
 from memd.index.retrieve import retrieve
 from memd.index.store import SyncReport
-from memd.index.whoosh_backend import FIELD_BOOSTS, WhooshBackend, _record_from
+from memd.index.whoosh_backend import WhooshBackend
 from memd.setup import init_vault
 from memd.vault import Vault
 
@@ -85,7 +86,7 @@ class LegacyWhoosh(WhooshBackend):
         if restriction is not None:
             query = wq.Require(query, restriction)
         results = self._search_handle().search(query, limit=limit, optimize=restriction is None)
-        return [Hit(_record_from(hit["data"]), float(hit.score or 0.0)) for hit in results]
+        return [Hit(record_from_data(hit["data"]), float(hit.score or 0.0)) for hit in results]
 
     def by_seq(self, seqs: Any) -> list[Any]:
         searcher = self._search_handle()
@@ -94,7 +95,7 @@ class LegacyWhoosh(WhooshBackend):
         for seq in set(seqs):
             if ("seqs", str(seq)) in reader:
                 docnums.update(reader.postings("seqs", str(seq)).all_ids())
-        records = (_record_from(searcher.stored_fields(d)["data"]) for d in sorted(docnums))
+        records = (record_from_data(searcher.stored_fields(d)["data"]) for d in sorted(docnums))
         return [record for record in records if record.kind == "entry"]
 
 

@@ -36,12 +36,12 @@ import tantivy
 
 from ..atomic import atomic_write
 from ..errors import VaultError
-from ..timeexpr import as_datetime, describe
+from ..timeexpr import as_datetime
 from .analysis import analyse
 from .base import Filters, Hit
 from .bm25 import best_pad, effective_b, tantivy_idf, whoosh_idf
+from .fields import BM25_B, BM25_K1, FIELD_BOOSTS, context_text, naive_time, record_data, record_from_data
 from .records import Record, when_spans
-from .whoosh_backend import BM25_B, BM25_K1, FIELD_BOOSTS, _naive, _record_data, _record_from, date_words
 
 META = "memd.json"  # pads and token totals, beside tantivy's own files
 META_VERSION = 1  # raise with any change to make_schema(): an older index is then rebuilt
@@ -51,17 +51,6 @@ TEXT_FIELDS = tuple(FIELD_BOOSTS)  # text, headings, context
 _T = TypeVar("_T")
 _HEAP_BYTES = 64 * 1024 * 1024
 _CACHED_RECORDS = 200_000  # decoded records kept per searcher (a long-lived reader meets the same ones again)
-
-
-def context_text(record: Record) -> str:
-    """The context field: date words, source, signature keys, named days (as the Whoosh backend indexes it)."""
-    parts = [
-        date_words(record.time),
-        record.source or "",
-        *(f"{k} {v}" for k, v in record.extra),
-        *(describe(span) for span in when_spans(record)),
-    ]
-    return " ".join(filter(None, parts))
 
 
 def _micros(moment: datetime) -> int:
@@ -247,14 +236,14 @@ class TantivyBackend:
             words = item.words[field]
             doc.add_text(field, " ".join([*words, *([PAD] * pads[field])]))
             doc.add_integer(f"n_{field}", len(words))
-        moment = _naive(record.time)
+        moment = naive_time(record.time)
         if moment is not None:
             doc.add_integer("time", _micros(moment))
         spans = when_spans(record)
         if spans:
             doc.add_integer("when_start", _micros(as_datetime(min(span.start for span in spans))))
             doc.add_integer("when_end", _micros(as_datetime(max(span.end for span in spans), end=True)))
-        doc.add_bytes("data", _record_data(record).encode("utf-8"))
+        doc.add_bytes("data", record_data(record).encode("utf-8"))
         return doc
 
     def _totals_of(self, paths: list[str]) -> tuple[int, dict[str, int]]:
@@ -273,7 +262,7 @@ class TantivyBackend:
 
     def _all_records(self, exclude: set[str]) -> list[Record]:
         searcher = self._fresh()
-        records = (_record_from(doc.get_first("data").decode("utf-8")) for doc in self._documents(searcher, None))
+        records = (record_from_data(doc.get_first("data").decode("utf-8")) for doc in self._documents(searcher, None))
         return sorted((r for r in records if r.path not in exclude), key=lambda r: (r.path, r.line))
 
     @staticmethod
@@ -316,7 +305,7 @@ class TantivyBackend:
         if record is None:
             if len(self._records) >= _CACHED_RECORDS:
                 self._records.clear()
-            record = _record_from(searcher.doc(address).get_first("data").decode("utf-8"))
+            record = record_from_data(searcher.doc(address).get_first("data").decode("utf-8"))
             self._records[key] = record
         return record
 

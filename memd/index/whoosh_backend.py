@@ -8,11 +8,8 @@ is just words.
 
 from __future__ import annotations
 
-import calendar
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -23,19 +20,10 @@ from whoosh.analysis import StemmingAnalyzer
 from whoosh.fields import DATETIME, ID, KEYWORD, STORED, TEXT, Schema
 from whoosh.reading import TermNotFound
 
-from ..errors import FormatError
-from ..timeexpr import as_datetime, describe
-from ..timeutil import parse_time
+from ..timeexpr import as_datetime
 from .base import Filters, Hit
+from .fields import BM25_B, BM25_K1, FIELD_BOOSTS, context_text, naive_time, record_data, record_from_data
 from .records import Record, when_spans
-
-# How much a term found in the heading path / the date-and-source context
-# counts against one found in the entry text itself.
-FIELD_BOOSTS = {"text": 1.0, "headings": 0.4, "context": 0.3}
-# Entries are short: their length says little about relevance, so length
-# normalisation is weaker than the usual 0.75 (measured on LoCoMo: +0.02).
-BM25_K1 = 1.2
-BM25_B = 0.4
 
 
 def _analyzer() -> Any:
@@ -61,40 +49,6 @@ def make_schema() -> Schema:
         context=TEXT(analyzer=_analyzer()),
         data=STORED,
     )
-
-
-def date_words(time: str | None) -> str:
-    """``2023-05-08T13:56`` -> ``May 2023 Monday``: lets a question's date words match."""
-    moment = _naive(time)
-    if moment is None:
-        return ""
-    return f"{calendar.month_name[moment.month]} {moment.year} {calendar.day_name[moment.weekday()]}"
-
-
-def _naive(time: str | None) -> datetime | None:
-    if not time:
-        return None
-    try:
-        return parse_time(time).replace(tzinfo=None)
-    except FormatError:
-        return None
-
-
-@lru_cache(maxsize=50_000)
-def _record_from(data: str) -> Record:
-    # Records are immutable and the stored text names one exactly: a long-lived
-    # reader (the MCP server, the daemon, an evaluation) decodes each one once.
-    raw = json.loads(data)
-    raw["headings"] = tuple(raw["headings"])
-    raw["seqs"] = tuple(raw["seqs"])
-    raw["extra"] = tuple(tuple(pair) for pair in raw["extra"])
-    return Record(**raw)
-
-
-def _record_data(record: Record) -> str:
-    from dataclasses import asdict
-
-    return json.dumps(asdict(record), ensure_ascii=False)
 
 
 class WhooshBackend:
@@ -135,18 +89,8 @@ class WhooshBackend:
             "doc": record.doc,
             "text": record.text,
             "headings": " ".join(record.headings),
-            "context": " ".join(
-                filter(
-                    None,
-                    [
-                        date_words(record.time),
-                        record.source or "",
-                        *(f"{k} {v}" for k, v in record.extra),
-                        *(describe(span) for span in spans),
-                    ],
-                )
-            ),
-            "data": _record_data(record),
+            "context": context_text(record),
+            "data": record_data(record),
         }
         if record.source:
             fields["source"] = record.source
@@ -154,7 +98,7 @@ class WhooshBackend:
             fields["seqs"] = " ".join(str(s) for s in record.seqs)
         if record.src:
             fields["src"] = " ".join(part.strip() for part in record.src.split(";") if part.strip())
-        moment = _naive(record.time)
+        moment = naive_time(record.time)
         if moment is not None:
             fields["time"] = moment
         if spans:
@@ -193,7 +137,7 @@ class WhooshBackend:
         # ran with skipping off, and on a 10k-record vault its top 200 left out
         # documents that outranked ones it kept.)
         results = searcher.search(wq.Or(clauses), limit=limit, filter=allowed)
-        return [Hit(_record_from(hit["data"]), float(hit.score or 0.0)) for hit in results]
+        return [Hit(record_from_data(hit["data"]), float(hit.score or 0.0)) for hit in results]
 
     def get(self, rids: Iterable[str]) -> dict[str, Record]:
         wanted = set(rids)
@@ -201,7 +145,7 @@ class WhooshBackend:
             return {}
         searcher = self._search_handle()
         docnums = _docnums(searcher.reader(), "rid", wanted)
-        records = (_record_from(searcher.stored_fields(docnum)["data"]) for docnum in docnums)
+        records = (record_from_data(searcher.stored_fields(docnum)["data"]) for docnum in docnums)
         return {record.rid: record for record in records}
 
     def by_seq(self, seqs: Iterable[int]) -> list[Record]:
@@ -210,7 +154,7 @@ class WhooshBackend:
             return []
         searcher = self._search_handle()
         docnums = _docnums(searcher.reader(), "seqs", wanted)
-        records = (_record_from(searcher.stored_fields(docnum)["data"]) for docnum in docnums)
+        records = (record_from_data(searcher.stored_fields(docnum)["data"]) for docnum in docnums)
         return [record for record in records if record.kind == "entry"]
 
     def idf(self, term: str) -> float:

@@ -1,0 +1,71 @@
+"""What every backend indexes for a record, so each ranks alike: the field
+boosts and BM25 constants, the context field's words, and the stored form a
+record is read back from. Imports no search engine.
+"""
+
+from __future__ import annotations
+
+import calendar
+import json
+from dataclasses import asdict
+from datetime import datetime
+from functools import lru_cache
+
+from ..errors import FormatError
+from ..timeexpr import describe
+from ..timeutil import parse_time
+from .records import Record, when_spans
+
+# How much a term found in the heading path / the date-and-source context
+# counts against one found in the entry text itself.
+FIELD_BOOSTS = {"text": 1.0, "headings": 0.4, "context": 0.3}
+# Entries are short: their length says little about relevance, so length
+# normalisation is weaker than the usual 0.75 (measured on LoCoMo: +0.02).
+BM25_K1 = 1.2
+BM25_B = 0.4
+
+
+def date_words(time: str | None) -> str:
+    """``2023-05-08T13:56`` -> ``May 2023 Monday``: lets a question's date words match."""
+    moment = naive_time(time)
+    if moment is None:
+        return ""
+    return f"{calendar.month_name[moment.month]} {moment.year} {calendar.day_name[moment.weekday()]}"
+
+
+def naive_time(time: str | None) -> datetime | None:
+    """The record's time without its zone (the wall-clock time is what filters compare)."""
+    if not time:
+        return None
+    try:
+        return parse_time(time).replace(tzinfo=None)
+    except FormatError:
+        return None
+
+
+def context_text(record: Record) -> str:
+    """The context field: date words, source, signature keys, named days."""
+    parts = [
+        date_words(record.time),
+        record.source or "",
+        *(f"{k} {v}" for k, v in record.extra),
+        *(describe(span) for span in when_spans(record)),
+    ]
+    return " ".join(filter(None, parts))
+
+
+def record_data(record: Record) -> str:
+    """The stored form of a record (JSON)."""
+    return json.dumps(asdict(record), ensure_ascii=False)
+
+
+@lru_cache(maxsize=50_000)
+def record_from_data(data: str) -> Record:
+    """A record from its stored form. Records are immutable and the stored text
+    names one exactly: a long-lived reader (the MCP server, the daemon, an
+    evaluation) decodes each one once."""
+    raw = json.loads(data)
+    raw["headings"] = tuple(raw["headings"])
+    raw["seqs"] = tuple(raw["seqs"])
+    raw["extra"] = tuple(tuple(pair) for pair in raw["extra"])
+    return Record(**raw)
