@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .entries import Sighting, sightings
 from .follow import Files
-from .message import Message, parse_message
+from .message import Message, Replacement, parse_message
 from .repo import CommitInfo, Repo, decode
 from .spans import Runs, minus, overlaps, runs, text
 
@@ -207,17 +207,7 @@ class Walk:
     def _vanished(self, commit: CommitInfo | None, message: Message, old: Sighting) -> None:
         replacement = next((r for r in message.replacements if overlaps(runs(r.old), old.runs)), None)
         if commit is not None and replacement is not None:
-            by = self._superseding(commit, message, runs(replacement.new))
-            reason = f": {replacement.reason}" if replacement.reason else ""
-            self._step(
-                "superseded",
-                f"replaced by seq {replacement.new}{reason}",
-                commit,
-                None,
-                before=old,
-                by=by,
-                by_seq=str(replacement.new),
-            )
+            self._superseded(commit, message, replacement, old, "")
         elif commit is not None and commit.kind == "undo":
             self._step("withdrawn", "the consolidation that gave it this seq was undone", commit, None, before=old)
         elif commit is None or commit.by_hand:
@@ -246,17 +236,23 @@ class Walk:
                 sighting,
                 date=sighting.time if sighting else None,
             )
-            by = self._superseding(commit, message, runs(replacement.new))
-            reason = f": {replacement.reason}" if replacement.reason else ""
-            self._step(
-                "superseded",
-                f"replaced by seq {replacement.new} before it left the buffer{reason}",
-                commit,
-                None,
-                before=sighting,
-                by=by,
-                by_seq=str(replacement.new),
-            )
+            self._superseded(commit, message, replacement, sighting, " before it left the buffer")
+
+    def _superseded(
+        self, commit: CommitInfo, message: Message, replacement: Replacement, before: Sighting | None, when: str
+    ) -> None:
+        """The step of an entry replaced by a newer one (``when`` says where it was then)."""
+        by = self._superseding(commit, message, runs(replacement.new))
+        reason = f": {replacement.reason}" if replacement.reason else ""
+        self._step(
+            "superseded",
+            f"replaced by seq {replacement.new}{when}{reason}",
+            commit,
+            None,
+            before=before,
+            by=by,
+            by_seq=str(replacement.new),
+        )
 
     def _superseding(self, commit: CommitInfo, message: Message, new: Runs) -> Sighting | None:
         placement = next((p for p in message.placements if overlaps(runs(p.seqs), new)), None)
