@@ -11,7 +11,7 @@ from .config import CONFIG_TEMPLATE
 from .errors import VaultError
 from .history import commit_as_memd, vault_specs
 from .state import State, write_state
-from .vault import CURRENT_TEMPLATE, GITIGNORE_TEMPLATE, Vault, in_git_repo
+from .vault import CURRENT_TEMPLATE, GITIGNORE_TEMPLATE, Vault, in_git_repo, missing_ignores
 
 
 @dataclass(frozen=True)
@@ -19,10 +19,12 @@ class InitResult:
     vault: Vault
     created: tuple[str, ...]
     git_initialised: bool
+    ignores_added: tuple[str, ...] = ()  # patterns appended to an existing .gitignore
 
 
 def init_vault(path: Path) -> InitResult:
-    """Create the layout (idempotent: existing files are never touched)."""
+    """Create the layout (idempotent: existing files are kept; an existing
+    ``.gitignore`` only gains the patterns of memd's that it lacks)."""
     if path.exists() and not path.is_dir():
         raise VaultError(f"{path} is a file, not a vault folder")
     try:
@@ -48,6 +50,7 @@ def init_vault(path: Path) -> InitResult:
         if not file.exists():
             atomic_write(file, text)
             created.append(vault.rel(file))
+    ignores_added = _add_missing_ignores(vault)
     if not vault.state_path.exists():
         write_state(vault, State())
         created.append(vault.rel(vault.state_path))
@@ -60,4 +63,21 @@ def init_vault(path: Path) -> InitResult:
             pass  # git is optional for the files; consolidation says so when it cannot commit
     if git_initialised:
         commit_as_memd(vault, "init: memd vault", vault_specs(vault))  # so later edits stand out
-    return InitResult(vault, tuple(created), git_initialised)
+    return InitResult(vault, tuple(created), git_initialised, ignores_added)
+
+
+def _add_missing_ignores(vault: Vault) -> tuple[str, ...]:
+    """Append memd's ignore patterns that the vault's ``.gitignore`` lacks (after
+    the person's own lines, which stay as they are)."""
+    path = vault.root / ".gitignore"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ()
+    except (OSError, UnicodeDecodeError) as err:
+        raise VaultError(f"{path}: cannot be read ({getattr(err, 'strerror', None) or err})") from None
+    missing = missing_ignores(text)
+    if missing:
+        block = "# memd: files newer versions keep under .memd/ (added by `memd init`)\n" + "\n".join(missing)
+        atomic_write(path, text + ("" if text.endswith("\n") or not text else "\n") + block + "\n")
+    return tuple(missing)

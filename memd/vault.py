@@ -41,6 +41,19 @@ GITIGNORE_TEMPLATE = """\
 # raw drops (transcripts may hold secrets); their redacted copies live in sources/
 inbox/
 """
+
+
+def missing_ignores(gitignore: str) -> list[str]:
+    """The patterns of memd's ``.gitignore`` that ``gitignore`` lacks, in template order.
+
+    A vault made by an older memd ignores fewer of the files memd now keeps
+    under ``.memd/``; unignored, a ``git add -A`` would commit machine-local
+    state such as ``.memd/seq.local`` and carry it to other devices."""
+    present = {line.strip() for line in gitignore.splitlines()}
+    wanted = [line for line in GITIGNORE_TEMPLATE.splitlines() if line and not line.startswith("#")]
+    return [line for line in wanted if line not in present]
+
+
 # Lowercase letters of any script, digits and hyphens (memd/engine/text.py slugify).
 _SLUG_PART = re.compile(r"^[^\W_](?:[^\W_]|-)*$")
 

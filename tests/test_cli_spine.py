@@ -36,6 +36,34 @@ def test_init_is_idempotent_and_never_overwrites(tmp_path: Path) -> None:
     assert (tmp_path / "CURRENT.md").read_text() == "# mine\n"
 
 
+def test_init_on_an_older_vault_adds_only_the_ignore_patterns_it_lacks(tmp_path: Path) -> None:
+    runner = CliRunner()
+    runner.invoke(main, ["init", str(tmp_path)])
+    # What an older memd wrote, with a line of the person's own after it.
+    older = ".memd/index/\n.memd/lock\ninbox/\n# mine\n*.bak"
+    (tmp_path / ".gitignore").write_text(older)
+    status = runner.invoke(main, ["--vault", str(tmp_path), "status"])
+    assert "hint: .gitignore does not ignore .memd/journal/" in status.output
+    assert (
+        ".memd/seq.local"
+        in json.loads(runner.invoke(main, ["--vault", str(tmp_path), "status", "--json"]).output)["gitignore_missing"]
+    )
+
+    report = json.loads(runner.invoke(main, ["init", str(tmp_path), "--json"]).output)
+    assert ".memd/seq.local" in report["ignores_added"] and ".memd/lock" not in report["ignores_added"]
+    text = (tmp_path / ".gitignore").read_text()
+    assert text.startswith(older + "\n")  # the person's lines stay as they were
+    (tmp_path / ".memd" / "seq.local").write_text("7\n")
+    untracked = subprocess.run(
+        ["git", "-C", str(tmp_path), "status", "--porcelain", "--untracked-files=all"], capture_output=True, text=True
+    ).stdout
+    assert ".memd/seq.local" not in untracked
+    again = runner.invoke(main, ["init", str(tmp_path)])
+    assert "already a memd vault; nothing changed" in again.output
+    assert (tmp_path / ".gitignore").read_text() == text
+    assert "gitignore" not in runner.invoke(main, ["--vault", str(tmp_path), "status"]).output
+
+
 def test_init_inside_an_existing_repository_does_not_nest_git(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     result = CliRunner().invoke(main, ["init", str(tmp_path / "notes" / "memory"), "--json"])

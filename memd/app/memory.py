@@ -68,7 +68,7 @@ class Memory:
 
     @staticmethod
     def init(path: str | os.PathLike[str]) -> InitResult:
-        """Create a vault (idempotent: existing files are never touched)."""
+        """Create a vault (idempotent: existing files are kept; ``.gitignore`` gains memd's missing patterns)."""
         from ..setup import init_vault
 
         return init_vault(Path(path).expanduser())
@@ -335,8 +335,19 @@ class Memory:
                 "uncommitted": owed_commit(self.vault),
                 "endpoint": endpoint_health(self.vault),
                 "sync": sync,
+                "gitignore_missing": self._missing_ignores(),
             },
         )
+
+    def _missing_ignores(self) -> builtins.list[str]:
+        from ..vault import missing_ignores
+
+        try:
+            return missing_ignores((self.vault.root / ".gitignore").read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return missing_ignores("")
+        except (OSError, UnicodeDecodeError):
+            return []  # unreadable: lint names the file; status is not the place to fail
 
     def verify(self, *, full: bool = False) -> Report:
         """Account for every seq the vault ever held (``full``: walk all history again)."""

@@ -20,7 +20,9 @@ _RESERVED_KEYS = {"seq", "time", "source", "src"}
 def init(path: Path, url: str | None, as_json: bool) -> None:
     """Create a vault at PATH (default: here); existing files are kept.
 
-    Runs `git init` too unless PATH is already inside a git repository.
+    On an existing vault, adds to its .gitignore the patterns of memd's
+    local files that it lacks (a vault made by an older memd), and
+    changes nothing else. Runs `git init` too unless PATH is already inside a git repository.
     With --from, clones an existing vault from a git remote instead and
     registers this machine as one of its devices (see `memd sync`).
 
@@ -37,10 +39,19 @@ def init(path: Path, url: str | None, as_json: bool) -> None:
     result = Memory.init(path)
     if as_json:
         emit_json(
-            {"vault": str(result.vault.root), "created": list(result.created), "git_init": result.git_initialised}
+            {
+                "vault": str(result.vault.root),
+                "created": list(result.created),
+                "git_init": result.git_initialised,
+                "ignores_added": list(result.ignores_added),
+            }
         )
         return
+    if result.ignores_added:
+        click.echo(f"{result.vault.root}/.gitignore: added {', '.join(result.ignores_added)}")
     if not result.created:
+        if result.ignores_added:
+            return
         click.echo(f"{result.vault.root} is already a memd vault; nothing changed")
         return
     click.echo(f"created vault at {result.vault.root}")
@@ -206,6 +217,9 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"warning: {index['problem']}", err=True)
     if index.get("suggestion"):
         click.echo(f"hint: {index['suggestion']}", err=True)
+    if facts.extra.get("gitignore_missing"):
+        patterns = ", ".join(facts.extra["gitignore_missing"])
+        click.echo(f"hint: .gitignore does not ignore {patterns}: run `memd init` to add them", err=True)
     if facts.extra.get("uncommitted"):
         click.echo(f"warning: not committed yet: {facts.extra['uncommitted']} (memd retries on its next run)", err=True)
 
