@@ -1,9 +1,13 @@
 """``memd daemon``: watch the vault and keep it alive.
 
 watch.py (what is watched, the debounce queue), handler.py (event -> action,
-testable without a file-system watcher), runner.py (watchdog + main loop +
-signals), status.py (pid lock, status file), service.py (background start,
-stop, systemd unit). Nothing here imports watchdog until a daemon runs.
+when it is due, testable without a file-system watcher) over core.py (the
+state and helpers its parts share) and one module per kind of action:
+edits.py (a person's edit: index, commit, adopt), held.py (possible secrets
+never committed), inbox.py (stepwise ingest), consolidating.py, remote.py
+(sync with back-off); runner.py (watchdog + main loop + signals), status.py
+(pid lock, status file), service.py (background start, stop, systemd unit).
+Nothing here imports watchdog until a daemon runs.
 """
 
 from __future__ import annotations

@@ -1,0 +1,137 @@
+"""What the daemon remembers of the vault between events, and the helpers every action shares.
+
+The daemon is one thread doing one step at a time, so its parts (edits.py,
+held.py, inbox.py, consolidating.py, remote.py) share one set of fields on one
+object rather than passing state between objects: ``Core`` holds those fields
+and ``Handler`` (handler.py) puts the parts together. Keeping the state here,
+apart from any one action, lets each part read what the others last saw (a
+content hash, a held file, an import in progress) without importing them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..app import Memory
+from ..errors import MemdError
+from ..vault import Vault
+from .status import StatusBook
+from .watch import Debouncer
+
+if TYPE_CHECKING:
+    from ..ingest import InboxJob
+
+Clock = Callable[[], float]
+Log = Callable[[str], None]
+
+
+def file_hash(path: Path) -> str | None:
+    try:
+        return hashlib.sha1(path.read_bytes()).hexdigest()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+class Core:
+    def __init__(
+        self,
+        vault: Vault,
+        *,
+        clock: Clock = time.monotonic,
+        debounce: float = 0.5,
+        quiet: float = 3.0,
+        check_every: float = 5.0,
+        rescan_every: float = 30.0,
+        retry_after: float = 60.0,
+        book: StatusBook | None = None,
+        log: Log | None = None,
+    ) -> None:
+        self.vault = vault
+        self.memory = Memory(vault)
+        self.clock = clock
+        self.changes = Debouncer(debounce)  # paths to look at
+        self.settling = Debouncer(quiet)  # edited documents waiting for quiet
+        self.seen: dict[str, str | None] = {}  # rel -> content hash last seen
+        self.stats: dict[str, tuple[int, int] | None] = {}  # rel -> (mtime_ns, size) last seen
+        self.inbox_stat: dict[str, tuple[int, int]] = {}
+        self.check_every = check_every
+        self.rescan_every = rescan_every
+        self.retry_after = retry_after
+        self.next_check = clock()
+        self.next_rescan = clock() + rescan_every
+        self.consolidate_after = 0.0  # back-off after a failed consolidation
+        self.next_sync = clock()  # when the vault syncs with its remote next ([sync] remote)
+        self.sync_failures = 0
+        self.book = book or StatusBook(vault)
+        self.log = log or (lambda message: None)
+        self.jobs: dict[str, InboxJob] = {}  # inbox files being ingested, step by step
+        self.held: dict[str, list[str]] = {}  # rel -> possible secrets: not committed until the person acts
+
+    def _guard(self, what: str, action: Callable[[], object]) -> object:
+        """Run one action; a failure is counted and reported, never fatal."""
+        from ..cancel import Cancelled
+
+        try:
+            return action()
+        except Cancelled:
+            return None  # asked to stop: nothing was left half-done, and it is not an error
+        except Exception as err:
+            message = f"{what}: {err}"
+            self.book.error(message)
+            self.log(f"error: {message}")
+            return None
+
+    def _sync(self) -> None:
+        store = self.memory.index()
+        try:
+            store.sync()
+        finally:
+            store.close()
+
+    def _sync_remote(self) -> str | None:
+        try:
+            return self.vault.config.sync_remote
+        except MemdError:
+            return None  # a broken config file is reported where it is used
+
+    def _check(self, rel: str) -> None:
+        from ..lint import lint_vault
+
+        path = self.vault.root / rel
+        if not path.exists() or path.is_symlink():
+            self.book.invalid(rel, [])
+            return
+        problems = [p for p in lint_vault(self.vault, [path]) if p.severity == "error"]
+        self.book.invalid(rel, [f"{p.line}: {p.message}" for p in problems])
+
+    def _has_unsigned(self, rel: str) -> bool:
+        from ..document import parse_document
+
+        try:
+            text = (self.vault.root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return False
+        return any(e.entry.signature is None for e in parse_document(text).entries())
+
+    def _remember(self, rel: str) -> None:
+        self.seen[rel] = file_hash(self.vault.root / rel)
+        self.stats[rel] = self._stat(rel)
+
+    def _stat(self, rel: str) -> tuple[int, int] | None:
+        try:
+            stat = (self.vault.root / rel).stat()
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
+
+    def _documents(self) -> list[str]:
+        return [self.vault.rel_of(path) for path in self.vault.documents()]
+
+    def _inbox_files(self) -> list[Path]:
+        from ..ingest import inbox_files
+
+        return inbox_files(self.vault)
