@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .base import Item, Scored
-from .offline import ROUTE_THRESHOLD
+from .coverage import ROUTE_THRESHOLD
 from .rules import NEAR_DUPLICATE, statement
 from .text import terms
 

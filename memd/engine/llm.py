@@ -8,53 +8,52 @@ references (seqs, ids, sentence copies) rather than rewritten text.
 
 With recurrence gating (the default) the model only sees what the offline
 rules cannot settle (gating.py); the rest goes the offline way unasked.
+
+This module holds the engine's choices: which inputs the model sees, in what
+batches, and what answers when it fails. What a step shows the model is in
+payloads.py, and how its reply is checked in replies.py (extraction.py and
+placing.py for extraction and topic updates).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 from .base import Background, Block, Extracted, Item, Rewrite, Route, Section, Supersession, TopicInfo, TopicUpdate
-from .client import BadOutput, ModelClient
+from .client import ModelClient
 from .extraction import unsettled_text, valid_extraction
-from .fidelity import Sources, unsupported
+from .fidelity import Sources
 from .gating import key, tense, unsettled_route
 from .offline import OfflineEngine
 from .payloads import (
-    CLIP,
-    clip,
+    TITLE_LIMIT,
     extract_limit,
     extract_payload,
+    merge_limit,
+    merge_payload,
+    plan_limit,
     plan_payload,
     reference_limit,
     rewrite_payload,
+    split_payload,
+    summary_limit,
     summary_payload,
+    title_payload,
     update_payload,
     with_partner,
 )
-from .placing import kept_holder, records, valid_update
-from .steps import (
-    Stepper,
-    all_once,
-    checked_supersession,
-    field,
-    listed,
-    merged_entry,
-    seqs_of,
-    text_of,
-    title_of,
-)
+from .placing import valid_update
+from .replies import valid_groups, valid_rewrite, valid_routes, valid_split, valid_summaries
+from .steps import Stepper, title_of
 
 if TYPE_CHECKING:
     from ..ask import Answer, Report
     from ..vault import Vault
 
-T = TypeVar("T")
 MAX_CATALOG = 24  # topics shown to plan (the closest ones) or merge_groups
 BATCH = 12  # inputs per batched call (extraction, summaries)
-MAX_SUMMARY = 300
 
 
 class LLMEngine:
@@ -155,30 +154,10 @@ class LLMEngine:
 
     def _rewrite(self, items: list[Item]) -> Rewrite:
         keyed = {key(item): item for item in items}
-
-        def valid(data: dict[str, Any]) -> Rewrite:
-            used: list[str] = []
-            blocks = []
-            for block in listed(data, "blocks"):
-                entries = []
-                for entry in listed(block, "entries"):
-                    keys = seqs_of(entry, keyed)
-                    used += keys
-                    entries.append(merged_entry(keys, keyed, entry.get("text")))
-                if entries:
-                    blocks.append(Block(title_of(field(block, "title"), [i.text for i in entries]), tuple(entries)))
-            superseded = []
-            for record in records(data):
-                holder = kept_holder(record, keyed, [i for b in blocks for i in b.items])
-                superseded.append(checked_supersession(record, keyed, holder))
-                used.append(str(record["old"]))
-            all_once(list(keyed), used)
-            return Rewrite(tuple(blocks), tuple(superseded))
-
         return self.steps.run(
             "rewrite",
             rewrite_payload(items),
-            valid,
+            lambda data: valid_rewrite(data, keyed),
             lambda: self.offline.rewrite(items),
             max_tokens=reference_limit(len(items)),
         )
@@ -215,7 +194,7 @@ class LLMEngine:
             lambda chunk: (
                 "plan",
                 plan_payload([blocks[asked[n]] for n in chunk], shown(chunk)),
-                24 * len(chunk) + 40,
+                plan_limit(len(chunk)),
             ),
             run,
         )
@@ -225,36 +204,12 @@ class LLMEngine:
         self, blocks: list[Block], shown: list[TopicInfo], topics: list[TopicInfo], background: Background | None
     ) -> list[Route]:
         ids = {t.id for t in topics}
-
-        def valid(data: dict[str, Any]) -> list[Route]:
-            routes: dict[int, Route] = {}
-            for route in listed(data, "routes"):
-                index = field(route, "block")
-                if (
-                    not isinstance(index, int)
-                    or isinstance(index, bool)
-                    or not 0 <= index < len(blocks)
-                    or index in routes
-                ):
-                    raise BadOutput(f"route for block {index!r} is unknown or repeated")
-                topic = route.get("topic")
-                if topic is not None:
-                    if topic not in ids:
-                        raise BadOutput(f"unknown topic id {topic!r}")
-                    routes[index] = Route(index, topic)
-                else:
-                    texts = [i.text for i in blocks[index].items]
-                    routes[index] = Route(index, None, title_of(route.get("title") or blocks[index].title, texts))
-            if len(routes) != len(blocks):
-                raise BadOutput(f"routes given for {len(routes)} of {len(blocks)} blocks")
-            return [routes[n] for n in range(len(blocks))]
-
         return self.steps.run(
             "plan",
             plan_payload(blocks, shown),
-            valid,
+            lambda data: valid_routes(data, blocks, ids),
             lambda: self.offline.plan(blocks, topics, background),
-            max_tokens=24 * len(blocks) + 40,
+            max_tokens=plan_limit(len(blocks)),
         )
 
     # --- topic maintenance -------------------------------------------------------
@@ -289,27 +244,10 @@ class LLMEngine:
         if self.gated and not self._has(self.tensed, section.items):
             return self.offline.split(section, parts)
         keyed = {key(i): i for i in section.items}
-        payload = {
-            "title": section.title,
-            "parts": parts,
-            "entries": [{"seqs": [k], "text": clip(i.text, 160)} for k, i in keyed.items()],
-        }
-
-        def valid(data: dict[str, Any]) -> list[Section]:
-            used: list[str] = []
-            result = []
-            for piece in listed(data, "sections"):
-                keys = seqs_of(piece, keyed)
-                used += keys
-                items = tuple(keyed[k] for k in keys)
-                result.append(Section(title_of(field(piece, "title"), [i.text for i in items]), items))
-            all_once(list(keyed), used)
-            return result
-
         return self.steps.run(
             "split",
-            payload,
-            valid,
+            split_payload(section, parts),
+            lambda data: valid_split(data, keyed),
             lambda: self.offline.split(section, parts),
             max_tokens=reference_limit(len(keyed)),
         )
@@ -324,26 +262,12 @@ class LLMEngine:
         if len(small) < 2:
             return self.offline.merge_groups(topics, limit_tokens, background)
         ids = {t.id for t in small}
-        payload = {"topics": [{"id": t.id, "summary": clip(t.summary, CLIP), "tokens": t.tokens} for t in small]}
-
-        def valid(data: dict[str, Any]) -> list[list[str]]:
-            groups = []
-            seen: set[str] = set()
-            for group in listed(data, "groups"):
-                if not isinstance(group, list) or len(group) < 2 or not set(map(str, group)) <= ids:
-                    raise BadOutput(f"group {group!r} must list two or more known topic ids")
-                if seen & set(map(str, group)):
-                    raise BadOutput(f"group {group!r} repeats a topic of another group")
-                seen |= set(map(str, group))
-                groups.append([str(g) for g in group])
-            return groups
-
         return self.steps.run(
             "merge_groups",
-            payload,
-            valid,
+            merge_payload(small),
+            lambda data: valid_groups(data, ids),
             lambda: self.offline.merge_groups(topics, limit_tokens, background),
-            max_tokens=12 * len(small) + 40,
+            max_tokens=merge_limit(len(small)),
         )
 
     def summarise(self, sections: list[Section]) -> str:
@@ -360,7 +284,7 @@ class LLMEngine:
 
         self.steps.in_chunks(
             list(range(len(asked))),
-            lambda chunk: ("summarise", summary_payload([topics[asked[n]] for n in chunk]), 90 * len(chunk) + 30),
+            lambda chunk: ("summarise", summary_payload([topics[asked[n]] for n in chunk]), summary_limit(len(chunk))),
             run,
             BATCH,
         )
@@ -368,43 +292,24 @@ class LLMEngine:
 
     def _summarise(self, topics: list[list[Section]]) -> list[str]:
         sources = [Sources([*(s.title for s in secs), *(i.text for s in secs for i in s.items)]) for secs in topics]
-
-        def valid(data: dict[str, Any]) -> list[str]:
-            found: dict[int, str] = {}
-            for entry in listed(data, "summaries"):
-                number = field(entry, "id")
-                if not isinstance(number, int) or not 0 <= number < len(topics) or number in found:
-                    raise BadOutput(f"summary id {number!r} is unknown or repeated")
-                summary = " ".join(text_of(entry.get("summary"), "summary").split())
-                if len(summary) > MAX_SUMMARY:
-                    raise BadOutput(f"summary {number} is longer than {MAX_SUMMARY} characters")
-                problem = unsupported(summary, sources[number])
-                if problem:
-                    raise BadOutput(f"summary {number}: {problem}; use the topic's own words")
-                found[number] = summary
-            if len(found) != len(topics):
-                raise BadOutput(f"summaries given for {len(found)} of {len(topics)} topics")
-            return [found[n] for n in range(len(topics))]
-
         return self.steps.run(
             "summarise",
             summary_payload(topics),
-            valid,
+            lambda data: valid_summaries(data, sources),
             lambda: [self.offline.summarise(s) for s in topics],
-            max_tokens=90 * len(topics) + 30,
+            max_tokens=summary_limit(len(topics)),
         )
 
     def title(self, items: list[Item]) -> str:
         if self.gated and not self._has(self.tensed | self.routed, items):
             return self.offline.title(items)
         texts = [i.text for i in items]
-        payload = {"entries": [clip(t, CLIP) for t in texts][:30]}
         return self.steps.run(
             "title",
-            payload,
+            title_payload(texts),
             lambda d: title_of(d.get("title"), texts),
             lambda: self.offline.title(items),
-            max_tokens=40,
+            max_tokens=TITLE_LIMIT,
         )
 
     # --- helpers -------------------------------------------------------------------

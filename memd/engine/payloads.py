@@ -14,9 +14,9 @@ from typing import Any
 
 from .base import Block, Item, Section, TopicInfo
 from .client import model_tokens
+from .clustering import MERGE_THRESHOLD
 from .gating import key
-from .offline import MERGE_THRESHOLD, vocabulary
-from .text import Weights, cosine
+from .text import Weights, cosine, vocabulary
 
 BLOCK_ENTRIES = 5  # entries of a block shown to plan
 RELATED = 3  # existing entries shown per new entry to update_topic
@@ -48,6 +48,21 @@ def reference_limit(count: int) -> int:
     return 14 * count + 80
 
 
+def plan_limit(count: int) -> int:
+    return 24 * count + 40
+
+
+def merge_limit(count: int) -> int:
+    return 12 * count + 40
+
+
+def summary_limit(count: int) -> int:
+    return 90 * count + 30
+
+
+TITLE_LIMIT = 40
+
+
 def rewrite_payload(items: list[Item]) -> dict[str, Any]:
     return {
         "entries": [
@@ -64,6 +79,22 @@ def plan_payload(blocks: list[Block], topics: list[TopicInfo]) -> dict[str, Any]
         ],
         "topics": [{"id": t.id, "summary": clip(t.summary)} for t in topics],
     }
+
+
+def split_payload(section: Section, parts: int) -> dict[str, Any]:
+    return {
+        "title": section.title,
+        "parts": parts,
+        "entries": [{"seqs": [k], "text": clip(i.text, 160)} for k, i in {key(i): i for i in section.items}.items()],
+    }
+
+
+def merge_payload(topics: list[TopicInfo]) -> dict[str, Any]:
+    return {"topics": [{"id": t.id, "summary": clip(t.summary, CLIP), "tokens": t.tokens} for t in topics]}
+
+
+def title_payload(texts: list[str]) -> dict[str, Any]:
+    return {"entries": [clip(t, CLIP) for t in texts][:30]}
 
 
 def update_payload(sections: list[Section], block: Block, related: int = RELATED) -> dict[str, Any]:

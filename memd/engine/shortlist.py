@@ -16,7 +16,8 @@ from collections import Counter
 from collections.abc import Mapping
 
 from .base import Background, Block, TopicIndex
-from .offline import CANDIDATES, MERGE_THRESHOLD
+from .clustering import MERGE_THRESHOLD
+from .coverage import CANDIDATES
 from .text import Weights, speakers, terms
 
 _TIES = 1e-9  # fits this close to the last one kept may be ties summed in another order
@@ -44,7 +45,7 @@ def route_shortlist(blocks: list[Block], index: TopicIndex) -> tuple[list[str], 
     queries: list[Mapping[str, float]] = []
     for words in block_terms:
         unique = set(words)
-        total = sum(weights.idf(t) for t in unique)  # the fit's denominator (offline._fit_weighted)
+        total = sum(weights.idf(t) for t in unique)  # the fit's denominator (coverage._fit_weighted)
         shared = [t for t in unique if t in frequencies and weights.idf(t) > 0]
         queries.append({t: weights.idf(t) / (2.2 * total) for t in shared} if total else {})
     chosen: dict[str, None] = {}

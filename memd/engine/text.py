@@ -96,6 +96,12 @@ def terms(text: str, ignore: frozenset[str] = frozenset()) -> list[str]:
     return out
 
 
+def vocabulary(texts: list[str]) -> list[list[str]]:
+    """Terms of each text, leaving out the names of the transcript's speakers."""
+    ignore = speakers(texts)
+    return [terms(text, ignore) for text in texts]
+
+
 Vector = dict[str, float]
 
 
