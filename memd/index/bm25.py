@@ -2,7 +2,7 @@
 
 tantivy fixes b = 0.75 and uses another idf: each query term's boost carries
 the ratio of the two idfs, and each field is padded with filler words so the
-effective b is Whoosh's 0.4 (see ``tantivy_backend``).
+effective b is Whoosh's 0.4 (see ``tantivy_schema``).
 """
 
 from __future__ import annotations

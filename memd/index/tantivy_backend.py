@@ -1,76 +1,46 @@
 """The tantivy backend: the Whoosh backend's ranking, at a fraction of its cost.
 
 Same signals as ``whoosh_backend``, so ``retrieve`` ranks alike with either:
-- the same terms: text is analysed here, in Python, exactly as Whoosh's
-  analyser does it (``analyse``), and tantivy indexes the analysed words split
-  on spaces; stems, stopwords and query terms are therefore identical;
-- the same fields and boosts (entry text, heading path, date/source context);
+- the same terms: text is analysed in Python exactly as Whoosh's analyser
+  does it (``analysis.py``), and tantivy indexes the analysed words split on
+  spaces; stems, stopwords and query terms are therefore identical;
+- the same fields and boosts (entry text, heading path, date/source context:
+  ``fields.py``);
 - the same BM25: tantivy fixes k1 = 1.2 (Whoosh's too) and b = 0.75, and
-  uses another idf. Each query term's boost carries the ratio of Whoosh's idf
-  to tantivy's, and each field is padded with a filler word, ``PAD_RATIO`` ×
-  its mean length (rounded to whole words), which turns b = 0.75 into
-  Whoosh's b = 0.4 exactly: 0.25 + 0.75 (l + c) / (m + c) = 0.6 + 0.4 l / m
-  when c = 0.875 m. The filler is not a word (no query can name it). When the
-  mean drifts far enough to move b past ``B_TOLERANCE`` every record is
-  re-padded from its stored copy (rare: the mean of a vault's entries is
-  stable), so b stays 0.4 as a vault grows from empty;
-- filters (time, source, kind, doc) are tantivy term and range queries that
-  contribute no score, as Whoosh's ``Require`` does.
+  uses another idf. Each field is padded with a filler word so b is Whoosh's
+  0.4 (``tantivy_schema``: the schema, a record's document, the padding
+  totals), and each query term's boost carries the ratio of Whoosh's idf to
+  tantivy's (``tantivy_query``, with the filters, which score nothing).
 
-tantivy is an optional extra (``pip install 'memd[tantivy]'``), imported only
-when this backend is chosen (memd/index/backends.py).
+This module is the backend itself: writing records (re-padding when the
+mean lengths drift), reading them back, and the searcher kept fresh across
+processes. tantivy is an optional extra (``pip install 'memd[tantivy]'``),
+imported only when this backend is chosen (memd/index/backends.py), which
+imports this module and, through it, the other two.
 """
 
 from __future__ import annotations
 
-import calendar
 import functools
-import json
 import os
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import tantivy
 
-from ..atomic import atomic_write
 from ..errors import VaultError
-from ..timeexpr import as_datetime
 from .analysis import analyse
 from .base import Filters, Hit
-from .bm25 import best_pad, effective_b, tantivy_idf, whoosh_idf
-from .fields import BM25_B, BM25_K1, FIELD_BOOSTS, context_text, naive_time, record_data, record_from_data
-from .records import Record, when_spans
+from .bm25 import whoosh_idf
+from .fields import BM25_K1, context_text, record_from_data
+from .records import Record
+from .tantivy_query import entries_holding, search_query
+from .tantivy_schema import META, TEXT_FIELDS, Prepared, Stats, document, make_schema
 
-META = "memd.json"  # pads and token totals, beside tantivy's own files
-META_VERSION = 1  # raise with any change to make_schema(): an older index is then rebuilt
-PAD = "|"  # never a token of the analyser (letters, digits, dots only)
-B_TOLERANCE = 0.05  # re-pad every record when a field's effective b strays this far from BM25_B
-TEXT_FIELDS = tuple(FIELD_BOOSTS)  # text, headings, context
 _T = TypeVar("_T")
 _HEAP_BYTES = 64 * 1024 * 1024
 _CACHED_RECORDS = 200_000  # decoded records kept per searcher (a long-lived reader meets the same ones again)
-
-
-def _micros(moment: datetime) -> int:
-    """A naive time as microseconds since 1970 (the wall-clock time is compared, as Whoosh does)."""
-    return calendar.timegm(moment.timetuple()) * 1_000_000 + moment.microsecond
-
-
-def make_schema() -> Any:
-    builder = tantivy.SchemaBuilder()
-    for name in ("rid", "path", "kind", "doc", "source"):
-        builder.add_text_field(name, tokenizer_name="raw", index_option="basic")
-    builder.add_text_field("seqs", tokenizer_name="whitespace", index_option="basic")
-    for name in TEXT_FIELDS:
-        builder.add_text_field(name, tokenizer_name="whitespace", index_option="freq")
-    for name in ("time", "when_start", "when_end"):
-        builder.add_integer_field(name, indexed=True, fast=True)
-    for name in TEXT_FIELDS:  # real (unpadded) lengths, to keep the mean lengths without re-reading files
-        builder.add_integer_field(f"n_{name}", stored=True)
-    builder.add_bytes_field("data", stored=True)
-    return builder.build()
 
 
 def _is_panic(err: BaseException) -> bool:
@@ -95,61 +65,6 @@ def _damage_is_one_line(method: Callable[..., _T]) -> Callable[..., _T]:
     return wrapper
 
 
-class _Stats:
-    """Per-field token totals and padding, kept in ``memd.json``."""
-
-    def __init__(self, docs: int, tokens: dict[str, int], pads: dict[str, int] | None) -> None:
-        self.docs = docs
-        self.tokens = tokens
-        self.pads = pads
-
-    @classmethod
-    def empty(cls) -> _Stats:
-        return cls(0, dict.fromkeys(TEXT_FIELDS, 0), None)
-
-    @classmethod
-    def load(cls, path: Path) -> _Stats:
-        """Raises ValueError when missing, damaged, or left mid-re-pad (the index is rebuilt)."""
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as err:
-            raise ValueError(f"{path}: {err}") from None
-        if not isinstance(raw, dict) or raw.get("version") != META_VERSION or raw.get("state") != "ok":
-            raise ValueError(f"{path}: not a finished index")
-        pads = raw.get("pads")
-        return cls(int(raw["docs"]), {f: int(raw["tokens"][f]) for f in TEXT_FIELDS}, pads and dict(pads))
-
-    def save(self, path: Path, state: str = "ok") -> None:
-        data = {"version": META_VERSION, "state": state, "docs": self.docs, "tokens": self.tokens, "pads": self.pads}
-        atomic_write(path, json.dumps(data))
-
-    def mean(self, field: str) -> float:
-        return self.tokens[field] / self.docs if self.docs else 0.0
-
-    def wanted_pads(self) -> dict[str, int]:
-        return {field: best_pad(self.mean(field)) for field in TEXT_FIELDS}
-
-    def drifted(self) -> bool:
-        """True when the pads no longer give b within tolerance (or were never set)."""
-        if self.pads is None:
-            return True
-        return any(abs(effective_b(self.pads[f], self.mean(f)) - BM25_B) > B_TOLERANCE for f in TEXT_FIELDS)
-
-
-class _Prepared:
-    """A record analysed once: its words per field and its other index fields."""
-
-    __slots__ = ("record", "words")
-
-    def __init__(self, record: Record) -> None:
-        self.record = record
-        self.words = {
-            "text": analyse(record.text),
-            "headings": analyse(" ".join(record.headings)),
-            "context": analyse(context_text(record)),
-        }
-
-
 class TantivyBackend:
     """One tantivy index in ``folder``; created empty when absent."""
 
@@ -160,10 +75,10 @@ class TantivyBackend:
         if create or not tantivy.Index.exists(str(folder)):
             folder.mkdir(parents=True, exist_ok=True)
             self.index = tantivy.Index(self.schema, path=str(folder), reuse=False)
-            self.stats = _Stats.empty()
+            self.stats = Stats.empty()
             self.stats.save(self.meta_path)
         else:
-            self.stats = _Stats.load(self.meta_path)
+            self.stats = Stats.load(self.meta_path)
             # META_VERSION changes with the schema, so a loadable memd.json vouches for it.
             try:
                 self.index = tantivy.Index.open(str(folder))
@@ -184,9 +99,9 @@ class TantivyBackend:
     @_damage_is_one_line
     def replace_files(self, removed: Iterable[str], records: Sequence[Record]) -> None:
         removed = list(removed)
-        prepared = [_Prepared(record) for record in records]
+        prepared = [Prepared(record) for record in records]
         gone_docs, gone_tokens = self._totals_of(removed)
-        stats = _Stats(
+        stats = Stats(
             self.stats.docs - gone_docs + len(prepared),
             {f: self.stats.tokens[f] - gone_tokens[f] + sum(len(p.words[f]) for p in prepared) for f in TEXT_FIELDS},
             self.stats.pads,
@@ -196,7 +111,7 @@ class TantivyBackend:
             stats.pads = stats.wanted_pads()
             if self.stats.docs - gone_docs > 0:
                 # Every record kept is re-indexed with the new padding (from its stored copy).
-                prepared = [_Prepared(record) for record in self._all_records(exclude=set(removed))] + prepared
+                prepared = [Prepared(record) for record in self._all_records(exclude=set(removed))] + prepared
             # Marked first: a crash before the commit lands leaves an index to rebuild, never mixed pads.
             self.stats.save(self.meta_path, state="repad")
         assert stats.pads is not None
@@ -210,7 +125,7 @@ class TantivyBackend:
                 for path in removed:
                     writer.delete_documents_by_term("path", path)
             for item in prepared:
-                writer.add_document(self._document(item, stats.pads))
+                writer.add_document(document(item, stats.pads))
             writer.commit()
         except BaseException:
             writer.rollback()
@@ -220,31 +135,6 @@ class TantivyBackend:
         self.index.reload()
         self.stats = stats
         stats.save(self.meta_path)
-
-    def _document(self, item: _Prepared, pads: dict[str, int]) -> Any:
-        record = item.record
-        doc = tantivy.Document()
-        doc.add_text("rid", record.rid)
-        doc.add_text("path", record.path)
-        doc.add_text("kind", record.kind)
-        doc.add_text("doc", record.doc)
-        if record.source:
-            doc.add_text("source", record.source)
-        if record.seqs:
-            doc.add_text("seqs", " ".join(str(s) for s in record.seqs))
-        for field in TEXT_FIELDS:
-            words = item.words[field]
-            doc.add_text(field, " ".join([*words, *([PAD] * pads[field])]))
-            doc.add_integer(f"n_{field}", len(words))
-        moment = naive_time(record.time)
-        if moment is not None:
-            doc.add_integer("time", _micros(moment))
-        spans = when_spans(record)
-        if spans:
-            doc.add_integer("when_start", _micros(as_datetime(min(span.start for span in spans))))
-            doc.add_integer("when_end", _micros(as_datetime(max(span.end for span in spans), end=True)))
-        doc.add_bytes("data", record_data(record).encode("utf-8"))
-        return doc
 
     def _totals_of(self, paths: list[str]) -> tuple[int, dict[str, int]]:
         """How many records, and words per field, the files at ``paths`` hold in the index."""
@@ -314,54 +204,11 @@ class TantivyBackend:
         if not terms or limit <= 0:
             return []
         searcher = self._fresh()
-        docs = searcher.num_docs
-        should: list[tuple[Any, Any]] = []
-        for term, boost in terms:
-            for field, field_boost in FIELD_BOOSTS.items():
-                doc_freq = searcher.doc_freq(field, term)
-                if doc_freq == 0:
-                    continue
-                # Whoosh's idf in place of tantivy's: the boost carries the ratio.
-                weight = boost * field_boost * whoosh_idf(doc_freq, docs) / tantivy_idf(doc_freq, docs)
-                clause = tantivy.Query.term_query(self.schema, field, term, index_option="freq")
-                should.append((tantivy.Occur.Should, tantivy.Query.boost_query(clause, weight)))
-        if not should:
+        query = search_query(self.schema, searcher, terms, filters)
+        if query is None:
             return []
-        query = tantivy.Query.boolean_query(should)
-        restriction = self._filter(filters)
-        if restriction is not None:
-            # Scored by the words only; the filter matches or not (as Whoosh's Require).
-            query = tantivy.Query.boolean_query(
-                [
-                    (tantivy.Occur.Must, query),
-                    (tantivy.Occur.Must, tantivy.Query.const_score_query(restriction, 0.0)),
-                ]
-            )
         found = searcher.search(query, limit=limit, count=False)
         return [Hit(self._record(searcher, address), float(score)) for score, address in found.hits]
-
-    def _filter(self, filters: Filters) -> Any:
-        query = tantivy.Query
-        parts: list[Any] = []
-        if filters.since or filters.until:
-            start = _micros(filters.since.replace(tzinfo=None)) if filters.since else None
-            end = _micros(filters.until.replace(tzinfo=None)) if filters.until else None
-            written = query.range_query(self.schema, "time", tantivy.FieldType.Integer, start, end)
-            # An entry counts in a period when it was written then, or names a day in it ("yesterday").
-            named = []
-            if end is not None:
-                named.append(query.range_query(self.schema, "when_start", tantivy.FieldType.Integer, None, end))
-            if start is not None:
-                named.append(query.range_query(self.schema, "when_end", tantivy.FieldType.Integer, start, None))
-            names = query.boolean_query([(tantivy.Occur.Must, q) for q in named])
-            parts.append(query.boolean_query([(tantivy.Occur.Should, written), (tantivy.Occur.Should, names)]))
-        for field in ("source", "kind", "doc"):
-            value = getattr(filters, field)
-            if value:
-                parts.append(query.term_query(self.schema, field, value, index_option="basic"))
-        if not parts:
-            return None
-        return parts[0] if len(parts) == 1 else query.boolean_query([(tantivy.Occur.Must, q) for q in parts])
 
     @_damage_is_one_line
     def get(self, rids: Iterable[str]) -> dict[str, Record]:
@@ -380,12 +227,7 @@ class TantivyBackend:
         if not wanted:
             return []
         searcher = self._fresh()
-        query = tantivy.Query.boolean_query(
-            [
-                (tantivy.Occur.Must, tantivy.Query.term_set_query(self.schema, "seqs", wanted)),
-                (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "kind", "entry", index_option="basic")),
-            ]
-        )
+        query = entries_holding(self.schema, wanted)
         limit = 2 * len(wanted) + 8  # an entry usually holds one seq; asked again when more match
         while True:
             found = searcher.search(query, limit=limit, count=True)
@@ -408,4 +250,4 @@ class TantivyBackend:
         self._drop_searcher()
 
 
-__all__ = ["BM25_K1", "TantivyBackend", "analyse"]
+__all__ = ["BM25_K1", "META", "TantivyBackend", "analyse", "context_text"]

@@ -1,8 +1,10 @@
 """One memory on several machines, synchronised through a git remote (ARCHITECTURE.md §7).
 
 - ``device.py``: device ids and their seq ranges (``.memd/devices.json``);
-- ``diff3.py``, ``merge.py``, ``frontmatter.py``: the three-way merge of
-  memd's own documents, entry by entry; ``files.py``: state, registry, the rest;
+- ``merge.py``: the three-way merge of memd's own documents, entry by entry,
+  over ``sides.py`` (each side cut into entries and lines), ``diff3.py``,
+  ``hunks.py`` (a region both sides changed) and ``frontmatter.py``;
+  ``files.py``: state, registry, the rest;
 - ``gitops.py``: fetch, push, trees, blobs and commits through git's plumbing;
 - ``integrate.py``: a fast-forward or a merge commit, planned on objects;
 - ``apply.py``: writing it into the working tree, journaled;

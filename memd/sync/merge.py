@@ -21,6 +21,11 @@ steps (ARCHITECTURE.md §7):
 
 The result is checked before anything is written: every seq that should be
 live is live exactly once.
+
+This module holds the decisions, the two steps and the check, because they
+share what was resolved and what is left to a person. Reading a side into
+tokens (``sides.py``) and settling one region both sides changed
+(``hunks.py``) are separate ideas, each with its own module.
 """
 
 from __future__ import annotations
@@ -33,11 +38,10 @@ from typing import Any
 from ..document import Document, Entry, Frontmatter, parse_document
 from ..errors import FormatError, MemdError
 from ..signature import SeqSet
-from .diff3 import Hunk, diff3
+from .diff3 import diff3
 from .frontmatter import KeyConflict, merge_frontmatter, recount
-
-Place = tuple[str, str]  # (path, entry key)
-Token = tuple[str, str]  # ("E", key) or ("L", the block's lines)
+from .hunks import clip, describe_hunk, resolve_hunk
+from .sides import Place, Side, Token, same_entry
 
 
 class MergeError(MemdError):
@@ -62,69 +66,16 @@ class DocMerge:
     received: int  # seqs live in the result that were not live here
 
 
-def key_of(entry: Entry) -> str:
-    assert entry.signature is not None
-    return str(SeqSet.of(entry.signature.seq))
-
-
-def _same(a: Entry | None, b: Entry | None) -> bool:
-    """Equal as memory (signature and words), whatever the indentation."""
-    if a is None or b is None:
-        return a is b
-    assert a.signature is not None and b.signature is not None
-    return a.signature.render() == b.signature.render() and a.full_text == b.full_text
-
-
-@dataclass
-class _Side:
-    """One side's documents, cut into tokens, with where each seq lives."""
-
-    docs: dict[str, Document] = field(default_factory=dict)
-    tokens: dict[str, list[Token]] = field(default_factory=dict)
-    lines: dict[str, list[int]] = field(default_factory=dict)  # first line of each token
-    entries: dict[Place, Entry] = field(default_factory=dict)
-    by_key: dict[str, Place] = field(default_factory=dict)
-    place: dict[int, Place] = field(default_factory=dict)
-
-    @classmethod
-    def read(cls, texts: Mapping[str, str]) -> _Side:
-        side = cls()
-        for path in sorted(texts):
-            document = parse_document(texts[path])
-            side.docs[path] = document
-            tokens, starts = [], []
-            for line, block in document.located():
-                starts.append(line)
-                if isinstance(block, Entry) and block.signature is not None:
-                    seqs = set(block.signature.seq)
-                    if not seqs & side.place.keys():
-                        key = key_of(block)
-                        tokens.append(("E", key))
-                        side.entries[(path, key)] = block
-                        side.by_key.setdefault(key, (path, key))
-                        side.place.update({seq: (path, key) for seq in seqs})
-                        continue
-                # Anything else, and a second entry naming a seq already seen, is kept as lines.
-                tokens.append(("L", "\n".join(block.lines())))
-            side.tokens[path] = tokens
-            side.lines[path] = starts
-        return side
-
-    def entry(self, key: str) -> Entry | None:
-        place = self.by_key.get(key)
-        return self.entries.get(place) if place else None
-
-
 def merge_documents(base: Mapping[str, str], ours: Mapping[str, str], theirs: Mapping[str, str]) -> DocMerge:
     """Merge CURRENT.md and the topics (vault-relative path -> text on each side)."""
-    return _Merge(_Side.read(base), _Side.read(ours), _Side.read(theirs), base, ours, theirs).run()
+    return _Merge(Side.read(base), Side.read(ours), Side.read(theirs), base, ours, theirs).run()
 
 
 @dataclass
 class _Merge:
-    b: _Side
-    o: _Side
-    t: _Side
+    b: Side
+    o: Side
+    t: Side
     base_text: Mapping[str, str]
     ours_text: Mapping[str, str]
     theirs_text: Mapping[str, str]
@@ -159,8 +110,8 @@ class _Merge:
                 if mine_entry.full_text != their_entry.full_text:
                     path, _ = mine
                     message = (
-                        f"seq {seq} was given to two different entries, here ({_clip(mine_entry.full_text)!r}) "
-                        f"and on the remote ({_clip(their_entry.full_text)!r}): this copy assigned seqs before it was "
+                        f"seq {seq} was given to two different entries, here ({clip(mine_entry.full_text)!r}) "
+                        f"and on the remote ({clip(their_entry.full_text)!r}): this copy assigned seqs before it was "
                         "a registered device. Remove the signature of the entry here (keep `- ` and the words) "
                         "so memd gives it a new seq, then sync again"
                     )
@@ -187,22 +138,22 @@ class _Merge:
                 f"{count} seq(s) consolidated on both devices: kept where the remote put them ({move})"
             )
 
-    def _changed(self, side: _Side, place: Place | None, was: Place | None) -> bool:
+    def _changed(self, side: Side, place: Place | None, was: Place | None) -> bool:
         """Whether a side moved a seq, or changed the words of the entry holding it."""
         if place != was:
             return True
-        return place is not None and was is not None and not _same(side.entries[place], self.b.entries[was])
+        return place is not None and was is not None and not same_entry(side.entries[place], self.b.entries[was])
 
     def _content(self, key: str, path: str) -> Entry | None:
         """The entry ``key`` as it will be written in ``path``."""
         mine, theirs, was = self.o.entry(key), self.t.entry(key), self.b.entry(key)
         if mine is None or theirs is None:
             return mine or theirs
-        if _same(mine, theirs):
+        if same_entry(mine, theirs):
             return theirs if self.t.by_key.get(key, ("", ""))[0] == path else mine
-        if was is not None and _same(mine, was):
+        if was is not None and same_entry(mine, was):
             return theirs
-        if was is not None and _same(theirs, was):
+        if was is not None and same_entry(theirs, was):
             return mine
         if was is not None:
             place = self.o.by_key[key]
@@ -211,8 +162,8 @@ class _Merge:
                     place[0],
                     self._line_of(self.o, place),
                     (
-                        f"the entry <seq={key}> was edited differently here ({_clip(mine.full_text)!r}) and on the "
-                        f"remote ({_clip(theirs.full_text)!r})"
+                        f"the entry <seq={key}> was edited differently here ({clip(mine.full_text)!r}) and on the "
+                        f"remote ({clip(theirs.full_text)!r})"
                     ),
                 )
             )
@@ -262,10 +213,10 @@ class _Merge:
             if hunk.kind != "conflict":
                 out.extend(hunk.result)
                 continue
-            resolved = _resolve(hunk)
+            resolved = resolve_hunk(hunk)
             if resolved is None:
                 line = self._line_at(path, hunk.at_ours)
-                self.conflicts.append(Conflict(path, line, _describe(hunk)))
+                self.conflicts.append(Conflict(path, line, describe_hunk(hunk)))
                 out.extend(hunk.ours)
             else:
                 out.extend(resolved)
@@ -336,7 +287,7 @@ class _Merge:
         starts = self.o.lines.get(path, [])
         return starts[index] if index < len(starts) else (starts[-1] if starts else 1)
 
-    def _line_of(self, side: _Side, place: Place) -> int:
+    def _line_of(self, side: Side, place: Place) -> int:
         path, key = place
         tokens = side.tokens.get(path, [])
         index = tokens.index(("E", key)) if ("E", key) in tokens else 0
@@ -360,38 +311,6 @@ class _Merge:
             if missing:
                 parts.append(f"seqs {SeqSet.of(missing)} would be lost")
             raise MergeError("sync refused, nothing was changed: " + "; ".join(parts))
-
-
-def _resolve(hunk: Hunk[Token]) -> list[Token] | None:
-    """Both sides changed one region. Entries are never a conflict by
-    themselves (where each seq lives was decided already): what matters is
-    whether the lines around them changed on both sides."""
-    lines = [[t for t in part if t[0] == "L"] for part in (hunk.base, hunk.ours, hunk.theirs)]
-    base, mine, theirs = lines
-    if mine == base:
-        frame, extra = list(hunk.theirs), [t for t in hunk.ours if t[0] == "E" and t not in hunk.theirs]
-    elif theirs in (base, mine):
-        frame, extra = list(hunk.ours), [t for t in hunk.theirs if t[0] == "E" and t not in hunk.ours]
-    elif not any(text.strip() for _, text in base):
-        # Both inserted lines at the same place (two new sections, say): keep both, the remote's first.
-        return list(hunk.theirs) + [t for t in hunk.ours if t not in hunk.theirs]
-    else:
-        return None
-    last = max((i for i, t in enumerate(frame) if t[0] == "E"), default=len(frame) - 1)
-    return frame[: last + 1] + extra + frame[last + 1 :]
-
-
-def _describe(hunk: Hunk[Token]) -> str:
-    def text(part: tuple[Token, ...]) -> str:
-        shown = " / ".join(value.split("\n")[0] for kind, value in part if kind == "L" and value.strip())
-        return _clip(shown or "(removed)")
-
-    return f"changed differently here ({text(hunk.ours)!r}) and on the remote ({text(hunk.theirs)!r})"
-
-
-def _clip(text: str, width: int = 60) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def _line(text: str) -> Any:
