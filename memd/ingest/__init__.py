@@ -1,8 +1,11 @@
 """Ingestion: files (notes, chat transcripts, LoCoMo) become sources and entries.
 
 ``ingest_file`` runs the write pipeline for one file; ``process_inbox`` does it
-for every file dropped in ``inbox/``. See formats.py for what is recognised
-and sources.py for how the verbatim copies look.
+for every file dropped in ``inbox/``. The modules, in pipeline order:
+formats.py (with turns.py and chats.py) says what is recognised, scrub.py
+redacts what was parsed, sources.py writes and matches the verbatim copies,
+units.py cuts the input into what one engine call reads, pipeline.py runs an
+import in bounded steps, and inbox.py drives it for dropped files.
 """
 
 from __future__ import annotations

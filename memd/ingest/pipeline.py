@@ -1,14 +1,10 @@
 """The write pipeline for files (ARCHITECTURE.md §3.1): input -> redact -> verbatim copy
 under ``sources/`` -> extract entries -> append to CURRENT with fresh seqs.
 
-Extraction goes through the engine seam. A note gives one entry per
-statement the engine finds in each paragraph or list item (``src`` = the
-source copy's line, ``#L12``); a transcript gives one entry per informative
-turn, ``Speaker: statements`` with the turn's time (``src`` = the turn's
-block id, ``#^t12``; for LoCoMo the dia_id comes first:
-``src=D1:3;sources/...#^t3``). A turn without a time in a dated chat takes
-the time of the turn before it in the same conversation (or, at the start,
-the next one), never the moment of the import.
+Extraction goes through the engine seam, one unit at a time (units.py says
+what a unit is and where its entries point). A note gives one entry per
+statement the engine finds in a unit; a transcript gives one entry per
+informative turn, ``Speaker: statements`` with the turn's time.
 
 An import is an ``IngestJob`` that works in bounded steps: each ``step``
 extracts units until its time budget is spent and appends what it has in
@@ -22,34 +18,29 @@ and updates the copy in place (sources.py).
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..atomic import atomic_write
 from ..buffer import NewEntry, append_entries
 from ..engine import get_engine
 from ..engine.base import Engine
-from ..redact import redact, redact_value
+from ..redact import redact_value
 from ..signature import SeqSet
 from ..timeutil import format_time, now
 from ..vault import Vault
 from . import sources
 from .formats import Parsed, Rejected, Turn, parse
+from .scrub import scrub
 from .sources import KnownCopy, SourceCopy, find_ingested, render, reserve_path
+from .units import Unit, units_of
 
 MAX_BYTES = 20 * 1024 * 1024
 APPEND_BATCH = 2000
-# A paragraph longer than this is cut into several units: one unit is one
-# engine call, and no step may wait on one giant call.
-UNIT_CHARS = 4000
 Progress = Callable[[int, int], None]
-_FENCE = re.compile(r"^(```|~~~)")
-_ITEM = re.compile(r"^\s*+(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
-_SIGNATURE = re.compile(r"^<seq=[^>\n]*>\s*")
 
 
 @dataclass(frozen=True)
@@ -82,14 +73,6 @@ class IngestResult:
         }
 
 
-@dataclass(frozen=True)
-class _Unit:
-    text: str
-    src: str
-    time: str | None = None
-    speaker: str | None = None  # transcripts: the entry is "Speaker: statements"
-
-
 @dataclass
 class IngestJob:
     """One import, done in steps: ``open``, then ``step`` until it returns True."""
@@ -99,7 +82,7 @@ class IngestJob:
     parsed: Parsed
     engine: Engine
     rel: str
-    units: list[_Unit]
+    units: list[Unit]
     digest: str
     kinds: list[str]
     commit: bool = True
@@ -133,7 +116,7 @@ class IngestJob:
         except OSError as err:
             raise Rejected(f"cannot read: {err.strerror or err}") from None
         digest = hashlib.sha256(data).hexdigest()
-        parsed, kinds = _redacted(parse(name, data, path))
+        parsed, kinds = scrub(parse(name, data, path))
         clean = redact_value(name)
         kinds += ["file-name"] if clean != name else []
         engine = engine or get_engine(vault)
@@ -147,7 +130,6 @@ class IngestJob:
             earlier = sources.find_thread_copy(vault, parsed, clean) if parsed.note is None else None
             job.previous = sources.read_copy(vault, earlier) if earlier else None
             job.rel = job.previous.rel if job.previous else reserve_path(vault, clean, stamp)
-        times = _filled_times(parsed.turns)
         if job.previous is not None:
             fresh = _unseen(job.previous, parsed.turns)
             if not fresh:
@@ -167,7 +149,7 @@ class IngestJob:
         else:
             job.copy = render(job.rel, parsed, _meta(clean, digest, parsed, stamp, kinds))
             job.new_turns = list(zip(parsed.turns, range(1, len(parsed.turns) + 1), strict=True))
-        job.units = _units(job, times)
+        job.units = units_of(parsed, job.rel, job.copy, job.new_turns)
         return job
 
     @property
@@ -292,52 +274,6 @@ def _meta(name: str, digest: str, parsed: Parsed, stamp: str, kinds: list[str]) 
     return meta
 
 
-def _redacted(parsed: Parsed) -> tuple[Parsed, list[str]]:
-    kinds: list[str] = []
-    if parsed.note is not None:
-        result = redact(parsed.note)
-        return replace(parsed, note=result.text), [f.kind for f in result.findings]
-    turns = []
-    for turn in map(_valid_turn, parsed.turns):
-        text, speaker = redact(turn.text), redact(turn.speaker)
-        group = redact(turn.group) if turn.group else None
-        kinds += [f.kind for f in (*text.findings, *speaker.findings, *(group.findings if group else ()))]
-        turns.append(
-            replace(
-                turn,
-                text=text.text,
-                speaker=speaker.text,
-                group=group.text if group else None,
-                # A thread named after a conversation's title must not carry a key in it either.
-                thread=redact_value(turn.thread) if turn.thread else None,
-                ref=redact_value(turn.ref) if turn.ref else None,
-            )
-        )
-    title = redact(_valid(parsed.title)) if parsed.title else None
-    kinds += [f.kind for f in title.findings] if title else []
-    return replace(parsed, turns=tuple(turns), title=title.text if title else None), kinds
-
-
-def _valid(text: str) -> str:
-    """``text`` as UTF-8 can hold it: JSON may spell a lone surrogate (``"\\ud800"``)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
-    return text
-
-
-def _valid_turn(turn: Turn) -> Turn:
-    return replace(
-        turn,
-        text=_valid(turn.text),
-        speaker=_valid(turn.speaker),
-        group=_valid(turn.group) if turn.group else None,
-        thread=_valid(turn.thread) if turn.thread else None,
-        ref=_valid(turn.ref) if turn.ref else None,
-    )
-
-
 def _unseen(copy: KnownCopy, turns: list[Turn] | tuple[Turn, ...]) -> list[Turn]:
     """The turns the copy does not hold yet (a turn said twice counts twice)."""
     left: Counter[str] = Counter(copy.keys)
@@ -351,40 +287,6 @@ def _unseen(copy: KnownCopy, turns: list[Turn] | tuple[Turn, ...]) -> list[Turn]
     return fresh
 
 
-def _filled_times(turns: tuple[Turn, ...]) -> dict[int, str | None]:
-    """Each turn's time, by ``id``; a turn without one takes the time of the
-    turn before it in its conversation, or at the start the first one after."""
-    out: dict[int, str | None] = {}
-    last: dict[object, str | None] = {}
-    waiting: dict[object, list[Turn]] = {}
-    for turn in turns:
-        thread = (turn.thread, turn.group)
-        if turn.time:
-            for earlier in waiting.pop(thread, []):
-                out[id(earlier)] = turn.time
-            last[thread] = turn.time
-            out[id(turn)] = turn.time
-        elif last.get(thread):
-            out[id(turn)] = last[thread]
-        else:
-            waiting.setdefault(thread, []).append(turn)
-            out[id(turn)] = None
-    return out
-
-
-def _units(job: IngestJob, times: dict[int, str | None]) -> list[_Unit]:
-    if job.parsed.note is not None:
-        assert job.copy is not None
-        offset = job.copy.note_offset
-        return [_Unit(text, f"{job.rel}#L{offset + line}") for line, text in note_units(job.parsed.note)]
-    units = []
-    for turn, number in job.new_turns:
-        anchor = f"{job.rel}#^t{number}"
-        src = f"{turn.ref};{anchor}" if turn.ref else anchor
-        units.append(_Unit(turn.text, src, times.get(id(turn)), turn.speaker))
-    return units
-
-
 def _commit(vault: Vault, rel: str, name: str, turns: int, entries: int) -> tuple[str | None, tuple[str, ...]]:
     """Commit the source copy as memd's own change right away, so a later
     hand-edit commit never sweeps it up. CURRENT's appends wait for the next
@@ -396,54 +298,3 @@ def _commit(vault: Vault, rel: str, name: str, turns: int, entries: int) -> tupl
         vault, f"ingest: {name} -> {rel} ({what}, {entries} entries)", [rel], {"Memd-Source": rel}
     )
     return sha, tuple(f"source {note}" for note in [note] if note)
-
-
-def note_units(note: str) -> list[tuple[int, str]]:
-    """(1-based line, text) of each paragraph and list item of a Markdown note,
-    outside frontmatter and code blocks; headings are not statements."""
-    lines = note.split("\n")
-    units: list[tuple[int, str]] = []
-    current: list[str] = []
-    start = 0
-    fence: str | None = None
-    skip_to = -1
-    if lines and lines[0].strip() == "---":
-        skip_to = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), -1)
-
-    def flush() -> None:
-        if current:
-            units.append((start, " ".join(current)))
-            current.clear()
-
-    size = 0
-
-    for i, raw in enumerate(lines):
-        line = raw.strip()
-        if i <= skip_to:
-            continue
-        marker = _FENCE.match(line)
-        if fence is not None:
-            if marker and line.startswith(fence):
-                fence = None
-            continue
-        if marker:
-            flush()
-            fence = marker.group(1)
-            continue
-        if not line or line.startswith("#") or set(line) <= set("-*_=|: "):
-            flush()
-            continue
-        item = _ITEM.match(raw)
-        if item:
-            flush()
-        if item:
-            line = raw[item.end() :].strip()
-        line = _SIGNATURE.sub("", line.lstrip("> ").strip())
-        if current and size + len(line) > UNIT_CHARS:
-            flush()
-        if not current:
-            start, size = i + 1, 0
-        current.append(line)
-        size += len(line) + 1
-    flush()
-    return [(line, text) for line, text in units if text.strip()]
