@@ -14,46 +14,20 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-import subprocess
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from .crashpoints import crashpoint
-from .errors import MemdError
+from .errors import GitError
+from .gitcli import check, last_line, run_bytes, run_git
 from .vault import Vault
 
 ZERO = "0" * 40
 _AUTHOR = re.compile(r"^\s*(?P<name>[^<]+?)\s*<(?P<email>[^>]+)>\s*$")
 _STALE_AFTER = 60.0  # seconds; only where running processes cannot be inspected
 GIT_LOCK_TIMEOUT = 60.0
-
-
-class GitError(MemdError):
-    """Git refused; callers turn this into a warning, never a lost change."""
-
-
-def run_git(
-    vault: Vault,
-    *args: str,
-    env: Mapping[str, str] | None = None,
-    stdin: str | None = None,
-    timeout: float | None = None,
-) -> subprocess.CompletedProcess[str]:
-    """Run git in the vault; a missing git is a ``GitError``. With ``timeout``,
-    ``subprocess.TimeoutExpired`` reaches the caller (network commands say what it means)."""
-    try:
-        return subprocess.run(
-            ["git", "-C", str(vault.root), *args],
-            capture_output=True,
-            text=True,
-            input=stdin,
-            timeout=timeout,
-            env={**os.environ, **(env or {})},
-        )
-    except OSError as err:
-        raise GitError(f"git could not run: {err.strerror}") from None
 
 
 def git_dir(vault: Vault) -> Path | None:
@@ -172,15 +146,15 @@ def commit_exact(vault: Vault, message: str, files: Mapping[str, bytes | None], 
             index = gdir / "memd-index"
             index_env = {"GIT_INDEX_FILE": str(index)}
             try:
-                _check(run_git(vault, "read-tree", *([head] if head else ["--empty"]), env=index_env), "read-tree")
-                _check(run_git(vault, "update-index", "--index-info", env=index_env, stdin=info), "update-index")
-                tree = _check(run_git(vault, "write-tree", env=index_env), "write-tree").stdout.strip()
+                check(run_git(vault, "read-tree", *([head] if head else ["--empty"]), env=index_env), "read-tree")
+                check(run_git(vault, "update-index", "--index-info", env=index_env, stdin=info), "update-index")
+                tree = check(run_git(vault, "write-tree", env=index_env), "write-tree").stdout.strip()
             finally:
                 index.unlink(missing_ok=True)
             if head and run_git(vault, "rev-parse", f"{head}^{{tree}}").stdout.strip() == tree:
                 return None
             parents = ["-p", head] if head else []
-            made = _check(run_git(vault, "commit-tree", tree, *parents, env=env, stdin=message), "commit-tree")
+            made = check(run_git(vault, "commit-tree", tree, *parents, env=env, stdin=message), "commit-tree")
             sha = made.stdout.strip()
             crashpoint()  # a commit object exists, HEAD does not point at it yet
             moved = run_git(vault, "update-ref", "-m", f"commit: {message.splitlines()[0]}", "HEAD", sha, head or ZERO)
@@ -190,22 +164,9 @@ def commit_exact(vault: Vault, message: str, files: Mapping[str, bytes | None], 
                 run_git(vault, "update-index", "--index-info", stdin=info)
                 return sha
             clear_stale_locks(vault)  # HEAD moved (someone committed) or a lock was in the way: again
-        raise GitError(f"could not update HEAD: {moved.stderr.strip()}")
+        raise GitError(f"could not update HEAD: {last_line(moved.stderr)}")
 
 
 def _hash_object(vault: Vault, content: bytes) -> str:
-    try:
-        result = subprocess.run(
-            ["git", "-C", str(vault.root), "hash-object", "-w", "--stdin"], input=content, capture_output=True
-        )
-    except OSError as err:
-        raise GitError(f"git could not run: {err.strerror}") from None
-    if result.returncode != 0:
-        raise GitError(f"git hash-object failed: {result.stderr.decode(errors='replace').strip()}")
-    return result.stdout.decode().strip()
-
-
-def _check(result: subprocess.CompletedProcess[str], what: str) -> subprocess.CompletedProcess[str]:
-    if result.returncode != 0:
-        raise GitError(f"git {what} failed: {(result.stderr or result.stdout).strip()}")
-    return result
+    stored = check(run_bytes(vault.root, "hash-object", "-w", "--stdin", stdin=content), "hash-object")
+    return stored.stdout.decode().strip()

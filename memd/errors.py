@@ -57,3 +57,11 @@ class DocumentError(MemdError):
 
 class NotFound(MemdError):
     """A document, line range or record that does not exist."""
+
+
+class GitError(MemdError):
+    """Git is missing or refused; callers turn this into a warning, never a lost change."""
+
+
+class GitTimeout(GitError):
+    """A git command gave no answer within its time limit (it was stopped)."""

@@ -7,16 +7,15 @@ lives inside a larger repository never commits anything else.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .commits import GitError, commit_exact
-from .errors import FormatError
+from .commits import commit_exact
+from .errors import FormatError, GitError
+from .gitcli import run_git
 from .layout import VERSIONED
 from .vault import Vault
 
@@ -44,20 +43,11 @@ class Commit:
         return "other"
 
 
-def git(vault: Vault, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "-C", str(vault.root), *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
-
-
 def blocked(vault: Vault) -> str | None:
     """Why memd cannot commit now (None when it can)."""
     try:
-        result = git(vault, "rev-parse", "--git-dir")
-    except OSError:
+        result = run_git(vault, "rev-parse", "--git-dir")
+    except GitError:
         return "git is not installed"
     if result.returncode != 0:
         return "the vault is not in a git repository (run `git init` in it)"
@@ -81,7 +71,7 @@ def _specs(vault: Vault) -> list[str]:
 
 
 def _tracked(vault: Vault, path: str) -> bool:
-    return bool(git(vault, "ls-files", "--", path).stdout.strip())
+    return bool(run_git(vault, "ls-files", "--", path).stdout.strip())
 
 
 # Notes anywhere in the vault are memory too (memd/layout.py); what they match
@@ -99,7 +89,7 @@ def _memory(vault: Vault, rel: str) -> bool:
 def changed_paths(vault: Vault) -> list[str]:
     """Vault files that differ from the last commit (vault-relative)."""
     specs = [*_specs(vault), *_NOTE_SPECS]
-    out = git(vault, "status", "--porcelain", "-z", "--untracked-files=all", "--", *specs).stdout
+    out = run_git(vault, "status", "--porcelain", "-z", "--untracked-files=all", "--", *specs).stdout
     paths = []
     records = out.split("\0")
     i = 0
@@ -110,7 +100,7 @@ def changed_paths(vault: Vault) -> list[str]:
             if record[0] in "RC":
                 i += 1  # a rename's source path follows
         i += 1
-    prefix = git(vault, "rev-parse", "--show-prefix").stdout.strip()
+    prefix = run_git(vault, "rev-parse", "--show-prefix").stdout.strip()
     found = {p[len(prefix) :] if prefix and p.startswith(prefix) else p for p in paths}
     return sorted(p for p in found if _memory(vault, p))
 
@@ -193,7 +183,7 @@ def _only_appended(vault: Vault, path: str) -> bool:
     """True when the working file is the committed one plus new signed entries."""
     if path != "CURRENT.md":
         return False
-    committed = git(vault, "show", f"HEAD:./{path}")
+    committed = run_git(vault, "show", f"HEAD:./{path}")
     if committed.returncode != 0:
         return False
     try:
@@ -210,7 +200,7 @@ def log(vault: Vault, limit: int = 50) -> list[Commit]:
     if blocked(vault) == "the vault is not in a git repository (run `git init` in it)":
         return []
     fmt = "%H%x1f%an%x1f%ae%x1f%aI%x1f%s%x1f%b%x1e"
-    result = git(vault, "log", f"-n{limit}", f"--format={fmt}", "--", *_specs(vault), *_NOTE_SPECS)
+    result = run_git(vault, "log", f"-n{limit}", f"--format={fmt}", "--", *_specs(vault), *_NOTE_SPECS)
     commits = []
     for record in result.stdout.split("\x1e"):
         fields = record.strip("\n").split("\x1f")
@@ -235,7 +225,7 @@ def seqs_by_commit(vault: Vault, after: str | None = None) -> list[tuple[str, li
     (only those after commit ``after`` when given)."""
     machine = machine_email(vault)
     span = [f"{after}..HEAD"] if after else []
-    listing = git(
+    listing = run_git(
         vault,
         "log",
         "--full-history",
@@ -267,7 +257,7 @@ def removed_by_person(vault: Vault) -> set[int]:
     from .signature import SeqSet
 
     machine = machine_email(vault)
-    listing = git(vault, "log", "--format=%ae%x1f%b%x1e", "--grep=^Memd-Removed:", "--", "CURRENT.md")
+    listing = run_git(vault, "log", "--format=%ae%x1f%b%x1e", "--grep=^Memd-Removed:", "--", "CURRENT.md")
     found: set[int] = set()
     for record in listing.stdout.split("\x1e"):
         email, _, body = record.strip("\n").partition("\x1f")
@@ -286,7 +276,7 @@ def removed_in_own_commits(vault: Vault, seqs: set[int], since: str) -> set[int]
     """Which of ``seqs`` a person removed in a commit they made themselves
     (not one memd made for them) since ``since`` (an ISO time)."""
     machine = machine_email(vault)
-    listing = git(vault, "log", f"--since={since}", "--format=%H%x1f%ae%x1f%B%x1e", "--", "CURRENT.md", "topics")
+    listing = run_git(vault, "log", f"--since={since}", "--format=%H%x1f%ae%x1f%B%x1e", "--", "CURRENT.md", "topics")
     found: set[int] = set()
     for record in listing.stdout.split("\x1e"):
         sha, _, rest = record.strip("\n").partition("\x1f")
@@ -305,7 +295,7 @@ def seqs_at(vault: Vault, rev: str, paths: tuple[str, ...] = ("CURRENT.md", "top
 
     if not paths:
         return set()
-    out = git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", rev, "--", *paths).stdout
+    out = run_git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", rev, "--", *paths).stdout
     seqs: set[int] = set()
     for value in _SEQ_VALUE.findall(out):
         try:
@@ -321,17 +311,17 @@ def seqs_at_head(vault: Vault, paths: list[str]) -> set[int]:
 
 
 def head(vault: Vault) -> str | None:
-    result = git(vault, "rev-parse", "--verify", "-q", "HEAD")
+    result = run_git(vault, "rev-parse", "--verify", "-q", "HEAD")
     return result.stdout.strip() or None
 
 
 def is_ancestor(vault: Vault, older: str, newer: str) -> bool:
-    return git(vault, "merge-base", "--is-ancestor", older, newer).returncode == 0
+    return run_git(vault, "merge-base", "--is-ancestor", older, newer).returncode == 0
 
 
 def undone_by(vault: Vault) -> dict[str, str]:
     """Undo commit -> the consolidation it undid (its ``Memd-Undo`` trailer)."""
-    out = git(vault, "log", "--grep=^Memd-Undo:", "--format=%H%x1f%B%x1e").stdout
+    out = run_git(vault, "log", "--grep=^Memd-Undo:", "--format=%H%x1f%B%x1e").stdout
     found = {}
     for record in out.split("\x1e"):
         sha, _, body = record.strip("\n").partition("\x1f")

@@ -22,7 +22,6 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from typing import Any
 
 from .atomic import atomic_write
 from .errors import MemdError
+from .gitcli import run_git
 from .vault import Vault
 
 CAPTURE = "hook claude-capture"
@@ -189,10 +189,7 @@ def render_pre_commit(vault_rel: str = ".", memd: str = "memd") -> str:
 
 
 def _git(vault: Vault, *args: str) -> str:
-    try:
-        done = subprocess.run(["git", "-C", str(vault.root), *args], capture_output=True, text=True)
-    except OSError as err:
-        raise HookError(f"cannot run git: {err.strerror}") from None
+    done = run_git(vault, *args)
     if done.returncode != 0:
         raise HookError(f"{vault.root} is not in a git repository (run `git init` there first)")
     return done.stdout.strip()

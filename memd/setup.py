@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import gitcli
 from .atomic import atomic_write
 from .config import CONFIG_TEMPLATE
-from .errors import VaultError
+from .errors import GitError, VaultError
 from .history import commit_as_memd, vault_specs
 from .state import State, write_state
 from .vault import CURRENT_TEMPLATE, GITIGNORE_TEMPLATE, Vault, in_git_repo, missing_ignores
@@ -57,10 +57,9 @@ def init_vault(path: Path) -> InitResult:
     git_initialised = False
     if not in_git_repo(vault.root):
         try:
-            subprocess.run(["git", "init", "-q", str(vault.root)], check=True, capture_output=True)
-            git_initialised = True
-        except (OSError, subprocess.CalledProcessError):
-            pass  # git is optional for the files; consolidation says so when it cannot commit
+            git_initialised = gitcli.run(None, "init", "-q", str(vault.root)).returncode == 0
+        except GitError:
+            git_initialised = False  # git is optional for the files; consolidation says so when it cannot commit
     if git_initialised:
         commit_as_memd(vault, "init: memd vault", vault_specs(vault))  # so later edits stand out
     return InitResult(vault, tuple(created), git_initialised, ignores_added)

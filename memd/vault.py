@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import gitcli
 from .atomic import read_text
 from .config import Config, load_config
 from .document import Document, parse_document
-from .errors import NotFound, VaultError, VaultNotFound
+from .errors import GitError, NotFound, VaultError, VaultNotFound
 from .layout import CURRENT_NAME, DOCUMENT_KINDS, INBOX, WINDOWS_RESERVED, classify, counts_entries, skipped_dir
 from .layout import doc_id as _doc_id
 
@@ -277,9 +277,7 @@ def find_vault(explicit: str | os.PathLike[str] | None = None, cwd: Path | None 
 
 def in_git_repo(path: Path) -> bool:
     try:
-        result = subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True
-        )
-    except OSError:
+        result = gitcli.run(path, "rev-parse", "--is-inside-work-tree")
+    except GitError:
         return False
     return result.returncode == 0 and result.stdout.strip() == "true"

@@ -133,3 +133,56 @@ def test_no_code_outside_the_engine_package_tests_an_engine_name() -> None:
             if "engine.name" in line or '== "llm"' in line or "== 'llm'" in line:
                 offenders.append(f"{path.relative_to(PACKAGE.parent)}:{number}: {line.strip()}")
     assert not offenders, offenders
+
+
+GIT_SEAM = PACKAGE / "gitcli.py"
+_SPAWNERS = ("subprocess.", "os.system", "os.popen", "os.exec", "os.spawn", "os.posix_spawn")
+
+
+def git_spawns(source: str) -> list[int]:
+    """Lines that start git themselves: a process-spawning call naming git, or
+    a command line built as a list or tuple that begins with "git"."""
+
+    def is_git(node: ast.AST) -> bool:
+        return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(" ")[0] == "git"
+
+    tree = ast.parse(source)
+    # Names that hold "git" (`GIT = "git"`) name it too.
+    aliases = {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and is_git(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+    def names_git(node: ast.AST) -> bool:
+        return is_git(node) or (isinstance(node, ast.Name) and node.id in aliases)
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func).startswith(_SPAWNERS):
+            if any(names_git(inner) for arg in [*node.args, *node.keywords] for inner in ast.walk(arg)):
+                found.append(node.lineno)
+        elif isinstance(node, (ast.List, ast.Tuple)) and node.elts and names_git(node.elts[0]):
+            found.append(node.lineno)
+    return sorted(set(found))
+
+
+def test_only_the_git_seam_starts_git() -> None:
+    offenders = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != GIT_SEAM
+        for line in git_spawns(path.read_text(encoding="utf-8"))
+    ]
+    assert not offenders, f"start git through memd.gitcli: {offenders}"
+
+
+def test_the_git_spawn_finder_sees_each_way_of_starting_git() -> None:
+    assert git_spawns('subprocess.run(["git", "-C", root, "status"])') == [1]
+    assert git_spawns("import os\nos.system('git status')") == [2]
+    assert git_spawns('argv = ("git", "log")\nsubprocess.Popen(argv)') == [1]
+    assert git_spawns('GIT = "git"\nsubprocess.run([GIT, "init"])') == [2]
+    assert git_spawns('subprocess.run([sys.executable, "-m", "memd"])\nChoice(["claude", "git"])') == []
+    assert git_spawns(GIT_SEAM.read_text(encoding="utf-8")) != []  # the seam itself would be found

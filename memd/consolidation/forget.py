@@ -14,9 +14,9 @@ from typing import Any
 
 from .. import acks
 from ..atomic import atomic_write, read_text
-from ..commits import GitError, commit_exact
+from ..commits import commit_exact
 from ..document import Entry, parse_document
-from ..errors import NotFound, VaultError
+from ..errors import GitError, NotFound, VaultError
 from ..history import blocked
 from ..signature import SeqSet
 from ..vault import Vault

@@ -17,12 +17,11 @@ from dataclasses import dataclass, field, replace
 from .. import acks, cancel, ledger
 from ..atomic import atomic_write, read_text
 from ..buffer import buffer_status
-from ..commits import GitError
 from ..document import Document, Entry, make_entry, parse_document
 from ..engine import get_engine
 from ..engine.base import Engine, Item, Section, Supersession
 from ..engine.shortlist import route_shortlist
-from ..errors import FormatError
+from ..errors import FormatError, GitError
 from ..history import blocked, commit_hand_edits
 from ..signature import SeqSet
 from ..state import State, advance_past, allocate, highest_seq, read_state, render_state

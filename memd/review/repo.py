@@ -9,16 +9,13 @@ inside a larger repository.
 from __future__ import annotations
 
 import itertools
-import os
 import re
-import subprocess
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import IO
 
-from ..errors import FormatError, MemdError
+from ..errors import FormatError, GitError, MemdError
+from ..gitcli import cat_file, last_line, run_git
 from ..vault import Vault
 
 # The files whose history is the memory's history.
@@ -90,8 +87,8 @@ class Repo:
     @classmethod
     def open(cls, vault: Vault) -> Repo:
         try:
-            result = _git(vault, "rev-parse", "--show-prefix")
-        except OSError:
+            result = run_git(vault, "rev-parse", "--show-prefix")
+        except GitError:
             raise HistoryError("git is not installed; the vault's history cannot be read") from None
         if result.returncode != 0:
             raise HistoryError(f"{vault.root} is not in a git repository, so it has no history to review")
@@ -100,13 +97,13 @@ class Repo:
 
     # -- running git --------------------------------------------------------
     def git(self, *args: str, check: bool = True) -> str:
-        result = _git(self.vault, *args)
+        result = run_git(self.vault, *args)
         if check and result.returncode != 0:
-            raise HistoryError(f"git {args[0]} failed: {result.stderr.strip() or result.stdout.strip()}")
+            raise HistoryError(f"git {args[0]} failed: {last_line(result.stderr or result.stdout)}")
         return result.stdout
 
     def head(self) -> str | None:
-        result = _git(self.vault, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+        result = run_git(self.vault, "rev-parse", "--verify", "-q", "HEAD^{commit}")
         return result.stdout.strip() or None
 
     # -- revisions ----------------------------------------------------------
@@ -119,7 +116,7 @@ class Repo:
             raise HistoryError(f"invalid revision {rev!r}")
         if _DATE.match(text):
             return self._at_date(text)
-        result = _git(self.vault, "rev-parse", "--verify", "-q", "--end-of-options", f"{text}^{{commit}}")
+        result = run_git(self.vault, "rev-parse", "--verify", "-q", "--end-of-options", f"{text}^{{commit}}")
         if result.returncode != 0 or not result.stdout.strip():
             raise HistoryError(f"no commit {rev!r} in the vault's history (try `memd log`)")
         return result.stdout.strip()
@@ -241,67 +238,16 @@ class Repo:
         specs = [self._spec(name) for name in names]
         if any("\n" in spec for spec in specs):
             raise HistoryError("a path with a line break cannot be read from git")
-        request = "".join(f"{spec}\n" for spec in specs).encode("utf-8", "surrogateescape")
-        with subprocess.Popen(
-            ["git", "-C", str(self.vault.root), "cat-file", "--batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=_env(),
-        ) as process:
-            assert process.stdin is not None and process.stdout is not None
-            # The request is written from a thread while the answer (megabytes,
-            # for many versions of a topic) is read in one go.
-            writer = threading.Thread(target=_send, args=(process.stdin, request), daemon=True)
-            writer.start()
-            data = process.stdout.read()
-            writer.join()
-        if process.returncode != 0:
-            raise HistoryError(f"git cat-file failed with exit code {process.returncode}")
-        found: dict[str, bytes | None] = {}
-        at = 0
-        for name in names:
-            end = data.index(b"\n", at)
-            header = data[at:end].split()
-            at = end + 1
-            if len(header) == 3 and header[1] == b"blob":
-                size = int(header[2])
-                found[name] = data[at : at + size]
-                at += size + 1
-            elif len(header) == 3:
-                at += int(header[2]) + 1  # a tree or commit: not a file
-                found[name] = None
-            else:
-                found[name] = None
-        return found
+        try:
+            found = cat_file(self.vault.root, specs)
+        except GitError as err:
+            raise HistoryError(str(err)) from None
+        # A tree or a commit is not a file.
+        return {name: obj.data if obj and obj.kind == "blob" else None for name, obj in zip(names, found, strict=True)}
 
     def _spec(self, name: str) -> str:
         rev, colon, path = name.partition(":")
         return f"{rev}:{self.full(path)}" if colon else name
-
-
-def _send(pipe: IO[bytes], data: bytes) -> None:
-    try:
-        pipe.write(data)
-        pipe.close()
-    except OSError:
-        pass  # git exited early; its exit code says why
-
-
-def _env() -> dict[str, str]:
-    # Plumbing output must not depend on the user's pager or colour settings.
-    return {**os.environ, "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
-
-
-def _git(vault: Vault, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "-c", "core.quotepath=false", "-C", str(vault.root), *args],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        errors="surrogateescape",
-        env=_env(),
-    )
 
 
 def decode(data: bytes) -> str:

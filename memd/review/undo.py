@@ -73,7 +73,8 @@ class UndoOutcome:
 def undo(vault: Vault, rev: str | None = None, *, dry_run: bool = False) -> UndoOutcome:
     """Revert the consolidation ``rev`` (default: the last one not undone yet)."""
     from ..consolidation.run import recover
-    from ..history import GitError, blocked, changed_paths, commit_hand_edits
+    from ..errors import GitError
+    from ..history import blocked, changed_paths, commit_hand_edits
 
     with vault.locked():
         notes = [note for note in [recover(vault)] if note]

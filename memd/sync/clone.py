@@ -7,17 +7,16 @@ from its first ``memd add``. An empty remote gets a new vault, pushed.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import VaultError
+from ..errors import GitTimeout, VaultError
+from ..gitcli import last_line, run
 from ..vault import Vault
 from .flow import sync
-from .gitops import NETWORK_TIMEOUT, RemoteUnreachable, SyncError, _last_line, _network_env
+from .gitops import NETWORK_TIMEOUT, RemoteUnreachable, SyncError
 from .report import SyncReport
 
 
@@ -37,23 +36,15 @@ def clone_vault(url: str, path: Path, timeout: float = NETWORK_TIMEOUT) -> Clone
         raise VaultError(f"{path} already exists and is not empty; choose a new folder for the clone")
     existed = path.exists()
     try:
-        result = subprocess.run(
-            ["git", "clone", "--quiet", "--origin", "origin", url, str(path)],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env={**os.environ, **_network_env()},
-        )
-    except subprocess.TimeoutExpired:
+        result = run(None, "clone", "--quiet", "--origin", "origin", url, str(path), timeout=timeout, network=True)
+    except GitTimeout:
         _remove(path, existed)
         raise RemoteUnreachable(f"git clone gave no answer in {timeout:g}s; is {url} reachable?") from None
-    except OSError as err:
-        raise VaultError(f"git could not run: {err.strerror}") from None
     if result.returncode != 0:
         _remove(path, existed)
-        raise RemoteUnreachable(f"could not clone {url}: {_last_line(result.stderr)}")
+        raise RemoteUnreachable(f"could not clone {url}: {last_line(result.stderr)}")
     root = path.resolve()
-    empty = subprocess.run(["git", "-C", str(root), "rev-parse", "-q", "--verify", "HEAD"], capture_output=True)
+    empty = run(root, "rev-parse", "-q", "--verify", "HEAD")
     created = empty.returncode != 0
     if created:
         from ..history import commit_as_memd, vault_specs

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import atomic_write
-from ..commits import run_git
 from ..errors import FormatError
+from ..gitcli import run_git
 from ..vault import Vault
 
 SPAN = 1_000_000_000

@@ -13,12 +13,11 @@
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from ..errors import FormatError
+from ..gitcli import run_bytes
 from ..state import State, parse_state, render_state
 from .device import Registry, parse_registry
 
@@ -74,8 +73,5 @@ def merge_text(base: bytes | None, ours: bytes, theirs: bytes) -> bytes | None:
             path = Path(folder) / name
             path.write_bytes(content)
             paths.append(str(path))
-        try:
-            result = subprocess.run(["git", "merge-file", "-p", *paths], capture_output=True)
-        except OSError as err:
-            raise FormatError(f"git could not run: {err.strerror}") from None
+        result = run_bytes(None, "merge-file", "-p", *paths)
     return result.stdout if result.returncode == 0 else None

@@ -17,11 +17,12 @@
 from __future__ import annotations
 
 from .. import acks
-from ..commits import GitError, git_lock, run_git
+from ..commits import git_lock
 from ..consolidation.journal import finish_commit
 from ..consolidation.restore import restore
 from ..crashpoints import crashpoint
-from ..errors import FormatError
+from ..errors import FormatError, GitError
+from ..gitcli import run_bytes, run_git
 from ..history import blocked, commit_as_memd, commit_hand_edits
 from ..signature import SeqSet
 from ..state import forget_cache, seqs_in_text
@@ -186,9 +187,7 @@ def _own_changes(vault: Vault) -> dict[str, bytes | None]:
 
 
 def _at_head(vault: Vault, repo_path: str) -> bytes | None:
-    import subprocess
-
-    result = subprocess.run(["git", "-C", str(vault.root), "show", f"HEAD:{repo_path}"], capture_output=True)
+    result = run_bytes(vault.root, "show", f"HEAD:{repo_path}")
     return result.stdout if result.returncode == 0 else None
 
 

@@ -9,15 +9,15 @@ unreachable remote is a clear error, never a hang.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..commits import ZERO, GitError, author_env, git_dir, run_git
-from ..errors import MemdError
+from ..commits import ZERO, author_env, git_dir
+from ..errors import GitError, GitTimeout, MemdError
+from ..gitcli import cat_file, check, last_line, run, run_git
 from ..vault import Vault
 
 NETWORK_TIMEOUT = 120.0
@@ -41,12 +41,6 @@ class Remote:
         return f"refs/remotes/{self.name}/{self.branch}"
 
 
-def _check(result: subprocess.CompletedProcess[str], what: str) -> str:
-    if result.returncode != 0:
-        raise GitError(f"git {what} failed: {(result.stderr or result.stdout).strip()}")
-    return result.stdout
-
-
 def head(vault: Vault) -> str | None:
     return run_git(vault, "rev-parse", "--verify", "-q", "HEAD").stdout.strip() or None
 
@@ -65,7 +59,7 @@ def resolve_remote(vault: Vault, name: str) -> Remote:
 
 
 def toplevel(vault: Vault) -> Path:
-    return Path(_check(run_git(vault, "rev-parse", "--show-toplevel"), "rev-parse").strip())
+    return Path(check(run_git(vault, "rev-parse", "--show-toplevel"), "rev-parse").stdout.strip())
 
 
 def prefix(vault: Vault) -> str:
@@ -73,17 +67,10 @@ def prefix(vault: Vault) -> str:
     return run_git(vault, "rev-parse", "--show-prefix").stdout.strip()
 
 
-def _network_env() -> dict[str, str]:
-    env = {"GIT_TERMINAL_PROMPT": "0"}
-    if not os.environ.get("GIT_SSH_COMMAND") and not os.environ.get("GIT_SSH"):
-        env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes -o ConnectTimeout=20"
-    return env
-
-
 def _network(vault: Vault, args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     try:
-        return run_git(vault, *args, env=_network_env(), timeout=timeout)
-    except subprocess.TimeoutExpired:
+        return run_git(vault, *args, timeout=timeout, network=True)
+    except GitTimeout:
         raise RemoteUnreachable(f"git {args[0]} gave no answer in {timeout:g}s; is the remote reachable?") from None
 
 
@@ -95,7 +82,7 @@ def fetch(vault: Vault, remote: Remote, timeout: float = NETWORK_TIMEOUT) -> str
         message = (result.stderr or result.stdout).strip()
         if "couldn't find remote ref" in message.lower():
             return None
-        raise RemoteUnreachable(f"could not fetch from {remote.name}: {_last_line(message)}")
+        raise RemoteUnreachable(f"could not fetch from {remote.name}: {last_line(message)}")
     return tracking(vault, remote)
 
 
@@ -119,13 +106,7 @@ def push(vault: Vault, remote: Remote, sha: str, timeout: float = NETWORK_TIMEOU
         run_git(vault, "update-ref", remote.tracking, sha)
         return Pushed(True, False, "")
     rejected = "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text
-    return Pushed(False, rejected, _last_line(result.stderr.strip() or result.stdout.strip()))
-
-
-def _last_line(message: str) -> str:
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    interesting = [line for line in lines if line.lower().startswith(("fatal:", "error:", "remote:"))]
-    return (interesting or lines or ["no reason given"])[-1]
+    return Pushed(False, rejected, last_line(result.stderr.strip() or result.stdout.strip()))
 
 
 def is_ancestor(vault: Vault, older: str, newer: str) -> bool:
@@ -155,7 +136,7 @@ def tree_files(vault: Vault, commit: str | None) -> dict[str, Blob]:
     """Every file in ``commit`` by repository-relative path."""
     if commit is None:
         return {}
-    out = _check(run_git(vault, "ls-tree", "-r", "-z", "--full-tree", commit), "ls-tree")
+    out = check(run_git(vault, "ls-tree", "-r", "-z", "--full-tree", commit), "ls-tree").stdout
     files = {}
     for record in out.split("\0"):
         if not record:
@@ -171,23 +152,11 @@ def read_blobs(vault: Vault, shas: Iterable[str]) -> dict[str, bytes]:
     wanted = sorted(set(shas))
     if not wanted:
         return {}
-    try:
-        result = subprocess.run(
-            ["git", "-C", str(vault.root), "cat-file", "--batch"],
-            input=("\n".join(wanted) + "\n").encode(),
-            capture_output=True,
-        )
-    except OSError as err:
-        raise GitError(f"git could not run: {err.strerror}") from None
-    out, found, at = result.stdout, {}, 0
-    for sha in wanted:
-        end = out.index(b"\n", at)
-        header = out[at:end].decode().split()
-        if len(header) != 3:
+    found = {}
+    for sha, obj in zip(wanted, cat_file(vault.root, wanted), strict=True):
+        if obj is None:
             raise GitError(f"git cat-file could not read {sha}")
-        size = int(header[2])
-        found[sha] = out[end + 1 : end + 1 + size]
-        at = end + 1 + size + 1
+        found[sha] = obj.data
     return found
 
 
@@ -202,16 +171,8 @@ def write_blobs(vault: Vault, contents: Mapping[str, bytes]) -> dict[str, str]:
             name = Path(folder) / str(number)
             name.write_bytes(contents[path])
             names.append(str(name))
-        try:
-            result = subprocess.run(
-                ["git", "-C", str(vault.root), "hash-object", "-w", "--no-filters", "--stdin-paths"],
-                input="\n".join(names) + "\n",
-                capture_output=True,
-                text=True,
-            )
-        except OSError as err:
-            raise GitError(f"git could not run: {err.strerror}") from None
-    shas = _check(result, "hash-object").split()
+        result = run_git(vault, "hash-object", "-w", "--no-filters", "--stdin-paths", stdin="\n".join(names) + "\n")
+    shas = check(result, "hash-object").stdout.split()
     if len(shas) != len(paths):
         raise GitError("git hash-object did not store every file")
     return dict(zip(paths, shas, strict=True))
@@ -231,24 +192,13 @@ def build_commit(
     with tempfile.NamedTemporaryFile(dir=gdir, prefix="memd-sync-index-") as handle:
         env = {"GIT_INDEX_FILE": handle.name}
         top = str(toplevel(vault))
-        _check(_git_at(top, ["read-tree", parent], env), "read-tree")
-        _check(_git_at(top, ["update-index", "--index-info"], env, info), "update-index")
-        tree = _check(_git_at(top, ["write-tree"], env), "write-tree").strip()
+        check(run(top, "read-tree", parent, env=env), "read-tree")
+        check(run(top, "update-index", "--index-info", env=env, stdin=info), "update-index")
+        tree = check(run(top, "write-tree", env=env), "write-tree").stdout.strip()
     args = ["commit-tree", tree]
     for sha in parents:
         args += ["-p", sha]
-    return _check(_git_at(top, args, author_env(author, vault), message), "commit-tree").strip()
-
-
-def _git_at(
-    top: str, args: list[str], env: Mapping[str, str], stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            ["git", "-C", top, *args], capture_output=True, text=True, input=stdin, env={**os.environ, **env}
-        )
-    except OSError as err:
-        raise GitError(f"git could not run: {err.strerror}") from None
+    return check(run(top, *args, env=author_env(author, vault), stdin=message), "commit-tree").stdout.strip()
 
 
 def move_head(vault: Vault, new: str, old: str, message: str) -> bool:
@@ -264,4 +214,4 @@ def refresh_index(vault: Vault, commit: str, paths: Iterable[str]) -> None:
     if not wanted:
         return
     info = "".join(f"{files[p][0]} {files[p][1]}\t{p}\n" if p in files else f"0 {ZERO}\t{p}\n" for p in wanted)
-    _git_at(str(toplevel(vault)), ["update-index", "--index-info"], {}, info)
+    run(toplevel(vault), "update-index", "--index-info", stdin=info)
