@@ -8,9 +8,10 @@ Not a test: run by hand and copy the figures into the README.
     python bench/bench_vectors.py --backend tantivy   # another lexical backend (sets MEMD_INDEX_BACKEND)
 
 1. Embedding: a vault of 10,000 chat-like entries (words drawn from the
-   hand-written chats in bench/data/informal-chat, 6 to 30 words each, every
-   text distinct, 50 entries a file under 5 headings) is indexed from
-   scratch, vectors included: time, CPU time, entries per second.
+   hand-written chats in bench/data/informal-chat, one to three sentences of
+   3 to 12 words each, every text distinct, 50 entries a file under 5
+   headings) is indexed from scratch, vectors included (the records' and
+   their sentences'): time, CPU time, entries per second.
 2. Steady-state latency, in one process with the model and vectors loaded
    (the daemon and the MCP server are long-lived): distinct queries (a
    question opening plus 2-5 chat words, so no query vector is reused) run
@@ -87,7 +88,10 @@ def write_vault(root: Path, entries: int, seed: int) -> Vault:
         for h in range(HEADINGS_PER_FILE):
             lines.append(f"# {' '.join(rng.choices(words, weights, k=2)).title()} {h}")
             for _ in range(ENTRIES_PER_FILE // HEADINGS_PER_FILE):
-                text = " ".join(rng.choices(words, weights, k=rng.randint(6, 30))).capitalize() + f". #{seq}"
+                # One to three sentences, as chat turns are: each of several gets a vector of its own.
+                sizes = [rng.randint(3, 12) for _ in range(rng.randint(1, 3))]
+                said = (" ".join(rng.choices(words, weights, k=k)).capitalize() + "." for k in sizes)
+                text = " ".join(said) + f" #{seq}"
                 stamp = f"2026-{1 + seq % 12:02d}-{1 + seq % 28:02d}T09:00"
                 lines.append(f"- <seq={seq},time={stamp},source=user> {text}")
                 seq += 1
@@ -181,9 +185,9 @@ class TimedSimilarity:
         with self.clock.part("similar"):
             return self.inner.top(limit)
 
-    def of(self, rid: str) -> float | None:
+    def of_records(self, rids: list[str], sentence_share: float = 0.0) -> list[float | None]:
         with self.clock.part("similar"):
-            return self.inner.of(rid)
+            return self.inner.of_records(rids, sentence_share)
 
 
 class TimedBackend:

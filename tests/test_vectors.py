@@ -253,3 +253,79 @@ def test_a_vault_with_nothing_indexed_finds_nothing(vault: Vault, memd) -> None:
     assert search(memd, "anything at all") == []
     memd("add", "Bought a second-hand road bike")
     assert search(memd, "cycling")[0]["via"] == "meaning"
+
+
+TALK = """\
+---
+id: talk
+summary: "a chat"
+---
+# Weekend
+- <seq=1,time=2026-03-01T09:00,source=chat> Ana: Busy week at work. We took the kids camping on Saturday. How are you?
+- <seq=2,time=2026-03-01T09:01,source=chat> Ben: Good, thanks!
+"""
+
+
+@pytest.fixture
+def talk(vault: Vault) -> Vault:
+    (vault.topics_dir / "talk.md").write_text(TALK, encoding="utf-8")
+    return vault
+
+
+def test_a_record_of_several_sentences_gets_a_vector_per_sentence(talk: Vault) -> None:
+    store = IndexStore(talk)
+    assert store.sync().embedded == 2 + 3  # two records, and the three sentences of the first
+    index = stored(talk)
+    assert index.part_rows.tolist() == [index.row("topics/talk.md#L6")] * 3
+    query = "a camping trip with the children"
+    similar = store.backend().similar(query)  # type: ignore[attr-defined]
+    (whole, single), (lifted, same) = (
+        similar.of_records(["topics/talk.md#L6", "topics/talk.md#L7"], share) for share in (0, 0.3)
+    )
+    best = index.best_parts([index.row("topics/talk.md#L6")], store.backend().query_vector(query))[0]  # type: ignore[attr-defined]
+    # The camping sentence is closer to the question than the record as a whole, and part of its lead counts.
+    assert best > whole
+    assert lifted == pytest.approx(whole + 0.3 * (best - whole))
+    assert same == single  # one sentence: nothing to add
+    assert similar.of_records(["topics/nowhere.md#L1"], 0.3) == [None]
+    store.close()
+
+
+def test_editing_one_sentence_embeds_that_sentence_and_its_record_only(talk: Vault) -> None:
+    store = IndexStore(talk)
+    store.sync()
+    path = talk.topics_dir / "talk.md"
+    path.write_text(path.read_text().replace("How are you?", "And you two?"), encoding="utf-8")
+    assert store.sync().embedded == 2
+    assert len(stored(talk).part_rows) == 3
+    store.close()
+
+
+def test_vectors_stored_before_sentences_are_kept_and_the_sentences_added(talk: Vault, memd) -> None:
+    store = IndexStore(talk)
+    store.sync()
+    store.close()
+    index = stored(talk)
+    original = np.array(index.matrix)
+    np.savez(
+        talk.index_dir / "vectors.npz",
+        meta=np.array(json.dumps({"format": 2, "model": "minilm-l6", "files": index.files})),
+        rids=np.array(index.rids),
+        keys=np.array(index.keys, dtype="S20"),
+        vectors=original,
+    )
+    assert len(stored(talk).part_rows) == 0 and not stored(talk).damaged
+    store = IndexStore(talk)
+    assert store.sync().embedded == 3  # the sentences; the records' own vectors are kept
+    store.close()
+    assert len(stored(talk).part_rows) == 3 and np.allclose(stored(talk).matrix, original)
+
+
+def test_sentence_vectors_that_do_not_fit_their_records_are_rebuilt(talk: Vault, memd) -> None:
+    search(memd, "camping")
+    index = stored(talk)
+    index.part_rows = np.array([0, 0, 7], dtype=np.int32)  # a row past the last record
+    index.save()
+    assert stored(talk).damaged
+    assert search(memd, "camping")[0]["text"].startswith("Ana: Busy week")
+    assert stored(talk).part_rows.tolist() == [0, 0, 0] and not stored(talk).damaged

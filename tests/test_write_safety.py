@@ -82,6 +82,63 @@ def test_a_stale_copy_of_moved_entries_is_not_filed_twice(memd: Memd) -> None:
     assert json.loads(memd("verify", "--json").output)["ok"]
 
 
+def _merge_tea_topics(memd: Memd) -> tuple[str, str, str]:
+    """Two small similar topics that the next consolidation merges; returns the
+    absorbed topic's id and text as an editor had it open, and the survivor's id."""
+    topics = memd.vault.topics_dir
+    (topics / "tea.md").write_text(
+        '---\nid: "tea"\nsummary: "green tea"\nupdated: 2026-01-01T00:00:00Z\n---\n'
+        "# Tea\n- <seq=100> Drinks green tea daily\n"
+    )
+    (topics / "tea-2.md").write_text(
+        '---\nid: "tea-2"\nsummary: "green tea jasmine"\nupdated: 2026-01-02T00:00:00Z\n---\n'
+        "# Jasmine tea\n- <seq=101> Green tea with jasmine\n- <seq=102> Jasmine pearls from the market\n"
+    )
+    git(memd.vault, "add", "-A")
+    git(memd.vault, "commit", "-qm", "tea notes")
+    opened = {name: (topics / f"{name}.md").read_text() for name in ("tea", "tea-2")}
+    memd("add", "Bought a green tea set with jasmine flowers")
+    [(survivor, absorbed)] = consolidate(memd.vault).merges
+    return absorbed, opened[absorbed], survivor
+
+
+def test_an_editors_stale_save_of_a_merged_topic_files_nothing_twice(memd: Memd) -> None:
+    absorbed, stale, survivor = _merge_tea_topics(memd)
+    assert not (memd.vault.topics_dir / f"{absorbed}.md").exists()
+    # The editor still had the absorbed topic open, and saves it, one line added by the person.
+    (memd.vault.topics_dir / f"{absorbed}.md").write_text(stale + "A note typed in the old file.\n")
+    memd("add", "Steeps oolong for three minutes")
+    result = memd("consolidate")
+    copies = stale.count("- <seq=")
+    assert f"dropped {copies} identical copies, kept 0 changed ones as new entries" in result.output
+    assert max(live_seqs(memd.vault).values()) == 1
+    text = all_text(memd.vault)
+    assert "A note typed in the old file." in text and "Steeps oolong" in text
+    for words in ("Drinks green tea daily", "Green tea with jasmine", "Jasmine pearls from the market"):
+        assert text.count(f"> {words}") == 1, words  # one entry (the summary may quote it too)
+    left = memd.vault.topics_dir / f"{absorbed}.md"  # what is left (prose) may be merged away again
+    assert not left.exists() or "- <seq=" not in left.read_text()
+    assert stale.splitlines()[-1] in (memd.vault.topics_dir / f"{survivor}.md").read_text()
+    assert json.loads(memd("verify", "--json").output)["ok"]
+
+
+def test_a_copy_the_person_changed_in_a_stale_save_stays_as_their_new_entry(memd: Memd) -> None:
+    absorbed, stale, _ = _merge_tea_topics(memd)
+    lines = stale.splitlines()
+    changed = "\n".join(line + " (decaf)" if line.startswith("- <seq=") else line for line in lines) + "\n"
+    (memd.vault.topics_dir / f"{absorbed}.md").write_text(changed)
+    memd("add", "Steeps oolong for three minutes")
+    copies = stale.count("- <seq=")
+    assert f"dropped 0 identical copies, kept {copies} changed ones" in memd("consolidate").output
+    assert max(live_seqs(memd.vault).values()) == 1
+    text = all_text(memd.vault)
+    for line in lines:
+        if line.startswith("- <seq="):
+            words = line.split("> ", 1)[1]
+            assert f"> {words}\n" in text and f"\n- {words} (decaf)\n" in text  # memd's entry, and the person's
+    assert json.loads(memd("verify", "--json").output)["ok"]
+
+
 def test_verify_reports_a_buffered_entry_deleted_without_a_commit(memd: Memd) -> None:
     memd("add", "Takes coffee with oat milk\nAllergic to peanuts\nRuns on Tuesdays")
     assert json.loads(memd("verify", "--json").output)["buffered"] == 3

@@ -34,6 +34,7 @@ from .outcome import ConsolidationError, Move, Outcome, commit_message
 from .recovery import recover
 from .restore import Vanished, drop_stale_copies, restore
 from .sections import adopt_unsigned, sections_of
+from .stale import drop_topic_copies
 from .upkeep import merge_topics, split_topic
 from .verify import account
 from .workspace import Workspace
@@ -117,6 +118,9 @@ def _attempt(
         wiped = restore(vault, space.held) if not dry_run else Vanished((), ())
         if wiped.restored:
             warnings.append(f"put back {len(wiped.restored)} entries an editor's save had removed from CURRENT.md")
+        twice = drop_topic_copies(space)
+        if twice.total:
+            warnings.append(twice.describe())
         current_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
         current = parse_document(current_text)
         status = buffer_status(vault, current)

@@ -3,7 +3,9 @@
 ``IndexStore.backend()`` hands ``retrieve`` a ``HybridBackend`` when the
 vault's embedding model is installed: every lexical call goes to the lexical
 backend, and ``similar(query)`` embeds the query (remembered per process) and
-takes its product with every stored vector (``memd.index.vectors``).
+takes its product with every stored vector (``memd.index.vectors``). A
+candidate's similarity may also count its closest sentence's
+(``Similarity.of_records``), read for the candidates only, not for every record.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from .records import Record
 class Similarity:
     """Cosine similarities of one query to all records with a vector."""
 
-    def __init__(self, vectors: Any, scores: Any) -> None:
+    def __init__(self, vectors: Any, scores: Any, query: Any = None) -> None:
         self.vectors = vectors
         self.scores = scores
+        self.query = query
 
     def top(self, limit: int) -> list[tuple[str, float]]:
         """(record id, similarity), best first."""
@@ -34,9 +37,22 @@ class Similarity:
         rows = rows[np.argsort(-self.scores[rows], kind="stable")]
         return [(self.vectors.rids[row], float(self.scores[row])) for row in rows]
 
-    def of(self, rid: str) -> float | None:
-        row = self.vectors.row(rid)
-        return None if row is None else float(self.scores[row])
+    def of_records(self, rids: Sequence[str], sentence_share: float = 0.0) -> list[float | None]:
+        """Each record's similarity (None without a vector), plus ``sentence_share``
+        of the lead its closest sentence has over the record as a whole: a
+        sentence that answers the query is diluted by the rest of the record in
+        the record's own vector."""
+        import numpy as np
+
+        rows = [self.vectors.row(rid) for rid in rids]
+        known = np.array([row for row in rows if row is not None], dtype=np.int64)
+        whole = self.scores[known] if len(known) else np.zeros(0, dtype=np.float32)
+        if sentence_share and self.query is not None and len(known):
+            best = self.vectors.best_parts(known, self.query)
+            lead = np.where(np.isnan(best), 0.0, np.maximum(0.0, best - whole))
+            whole = whole + sentence_share * lead
+        values = iter(whole.tolist())
+        return [None if row is None else next(values) for row in rows]
 
 
 class HybridBackend:
@@ -66,7 +82,7 @@ class HybridBackend:
         from .embedding import one_blas_thread
 
         with one_blas_thread():
-            return Similarity(self.vectors, self.vectors.scores(vector))
+            return Similarity(self.vectors, self.vectors.scores(vector), vector)
 
     def replace_files(self, removed: Iterable[str], records: Sequence[Record]) -> None:
         self.lexical.replace_files(removed, records)

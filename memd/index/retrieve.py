@@ -7,8 +7,11 @@ model is installed, the records nearest the query in meaning. Each gets its
 BM25 score scaled to the best hit (1.0) plus 0.75 x (similarity / the best
 similarity)^3: the power keeps only the closest few in meaning strong, so
 meaning decides between near-equal word matches and brings in the entries
-that say the thing in other words. (Measured against reciprocal rank fusion,
-min-max scaling, and meaning as a mere candidate source: see the README.)
+that say the thing in other words. A candidate of several sentences gains
+half the lead its closest sentence has over it as a whole (a sentence that
+answers is diluted by the others in the record's own vector). (Measured
+against reciprocal rank fusion, min-max scaling, and meaning as a mere
+candidate source: see the README.)
 Then signals the entries carry re-rank them:
 - neighbours: an entry gains part of the score of the entry written just
   before or after it (seq order is arrival order, so in a conversation that
@@ -67,6 +70,7 @@ class Options:
     semantic_floor: float = 0.0  # minmax only: quantile of the candidates' similarities that counts as zero
     semantic_power: float = 3.0  # >1 favours the few most similar candidates
     semantic_min: float = 0.25  # a record this dissimilar joins only through its words
+    sentence_share: float = 0.5  # of a candidate's best sentence's lead in similarity over the whole record
     rrf_k: int = 60
 
 
@@ -248,7 +252,7 @@ def _rescore(hits: list[Hit], query: str, options: Options, similar: Any = None)
 def _fuse(hits: list[Hit], lexical: list[float], similar: Any, options: Options) -> list[float]:
     """Fused scores on BM25's scale (the best candidate near 1.0), so the boosts
     that follow weigh the same with and without meaning."""
-    cosines = [similar.of(hit.record.rid) for hit in hits]
+    cosines = similar.of_records([hit.record.rid for hit in hits], options.sentence_share)
     known = [c for c in cosines if c is not None]
     if not known or options.fusion == "candidates":
         return lexical

@@ -16,6 +16,7 @@ from ..errors import FormatError
 from ..timeutil import parse_time
 from .base import Backend, Filters, Hit
 from .records import Record, when_spans
+from .sentences import speaker
 
 Scored = list[tuple[Hit, float]]
 NEIGHBOUR_SOURCES = 60  # entries whose unmatched neighbours may join the candidates
@@ -62,15 +63,11 @@ def neighbours(
     return smoothed
 
 
-_SPEAKER = re.compile(r"^([^\W\d][\w'.-]*(?: [^\W\d][\w'.-]*){0,2}): ")
-
-
 def speaker_of(record: Record) -> str | None:
     """Who said a transcript entry ("Ana: what she said"), if it has that shape."""
     if record.kind != "entry":
         return None
-    match = _SPEAKER.match(record.text)
-    return match.group(1) if match else None
+    return speaker(record.text)
 
 
 def speakers(scored: Scored, query: str, share: float) -> Scored:

@@ -11,7 +11,11 @@ the lines it touched and a consolidation that moves entries between files
 re-embeds nothing. A file that cannot be read back (damaged, another model,
 another format) is set aside and rebuilt from the vault files.
 
-The matrix is stored as float32 in an uncompressed archive member, so a
+A record of several sentences also has one vector per sentence
+(``memd.index.sentences``), kept the same way beside the records' own, with
+the row of the record each belongs to.
+
+The matrices are stored as float32 in an uncompressed archive member, so a
 process maps it from the file instead of reading and converting it: loading
 100k vectors costs the record ids and one validating pass, not a copy, and
 processes share the pages. Search is a brute-force product of the query
@@ -36,9 +40,12 @@ import numpy as np
 
 from ..atomic import atomic_write
 from .records import Record
+from .sentences import sentences
 
-FORMAT = 2  # float32 vectors; format 1 (float16) is still read, and rewritten at the next sync
-READABLE_FORMATS = (1, FORMAT)
+# 3: sentence vectors beside the records'. Formats 1 (float16) and 2 are still
+# read: their record vectors are kept and the sentences embedded at the next sync.
+FORMAT = 3
+READABLE_FORMATS = (1, 2, FORMAT)
 FILE_NAME = "vectors.npz"
 # The most characters of a record given to the model: it reads 256 tokens at
 # most, and a 40-line prose partition is cut there anyway.
@@ -77,6 +84,10 @@ class VectorIndex:
         self.dim = dim
         self.rids: list[str] = []
         self.matrix = np.zeros((0, dim), dtype=np.float32)
+        # Sentence vectors, grouped by the record row each belongs to (ascending).
+        self.parts = np.zeros((0, dim), dtype=np.float32)
+        self.part_rows = np.zeros(0, dtype=np.int32)
+        self.part_keys: list[bytes] = []
         self.files: dict[str, str] = {}
         self.damaged = False
         self.outdated = False  # stored in a form that cannot be mapped: rewritten at the next sync
@@ -104,6 +115,15 @@ class VectorIndex:
                 mapped = matrix is not None
                 if matrix is None:
                     matrix = np.asarray(data["vectors"], dtype=np.float32)
+                if version == FORMAT:
+                    parts = _mapped(path, data.zip, "parts.npy")
+                    part_rows, part_keys = data["part_rows"], data["part_keys"]
+                    mapped = mapped and parts is not None
+                    if parts is None:
+                        parts = np.asarray(data["parts"], dtype=np.float32)
+                else:
+                    parts = np.zeros((0, dim), dtype=np.float32)
+                    part_rows, part_keys = np.zeros(0, dtype=np.int32), np.zeros(0, dtype="S20")
             files = meta["files"]
             if (
                 version not in READABLE_FORMATS
@@ -113,8 +133,10 @@ class VectorIndex:
                 or matrix.shape != (len(stored_rids), dim)
                 or keys.shape != (len(stored_rids),)
                 or keys.dtype != np.dtype("S20")
+                or not _parts_fit(parts, part_rows, part_keys, len(stored_rids), dim)
                 # One product reads every value: a NaN or an infinity anywhere leaves its row's sum not finite.
                 or not np.isfinite(matrix @ np.ones(dim, dtype=np.float32)).all()
+                or not np.isfinite(parts @ np.ones(dim, dtype=np.float32)).all()
             ):
                 raise ValueError("stored vectors do not match")
         except Exception:  # numpy, zipfile and json each raise their own kinds on a damaged file
@@ -122,7 +144,10 @@ class VectorIndex:
             return index
         index.rids, index.matrix = stored_rids.tolist(), matrix
         index._keys, index._stored_keys, index._row = None, keys, None
+        index.parts, index.part_rows, index.part_keys = parts, part_rows.astype(np.int32), [bytes(k) for k in part_keys]
         index.files = {str(rel): str(digest) for rel, digest in files.items()}
+        if version != FORMAT:
+            index.files = {}  # every file is read again: record vectors are reused, sentences embedded
         index.outdated = not mapped  # an older format (or an unaligned matrix): rewritten at the next sync
         return index
 
@@ -141,12 +166,15 @@ class VectorIndex:
             "meta": np.array(json.dumps(meta)),
             "rids": np.array(self.rids, dtype=str) if self.rids else np.zeros(0, dtype="<U1"),
             "keys": np.array(self.keys, dtype="S20") if self.keys else np.zeros(0, dtype="S20"),
+            "part_rows": self.part_rows.astype(np.int32),
+            "part_keys": np.array(self.part_keys, dtype="S20") if self.part_keys else np.zeros(0, dtype="S20"),
         }
         # What np.savez writes, but with the matrix last and its data aligned so it can be mapped.
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
             for name, array in members.items():
                 archive.writestr(f"{name}.npy", _npy(array))
             archive.writestr(_aligned("vectors.npy", buffer.tell()), _npy(self.matrix.astype(np.float32)))
+            archive.writestr(_aligned("parts.npy", buffer.tell()), _npy(self.parts.astype(np.float32)))
         atomic_write(self.path, buffer.getvalue())
 
     # -- keeping in step ------------------------------------------------------
@@ -168,40 +196,56 @@ class VectorIndex:
         rebuilt = self.damaged
         changed = [rel for rel, digest in digests.items() if self.files.get(rel) != digest]
         gone = {rel for rel in self.files if rel not in digests} | set(changed)
-        by_key = {key: row for row, key in enumerate(self.keys)}
+        # Any stored vector is reused for the same text, a record's or a sentence's.
+        stored: dict[bytes, tuple[Any, int]] = {key: (self.parts, row) for row, key in enumerate(self.part_keys)}
+        stored.update({key: (self.matrix, row) for row, key in enumerate(self.keys)})
         keep = [row for row, rid in enumerate(self.rids) if _path_of(rid) not in gone]
-        rids = [self.rids[row] for row in keep]
-        keys = [self.keys[row] for row in keep]
-        blocks = [self.matrix[keep]]
+        renumber = np.full(len(self.rids) + 1, -1, dtype=np.int64)
+        renumber[keep] = np.arange(len(keep))
+        kept_parts = np.flatnonzero(renumber[self.part_rows] >= 0) if len(self.part_rows) else np.zeros(0, np.int64)
         new_texts: dict[bytes, str] = {}
         added_rids: list[str] = []
         added_keys: list[bytes] = []
+        added_part_rows: list[int] = []
+        added_part_keys: list[bytes] = []
         for rel in changed:
             records = known[rel] if rel in known else read(rel)
             for record in records:
                 if not wants_vector(record):
                     continue
                 text = vector_text(record)
-                key = text_key(text)
-                if key not in by_key:
-                    new_texts.setdefault(key, text)
+                row = len(keep) + len(added_rids)
                 added_rids.append(record.rid)
-                added_keys.append(key)
+                for piece, into in ((text, added_keys), *((part, added_part_keys) for part in sentences(text))):
+                    key = text_key(piece)
+                    if key not in stored:
+                        new_texts.setdefault(key, piece)
+                    into.append(key)
+                    if into is added_part_keys:
+                        added_part_rows.append(row)
         fresh_keys = list(new_texts)
         fresh = embed([new_texts[key] for key in fresh_keys]) if fresh_keys else np.zeros((0, self.dim), np.float32)
-        fresh_row = {key: row for row, key in enumerate(fresh_keys)}
-        reused = 0
-        rows = np.zeros((len(added_keys), self.dim), dtype=np.float32)
-        for i, key in enumerate(added_keys):
-            if key in fresh_row:
-                rows[i] = fresh[fresh_row[key]]
-            else:
-                rows[i] = self.matrix[by_key[key]]
-                reused += 1
-        blocks.append(rows)
-        self.rids = rids + added_rids
-        self.matrix = np.ascontiguousarray(np.concatenate(blocks).astype(np.float32))
-        self._keys, self._stored_keys = keys + added_keys, None
+        for row, key in enumerate(fresh_keys):
+            stored[key] = (fresh, row)
+        reused = sum(1 for key in (*added_keys, *added_part_keys) if key not in new_texts)
+
+        def vectors_of(keys: list[bytes]) -> np.ndarray:
+            out = np.zeros((len(keys), self.dim), dtype=np.float32)
+            for i, key in enumerate(keys):
+                source, row = stored[key]
+                out[i] = source[row]
+            return out
+
+        self.matrix = np.ascontiguousarray(np.concatenate([self.matrix[keep], vectors_of(added_keys)]), np.float32)
+        self.parts = np.ascontiguousarray(
+            np.concatenate([self.parts[kept_parts], vectors_of(added_part_keys)]), np.float32
+        )
+        self.part_rows = np.concatenate(
+            [renumber[self.part_rows[kept_parts]], np.array(added_part_rows, dtype=np.int64)]
+        ).astype(np.int32)
+        self.part_keys = [self.part_keys[i] for i in kept_parts] + added_part_keys
+        self.rids = [self.rids[row] for row in keep] + added_rids
+        self._keys, self._stored_keys = [self.keys[row] for row in keep] + added_keys, None
         self.files = dict(digests)
         self.damaged = self.outdated = False
         self._row = None
@@ -215,10 +259,39 @@ class VectorIndex:
         """Cosine similarity of every stored record to ``query`` (a unit vector), by row."""
         return self.matrix @ query.astype(np.float32, copy=False)
 
+    def best_parts(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """For each record row, its closest sentence's similarity to ``query``
+        (NaN for a record of one sentence): one product over those sentences only."""
+        rows = np.asarray(rows, dtype=np.int64)
+        best = np.full(len(rows), np.nan, dtype=np.float32)
+        starts = np.searchsorted(self.part_rows, rows)
+        counts = np.searchsorted(self.part_rows, rows + 1) - starts
+        has = counts > 0
+        if not has.any():
+            return best
+        counts, starts = counts[has], starts[has]
+        offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        picked = np.repeat(starts - offsets, counts) + np.arange(int(counts.sum()))
+        similarity = self.parts[picked] @ query.astype(np.float32, copy=False)
+        best[has] = np.maximum.reduceat(similarity, offsets)
+        return best
+
     def row(self, rid: str) -> int | None:
         if self._row is None:
             self._row = {rid: row for row, rid in enumerate(self.rids)}
         return self._row.get(rid)
+
+
+def _parts_fit(parts: np.ndarray, rows: np.ndarray, keys: np.ndarray, records: int, dim: int) -> bool:
+    """Sentence vectors that belong to stored records, grouped by record row."""
+    return (
+        parts.shape == (len(rows), dim)
+        and keys.shape == rows.shape
+        and keys.dtype == np.dtype("S20")
+        and rows.dtype.kind == "i"
+        and bool(np.all(rows[1:] >= rows[:-1]))
+        and (len(rows) == 0 or (int(rows[0]) >= 0 and int(rows[-1]) < records))
+    )
 
 
 def _path_of(rid: str) -> str:

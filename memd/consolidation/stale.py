@@ -1,0 +1,123 @@
+"""Entries an editor's stale save filed twice: one seq live in two topics.
+
+A consolidation that merges topic B into topic A moves B's entries into A
+and deletes B. An editor that still had B open, and saves it, writes B back
+with those entries: each seq is now live in A and in B, and the no-loss
+proof refuses every consolidation until a person removes one copy.
+
+The copy that keeps the seq is the one in the topic memd updated last (its
+``updated`` stamp is the newest of the holders; the resurrected file carries
+its older one). Elsewhere, an exact copy (the same seqs, the same words) is
+dropped, and a copy the person changed loses its signature, so it stays
+where they wrote it as their new item (adopted with a seq of its own), as
+CURRENT.md's stale copies are (``restore.drop_stale_copies``): no seq is
+live twice, no words are lost. With no clear newest holder nothing is
+touched, and the no-loss proof refuses with the places for a person to
+settle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from ..document import Block, Document, Entry
+from ..errors import FormatError
+from ..timeutil import parse_time
+from .workspace import Workspace
+
+
+@dataclass(frozen=True)
+class Settled:
+    dropped: dict[str, int]  # topic id -> exact copies removed from it
+    unsigned: dict[str, int]  # topic id -> changed copies kept there as new items
+
+    @property
+    def total(self) -> int:
+        return sum(self.dropped.values()) + sum(self.unsigned.values())
+
+    def describe(self) -> str:
+        places = sorted(set(self.dropped) | set(self.unsigned))
+        return (
+            f"topics held {self.total} entries a second time (an editor saved an old copy of "
+            f"{', '.join(f'topics/{topic_id}.md' for topic_id in places)}): dropped "
+            f"{sum(self.dropped.values())} identical copies, kept {sum(self.unsigned.values())} changed ones "
+            "as new entries"
+        )
+
+
+def drop_topic_copies(space: Workspace) -> Settled:
+    """Leave each seq that two topics hold in the newest holder only. Call
+    under the vault lock, on the snapshot, before seqs are reserved."""
+    shared = space.catalog.shared()
+    keepers: dict[int, tuple[str, Entry]] = {}
+    for seq, holders in shared.items():
+        keeper = _newest(space, holders)
+        kept = _entries_holding(space.doc(keeper), seq) if keeper is not None else []
+        if keeper is not None and len(kept) == 1:
+            keepers[seq] = (keeper, kept[0])
+    dropped: dict[str, int] = {}
+    unsigned: dict[str, int] = {}
+    for topic_id in sorted({t for seq in keepers for t in shared[seq]}):
+        document = space.doc(topic_id)
+        blocks: list[Block] = []
+        for block in document.blocks:
+            fate = _fate(block, topic_id, keepers)
+            if fate == "drop":
+                dropped[topic_id] = dropped.get(topic_id, 0) + 1
+                continue
+            if fate == "unsign" and isinstance(block, Entry):
+                block = replace(block, signature=None, sep="")
+                unsigned[topic_id] = unsigned.get(topic_id, 0) + 1
+            blocks.append(block)
+        if topic_id in dropped or topic_id in unsigned:
+            space.set(topic_id, replace(document, blocks=tuple(blocks)))
+    return Settled(dropped, unsigned)
+
+
+def _fate(block: Block, topic_id: str, keepers: dict[int, tuple[str, Entry]]) -> str:
+    """ "keep", "drop" (an exact copy of the keeper's entry) or "unsign" (a changed
+    copy): only an entry whose every seq another topic keeps is not kept as is."""
+    if not isinstance(block, Entry) or block.signature is None:
+        return "keep"
+    seqs = set(block.signature.seq)
+    owners = [keepers.get(seq) for seq in seqs]
+    if not seqs or any(owner is None or owner[0] == topic_id for owner in owners):
+        return "keep"
+    entries = {id(owner[1]): owner[1] for owner in owners if owner is not None}
+    if len(entries) == 1:
+        [kept] = entries.values()
+        assert kept.signature is not None
+        if set(kept.signature.seq) == seqs and kept.full_text == block.full_text:
+            return "drop"
+    return "unsign"
+
+
+def _entries_holding(document: Document, seq: int) -> list[Entry]:
+    return [
+        located.entry
+        for located in document.signed()
+        if located.entry.signature is not None and seq in located.entry.signature.seq
+    ]
+
+
+def _newest(space: Workspace, holders: list[str]) -> str | None:
+    """The one holder with the newest ``updated`` stamp (None on a tie, or when
+    no holder has a stamp)."""
+    stamps = {topic_id: _updated(space.doc(topic_id)) for topic_id in holders}
+    known = {topic_id: stamp for topic_id, stamp in stamps.items() if stamp is not None}
+    if not known:
+        return None
+    newest = max(known.values())
+    winners = [topic_id for topic_id, stamp in known.items() if stamp == newest]
+    return winners[0] if len(winners) == 1 else None
+
+
+def _updated(document: Document) -> datetime | None:
+    if document.frontmatter is None:
+        return None
+    try:
+        value = document.frontmatter.data.get("updated")
+        return parse_time(value.isoformat() if isinstance(value, datetime) else str(value)) if value else None
+    except (FormatError, ValueError, AttributeError):
+        return None
