@@ -410,3 +410,16 @@ def test_verify_resumes_from_its_checkpoint_and_full_walks_everything(memd: Memd
         check=True,
     )
     assert "vanished in memd commit" in memd("verify", ok=False).output
+
+
+def test_a_line_typed_into_a_topic_no_entry_goes_to_is_signed_and_no_seq_is_skipped(memd: Memd) -> None:
+    garden = memd.vault.topics_dir / "garden.md"
+    garden.write_text('---\nid: "garden"\nsummary: "garden"\n---\n# Garden\n- Tomatoes need staking in June\n')
+    for text in ("Bought a new road bike", "Dentist appointment on Friday"):
+        memd("add", text)
+        memd("consolidate")
+    assert "- <seq=2,time=" in garden.read_text() and "source=hand> Tomatoes need staking in June" in garden.read_text()
+    assert "signed 1 unsigned item" in garden.read_text()
+    # Seqs were reserved for the typed line once, and used: the next seq follows the last one given.
+    assert json.loads(memd("status", "--json").output)["next_seq"] == 4
+    assert json.loads(memd("verify", "--json").output)["ok"]

@@ -347,6 +347,11 @@ class Catalog:
         ).fetchone()
         return str(row[0]) if row else ""
 
+    def with_unsigned(self) -> list[str]:
+        """Readable topics holding unsigned list items, in path order."""
+        rows = self.db.execute("SELECT id FROM topics WHERE unsigned > 0 AND problem IS NULL ORDER BY id")
+        return [str(topic_id) for (topic_id,) in rows]
+
     def unsigned(self, besides: Iterable[str]) -> int:
         """Unsigned list items in the topics, leaving out ``besides``."""
         left = {self.known[t].n for t in besides if t in self.known}

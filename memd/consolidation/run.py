@@ -182,6 +182,9 @@ def _consolidate(
         if progress:
             progress(done, len(batches))
     cancel.check()
+    # Seqs were reserved for every topic's unsigned items; a topic no block was routed to signs its own here.
+    for topic_id, count in space.adopt_everywhere(counter, stamp).items():
+        run.logs.setdefault(topic_id, []).append(f"signed {count} unsigned item{'' if count == 1 else 's'}")
     splits = [s for t in sorted(space.touched) for s in split_topic(space, engine, t, vault.config.split_tokens)]
     merges = merge_topics(space, engine, vault.config.merge_tokens, vault.config.split_tokens)
     for survivor, absorbed in merges:

@@ -179,6 +179,21 @@ class Workspace:
         self.docs[topic_id] = document
         self.adopted.extend(seqs)
 
+    def adopt_everywhere(self, counter: Iterator[int], stamp: str) -> dict[str, int]:
+        """Sign the unsigned items of every topic (seqs were reserved for all of
+        them at the snapshot): topic id -> items signed."""
+        holders = {*self.catalog.with_unsigned(), *(t for t, doc in self.docs.items() if _has_unsigned(doc))}
+        signed: dict[str, int] = {}
+        for topic_id in sorted(holders):
+            if not self.exists(topic_id) or topic_id in self.skipped:
+                continue
+            before = len(self.adopted)
+            self.adopt(topic_id, counter, stamp)
+            if len(self.adopted) > before:
+                signed[topic_id] = len(self.adopted) - before
+                self.touched.add(topic_id)
+        return signed
+
     def apply(self, topic_id: str, sections: list[Section]) -> None:
         self.docs[topic_id] = apply_sections(self.doc(topic_id), sections)
         self.touched.add(topic_id)
@@ -248,3 +263,7 @@ class Workspace:
         previous = data.get("update_log")
         data["update_log"] = [*(previous if isinstance(previous, list) else []), *lines]
         self.docs[survivor] = replace(document, frontmatter=Frontmatter.from_data(data))
+
+
+def _has_unsigned(document: Document) -> bool:
+    return any(e.entry.signature is None for e in document.entries())
