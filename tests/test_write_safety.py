@@ -135,7 +135,8 @@ def test_a_copy_the_person_changed_in_a_stale_save_stays_as_their_new_entry(memd
     for line in lines:
         if line.startswith("- <seq="):
             words = line.split("> ", 1)[1]
-            assert f"> {words}\n" in text and f"\n- {words} (decaf)\n" in text  # memd's entry, and the person's
+            # memd's entry, and the person's copy as a new one (signed with a seq of its own)
+            assert f"> {words}\n" in text and f"source=hand> {words} (decaf)\n" in text
     assert json.loads(memd("verify", "--json").output)["ok"]
 
 

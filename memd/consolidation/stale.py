@@ -9,7 +9,8 @@ The copy that keeps the seq is the one in the topic memd updated last (its
 ``updated`` stamp is the newest of the holders; the resurrected file carries
 its older one). Elsewhere, an exact copy (the same seqs, the same words) is
 dropped, and a copy the person changed loses its signature, so it stays
-where they wrote it as their new item (adopted with a seq of its own), as
+where they wrote it as their new item (signed with a seq of its own in the
+same consolidation), as
 CURRENT.md's stale copies are (``restore.drop_stale_copies``): no seq is
 live twice, no words are lost. With no clear newest holder nothing is
 touched, and the no-loss proof refuses with the places for a person to
