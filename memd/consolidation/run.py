@@ -17,11 +17,11 @@ from dataclasses import dataclass, field, replace
 from .. import acks, cancel, ledger
 from ..atomic import atomic_write, read_text
 from ..buffer import buffer_status
-from ..document import Document, Entry, make_entry, parse_document
+from ..document import Document, Entry, parse_document
 from ..engine import get_engine
-from ..engine.base import Engine, Item, Section, Supersession
+from ..engine.base import Engine, Item, Supersession
 from ..engine.shortlist import route_shortlist
-from ..errors import FormatError, GitError
+from ..errors import GitError
 from ..history import blocked, commit_hand_edits
 from ..signature import SeqSet
 from ..state import State, advance_past, allocate, highest_seq, read_state, render_state
@@ -35,6 +35,7 @@ from .recovery import recover
 from .restore import Vanished, drop_stale_copies, restore
 from .sections import adopt_unsigned, sections_of
 from .stale import drop_topic_copies
+from .supersessions import mark_supersessions, replaced_entries
 from .upkeep import merge_topics, split_topic
 from .verify import account
 from .workspace import Workspace
@@ -307,60 +308,21 @@ def _route_batch(
         update = engine.update_topic(sections, block)
         sources = [*batch, *(item for section in sections for item in section.items)]
         records = [*rewrite.superseded, *update.superseded]
-        space.apply(topic_id, _mark_supersessions(update.sections, sources, records))
+        space.apply(topic_id, mark_supersessions(update.sections, sources, records))
         run.superseded.extend(update.superseded)
-        run.replaced.update(_replaced(update.superseded, sources))
+        run.replaced.update(replaced_entries(update.superseded, sources))
         added = len(block.items)
         log = [f"+{added} entr{'y' if added == 1 else 'ies'}"]
         log += [f"seq {s.new} supersedes seq {s.old} ({s.reason})" for s in update.superseded]
         run.logs.setdefault(topic_id, []).extend(log)
         titles = {str(i.seqs): sec.title for sec in update.sections for i in sec.items}
         run.moves.extend(Move(str(item.seqs), topic_id, titles.get(str(item.seqs), "")) for item in block.items)
-    run.replaced.update(_replaced(rewrite.superseded, batch))
+    run.replaced.update(replaced_entries(rewrite.superseded, batch))
     for record in rewrite.superseded:
         run.superseded.append(record)
         holder = next((m.topic for m in run.moves if set(record.new) <= set(SeqSet.parse(m.seqs))), None)
         if holder is not None:
             run.logs.setdefault(holder, []).append(f"seq {record.new} supersedes seq {record.old} ({record.reason})")
-
-
-def _mark_supersessions(
-    sections: tuple[Section, ...], sources: list[Item], records: list[Supersession]
-) -> list[Section]:
-    """A superseding entry's signature names what it replaced (``supersedes=12``),
-    so a reader of the topic sees the fact changed; the mark survives later folds."""
-    marks: dict[int, set[int]] = {}
-    for item in sources:
-        value = item.signature.get("supersedes")
-        if value:
-            with contextlib.suppress(FormatError):
-                marks.setdefault(item.seqs.first, set()).update(SeqSet.parse(value))
-    marked = []
-    for section in sections:
-        items = []
-        for item in section.items:
-            seqs = set(item.seqs)
-            old = {s for first, values in marks.items() if first in seqs for s in values}
-            old |= {s for record in records if set(record.new) <= seqs for s in record.old}
-            value = str(SeqSet.of(old)) if old else None
-            if value is not None and item.signature.get("supersedes") != value:
-                item = Item(item.signature.replace(supersedes=value), item.text)
-            items.append(item)
-        marked.append(Section(section.title, tuple(items)))
-    return marked
-
-
-def _replaced(records: tuple[Supersession, ...], sources: list[Item]) -> dict[str, str]:
-    """Superseded entries as they read (entry lines), keyed by their seq value."""
-    found = {}
-    for record in records:
-        parts = [item for item in sources if set(item.seqs) <= set(record.old)]
-        if not parts:
-            continue
-        newest = max(parts, key=lambda item: item.seqs.last)  # a folded entry reads as its newest part
-        entry = make_entry(newest.signature.replace(seq=str(record.old)), newest.text)
-        found[str(record.old)] = "\n".join(entry.lines())
-    return found
 
 
 def _batches(items: list[Item], limit: int) -> list[list[Item]]:
