@@ -54,7 +54,7 @@ class Options:
     question_words: bool = True
     neighbour_share: float = 0.45  # of the best adjacent entry's score
     neighbour_gap_hours: float = 12.0  # entries further apart in time are not neighbours
-    date_boost: float = 0.5
+    date_boost: float = 0.6
     prose_partitions_only: bool = True
     neighbours_join: bool = True
     session_weight: float = 0.3  # of the best-matching session's strength
