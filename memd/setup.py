@@ -8,7 +8,7 @@ from pathlib import Path
 from . import gitcli
 from .atomic import atomic_write
 from .config import CONFIG_TEMPLATE
-from .errors import GitError, VaultError
+from .errors import GitError, VaultError, WriteError
 from .history import commit_as_memd, vault_specs
 from .state import State, write_state
 from .vault import CURRENT_TEMPLATE, GITIGNORE_TEMPLATE, Vault, in_git_repo, missing_ignores
@@ -66,17 +66,24 @@ def init_vault(path: Path) -> InitResult:
 
 
 def _add_missing_ignores(vault: Vault) -> tuple[str, ...]:
-    """Append memd's ignore patterns that the vault's ``.gitignore`` lacks (after
-    the person's own lines, which stay as they are)."""
+    """Append memd's ignore patterns that the vault's ``.gitignore`` lacks, after
+    the person's own lines, which stay byte for byte (line endings included; a
+    symlinked file is written through its link). Best effort: a file memd may
+    not change is left as it is (``memd status`` keeps naming what it lacks)."""
     path = vault.root / ".gitignore"
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        data = path.read_bytes()
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):  # absent, unreadable or not UTF-8: not memd's to rewrite
         return ()
-    except (OSError, UnicodeDecodeError) as err:
-        raise VaultError(f"{path}: cannot be read ({getattr(err, 'strerror', None) or err})") from None
     missing = missing_ignores(text)
-    if missing:
-        block = "# memd: files newer versions keep under .memd/ (added by `memd init`)\n" + "\n".join(missing)
-        atomic_write(path, text + ("" if text.endswith("\n") or not text else "\n") + block + "\n")
+    if not missing:
+        return ()
+    newline = "\r\n" if "\r\n" in text else "\n"
+    lines = ["# memd: files newer versions keep under .memd/ (added by `memd init`)", *missing]
+    lead = "" if not text or text.endswith("\n") else newline
+    try:
+        atomic_write(path.resolve(), data + (lead + newline.join(lines) + newline).encode("utf-8"))
+    except (WriteError, OSError):
+        return ()
     return tuple(missing)

@@ -51,7 +51,9 @@ def missing_ignores(gitignore: str) -> list[str]:
     state such as ``.memd/seq.local`` and carry it to other devices."""
     present = {line.strip() for line in gitignore.splitlines()}
     wanted = [line for line in GITIGNORE_TEMPLATE.splitlines() if line and not line.startswith("#")]
-    return [line for line in wanted if line not in present]
+    # A pattern ignoring all of .memd/ covers every one of memd's files in it.
+    whole = bool(present & {".memd", ".memd/", "/.memd", "/.memd/", ".memd/*", "/.memd/*", ".memd/**", "/.memd/**"})
+    return [line for line in wanted if line not in present and not (whole and line.startswith(".memd/"))]
 
 
 # Lowercase letters of any script, digits and hyphens (memd/engine/text.py slugify).

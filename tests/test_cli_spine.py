@@ -64,6 +64,35 @@ def test_init_on_an_older_vault_adds_only_the_ignore_patterns_it_lacks(tmp_path:
     assert "gitignore" not in runner.invoke(main, ["--vault", str(tmp_path), "status"]).output
 
 
+def test_init_keeps_a_gitignore_it_may_not_change_and_the_way_it_is_written(tmp_path: Path) -> None:
+    runner = CliRunner()
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / ".gitignore").write_text("*.swp\n")
+    (locked / ".gitignore").chmod(0o444)
+    result = runner.invoke(main, ["init", str(locked), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["ignores_added"] == [] and (locked / ".memd" / "state.json").exists()
+    assert (locked / ".gitignore").read_text() == "*.swp\n"
+
+    crlf = tmp_path / "crlf"
+    crlf.mkdir()
+    (crlf / ".gitignore").write_bytes(b"*.swp\r\n")
+    runner.invoke(main, ["init", str(crlf)])
+    data = (crlf / ".gitignore").read_bytes()
+    assert data.startswith(b"*.swp\r\n") and b".memd/seq.local\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
+
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    shared = tmp_path / "shared-ignore"
+    shared.write_text("/.memd/\n")  # all of .memd/ is ignored already
+    (linked / ".gitignore").symlink_to(shared)
+    runner.invoke(main, ["init", str(linked)])
+    assert (linked / ".gitignore").is_symlink()
+    header = "# memd: files newer versions keep under .memd/ (added by `memd init`)"
+    assert shared.read_text() == f"/.memd/\n{header}\n*.memd-tmp\ninbox/\n"
+
+
 def test_init_inside_an_existing_repository_does_not_nest_git(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     result = CliRunner().invoke(main, ["init", str(tmp_path / "notes" / "memory"), "--json"])

@@ -329,3 +329,23 @@ def test_sentence_vectors_that_do_not_fit_their_records_are_rebuilt(talk: Vault,
     assert stored(talk).damaged
     assert search(memd, "camping")[0]["text"].startswith("Ana: Busy week")
     assert stored(talk).part_rows.tolist() == [0, 0, 0] and not stored(talk).damaged
+
+
+def test_an_older_vector_file_keeps_no_rows_of_a_file_deleted_before_the_upgrade(talk: Vault) -> None:
+    (talk.topics_dir / "more.md").write_text(TALK.replace("id: talk", "id: more"), encoding="utf-8")
+    store = IndexStore(talk)
+    store.sync()
+    store.close()
+    index = stored(talk)
+    np.savez(
+        talk.index_dir / "vectors.npz",
+        meta=np.array(json.dumps({"format": 2, "model": "minilm-l6", "files": index.files})),
+        rids=np.array(index.rids),
+        keys=np.array(index.keys, dtype="S20"),
+        vectors=np.array(index.matrix),
+    )
+    (talk.topics_dir / "more.md").unlink()
+    store = IndexStore(talk)
+    store.sync()
+    store.close()
+    assert {rid.split("#")[0] for rid in stored(talk).rids} == {"topics/talk.md"}

@@ -398,3 +398,39 @@ def test_adders_a_consolidation_loop_and_an_editor_at_once_lose_nothing(
     lines = vault.current.read_text().splitlines(True)
     vault.current.write_text("".join(line for line in lines if f"<seq={added.seq}," not in line) + "Tail.\n")
     assert any(str(added.seq) in problem for problem in verify_vault(vault).problems)
+
+
+def test_an_old_copy_saved_read_only_is_left_alone_and_verify_names_it(memd: Memd) -> None:
+    absorbed, stale, _ = _merge_tea_topics(memd)
+    path = memd.vault.topics_dir / f"{absorbed}.md"
+    path.write_text(stale)
+    path.chmod(0o444)
+    memd("add", "Steeps oolong for three minutes")
+    result = memd("consolidate")  # the buffer is filed; the file memd may not write is not its to settle
+    assert f"{absorbed}.md" in result.output and "read-only" in result.output
+    assert path.read_text() == stale and "Steeps oolong" in all_text(memd.vault)
+    report = memd("verify", ok=False)
+    assert report.exit_code == 1 and "is in 2 entries" in report.output
+
+
+def test_old_copies_are_only_reported_by_a_dry_run_and_untouched_when_not_due(memd: Memd) -> None:
+    absorbed, stale, _ = _merge_tea_topics(memd)
+    path = memd.vault.topics_dir / f"{absorbed}.md"
+    path.write_text(stale)
+    assert "dropped" not in memd("consolidate", "--if-due").output
+    memd("add", "Steeps oolong for three minutes")
+    assert "would drop" in memd("consolidate", "--dry-run").output
+    assert path.read_text() == stale
+
+
+def test_a_read_only_topic_with_a_typed_line_reserves_no_seqs(memd: Memd) -> None:
+    topic = memd.vault.topics_dir / "bikes.md"
+    topic.write_text('---\nid: "bikes"\nsummary: "bikes"\n---\n# Bikes\n- Rides a road bike\n')
+    git(memd.vault, "add", "-A")
+    git(memd.vault, "commit", "-qm", "bikes")
+    topic.chmod(0o444)
+    for text in ("Drinks tea daily", "Walks the dog at six"):
+        memd("add", text)
+        memd("consolidate")
+    assert "- Rides a road bike" in topic.read_text()  # not memd's to sign: it may not write there
+    assert json.loads(memd("status", "--json").output)["next_seq"] == max(live_seqs(memd.vault)) + 1

@@ -119,14 +119,14 @@ def _attempt(
         wiped = restore(vault, space.held) if not dry_run else Vanished((), ())
         if wiped.restored:
             warnings.append(f"put back {len(wiped.restored)} entries an editor's save had removed from CURRENT.md")
-        twice = drop_topic_copies(space)
-        if twice.total:
-            warnings.append(twice.describe())
         current_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
         current = parse_document(current_text)
         status = buffer_status(vault, current)
         if if_due and status.due_reason is None:
             return Outcome(0, "", trigger, engine.provenance, skipped="not due", warnings=tuple(warnings))
+        twice = drop_topic_copies(space)
+        if twice.total:
+            warnings.append(twice.describe(dry_run))
         trigger = (status.due_reason or trigger) if if_due else trigger
         state, _ = read_state(vault)
         warnings += unreadable

@@ -37,20 +37,25 @@ class Settled:
     def total(self) -> int:
         return sum(self.dropped.values()) + sum(self.unsigned.values())
 
-    def describe(self) -> str:
-        places = sorted(set(self.dropped) | set(self.unsigned))
+    def describe(self, dry_run: bool = False) -> str:
+        places = ", ".join(f"topics/{topic_id}.md" for topic_id in sorted(set(self.dropped) | set(self.unsigned)))
+        drop, keep = ("would drop", "would keep") if dry_run else ("dropped", "kept")
         return (
-            f"topics held {self.total} entries a second time (an editor saved an old copy of "
-            f"{', '.join(f'topics/{topic_id}.md' for topic_id in places)}): dropped "
-            f"{sum(self.dropped.values())} identical copies, kept {sum(self.unsigned.values())} changed ones "
-            "as new entries"
+            f"topics held {self.total} entries a second time (an editor saved an old copy of {places}): "
+            f"{drop} {sum(self.dropped.values())} identical copies, {keep} {sum(self.unsigned.values())} "
+            "changed ones as new entries"
         )
 
 
 def drop_topic_copies(space: Workspace) -> Settled:
     """Leave each seq that two topics hold in the newest holder only. Call
     under the vault lock, on the snapshot, before seqs are reserved."""
-    shared = space.catalog.shared()
+    # A topic set aside as unwritable is left alone: the proof then names the places.
+    shared = {
+        seq: holders
+        for seq, all_holders in space.catalog.shared().items()
+        if len(holders := [t for t in all_holders if t not in space.skipped]) == len(all_holders)
+    }
     keepers: dict[int, tuple[str, Entry]] = {}
     for seq, holders in shared.items():
         keeper = _newest(space, holders)

@@ -113,7 +113,8 @@ class Workspace:
     def unsigned(self) -> int:
         """Unsigned list items in the topics (seqs are reserved for them)."""
         read = sum(1 for doc in self.docs.values() for e in doc.entries() if e.entry.signature is None)
-        return self.catalog.unsigned(besides=self.docs) + read
+        # A topic set aside as unwritable cannot be signed in: no seqs are reserved for it.
+        return self.catalog.unsigned(besides=[*self.docs, *self.skipped]) + read
 
     def texts(self) -> dict[str, str | None]:
         """Each topic read so far, as read, by vault-relative path."""

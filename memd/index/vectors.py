@@ -195,7 +195,9 @@ class VectorIndex:
         known = known or {}
         rebuilt = self.damaged
         changed = [rel for rel, digest in digests.items() if self.files.get(rel) != digest]
-        gone = {rel for rel in self.files if rel not in digests} | set(changed)
+        # A row is kept only while its file is there unchanged: judged by the rows'
+        # own paths, since an older format's file list is not trusted (it is empty).
+        gone = {_path_of(rid) for rid in self.rids if _path_of(rid) not in digests} | set(changed)
         # Any stored vector is reused for the same text, a record's or a sentence's.
         stored: dict[bytes, tuple[Any, int]] = {key: (self.parts, row) for row, key in enumerate(self.part_keys)}
         stored.update({key: (self.matrix, row) for row, key in enumerate(self.keys)})
