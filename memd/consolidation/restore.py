@@ -14,11 +14,10 @@ memd commits the person's edit, so ``memd verify`` accounts for it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .. import acks
 from ..atomic import append_bytes
-from ..document import Block, Document, Entry
 from ..signature import SeqSet
 from ..state import seqs_in_files
 from ..vault import Vault
@@ -99,27 +98,3 @@ def restore(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) ->
         lead = b"" if not text or text.endswith(b"\n") else b"\n"
         append_bytes(vault.current, lead + "".join(ack.entry for ack in back).encode("utf-8"))
     return Vanished(tuple(a.seq for a in back), tuple(sorted(deliberate)))
-
-
-def drop_stale_copies(current: Document, topics: dict[str, Document]) -> tuple[Document, int, int]:
-    """CURRENT.md without entries an editor's stale save brought back after
-    they were moved into a topic: a copy identical to the topic's entry is
-    dropped; a copy the person changed loses its signature, so it is adopted
-    as their new entry (no seq is ever live twice, no words are lost).
-    Returns (document, dropped, unsigned)."""
-    texts: dict[int, str] = {}
-    for document in topics.values():
-        for located in document.signed():
-            for seq in located.entry.signature.seq if located.entry.signature else ():
-                texts[seq] = located.entry.full_text
-    blocks: list[Block] = []
-    dropped = unsigned = 0
-    for block in current.blocks:
-        if isinstance(block, Entry) and block.signature is not None and set(block.signature.seq) & texts.keys():
-            if all(texts.get(seq) == block.full_text for seq in block.signature.seq):
-                dropped += 1
-                continue
-            block = replace(block, signature=None, sep="")
-            unsigned += 1
-        blocks.append(block)
-    return replace(current, blocks=tuple(blocks)), dropped, unsigned

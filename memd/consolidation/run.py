@@ -32,9 +32,9 @@ from . import journal as journal_mod
 from .journal import HandEditConflict, finish_commit
 from .outcome import ConsolidationError, Move, Outcome, commit_message
 from .recovery import recover
-from .restore import Vanished, drop_stale_copies, restore
+from .restore import Vanished, restore
 from .sections import adopt_unsigned, sections_of
-from .stale import drop_topic_copies
+from .stale import drop_stale_copies, drop_topic_copies
 from .supersessions import mark_supersessions, replaced_entries
 from .upkeep import merge_topics, split_topic
 from .verify import account

@@ -1,20 +1,19 @@
-"""Entries an editor's stale save filed twice: one seq live in two topics.
+"""Entries an editor's old save filed a second time: one seq live in two places.
 
-A consolidation that merges topic B into topic A moves B's entries into A
-and deletes B. An editor that still had B open, and saves it, writes B back
-with those entries: each seq is now live in A and in B, and the no-loss
-proof refuses every consolidation until a person removes one copy.
+An editor that opened a file before a consolidation changed it, then saved,
+writes its old copy back:
+- CURRENT.md, after its entries were moved into topics, holds them again
+  (``drop_stale_copies``);
+- a topic merged into another (its entries moved, the file deleted) comes
+  back with those entries, now live in both topics (``drop_topic_copies``).
+  The copy kept is the one in the topic memd updated last: the newest
+  ``updated`` stamp of the holders (the old file carries its older one).
 
-The copy that keeps the seq is the one in the topic memd updated last (its
-``updated`` stamp is the newest of the holders; the resurrected file carries
-its older one). Elsewhere, an exact copy (the same seqs, the same words) is
-dropped, and a copy the person changed loses its signature, so it stays
-where they wrote it as their new item (signed with a seq of its own in the
-same consolidation), as
-CURRENT.md's stale copies are (``restore.drop_stale_copies``): no seq is
-live twice, no words are lost. With no clear newest holder nothing is
-touched, and the no-loss proof refuses with the places for a person to
-settle.
+Either way an exact copy (the same seqs, the same words) is dropped, and a
+copy the person changed loses its signature, so it stays where they wrote
+it as their new entry, signed with a seq of its own: no seq is live twice
+and no words are lost. Where no holder is clearly newest, or one may not be
+written, nothing is touched and ``memd verify`` names the places.
 """
 
 from __future__ import annotations
@@ -127,3 +126,27 @@ def _updated(document: Document) -> datetime | None:
         return parse_time(value.isoformat() if isinstance(value, datetime) else str(value)) if value else None
     except (FormatError, ValueError, AttributeError):
         return None
+
+
+def drop_stale_copies(current: Document, topics: dict[str, Document]) -> tuple[Document, int, int]:
+    """CURRENT.md without entries an editor's stale save brought back after
+    they were moved into a topic: a copy identical to the topic's entry is
+    dropped; a copy the person changed loses its signature, so it is adopted
+    as their new entry (no seq is ever live twice, no words are lost).
+    Returns (document, dropped, unsigned)."""
+    texts: dict[int, str] = {}
+    for document in topics.values():
+        for located in document.signed():
+            for seq in located.entry.signature.seq if located.entry.signature else ():
+                texts[seq] = located.entry.full_text
+    blocks: list[Block] = []
+    dropped = unsigned = 0
+    for block in current.blocks:
+        if isinstance(block, Entry) and block.signature is not None and set(block.signature.seq) & texts.keys():
+            if all(texts.get(seq) == block.full_text for seq in block.signature.seq):
+                dropped += 1
+                continue
+            block = replace(block, signature=None, sep="")
+            unsigned += 1
+        blocks.append(block)
+    return replace(current, blocks=tuple(blocks)), dropped, unsigned
