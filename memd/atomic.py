@@ -188,3 +188,14 @@ def decode_markdown(data: bytes, name: str) -> str:
         line = data[: err.start].count(b"\n") + 1
         message = f"not valid UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start})"
         raise DocumentError(name, line, message) from None
+
+
+def storable(text: str) -> str:
+    """``text`` as UTF-8 can hold it: a lone surrogate (a terminal's undecodable
+    bytes, or JSON spelling ``"\\ud800"``) becomes U+FFFD, so a write of it
+    cannot fail half-way."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text

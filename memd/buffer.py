@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from . import acks, timeutil
-from .atomic import append_bytes, atomic_write, read_text
+from .atomic import append_bytes, atomic_write, read_text, storable
 from .consolidation.journal import pending, recover
 from .document import Document, LocatedEntry, make_entry, parse_document
 from .errors import FormatError
@@ -51,21 +51,13 @@ def redact_fields(item: NewEntry) -> NewEntry:
 def _valid(item: NewEntry) -> NewEntry:
     """Text UTF-8 can hold: a terminal's undecodable bytes arrive as lone
     surrogates, which would make the append fail half-way."""
-
-    def fix(text: str) -> str:
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return text.encode("utf-8", "replace").decode("utf-8")
-        return text
-
     return replace(
         item,
-        text=fix(item.text),
-        time=fix(item.time) if item.time else item.time,
-        source=fix(item.source) if item.source else item.source,
-        src=fix(item.src) if item.src else item.src,
-        extra=tuple((fix(k), fix(v)) for k, v in item.extra),
+        text=storable(item.text),
+        time=storable(item.time) if item.time else item.time,
+        source=storable(item.source) if item.source else item.source,
+        src=storable(item.src) if item.src else item.src,
+        extra=tuple((storable(k), storable(v)) for k, v in item.extra),
     )
 
 

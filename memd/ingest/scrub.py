@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..atomic import storable
 from ..redact import redact, redact_value
 from .formats import Parsed, Turn
 
@@ -38,26 +39,17 @@ def scrub(parsed: Parsed) -> tuple[Parsed, list[str]]:
                 ref=redact_value(turn.ref) if turn.ref else None,
             )
         )
-    title = redact(_valid(parsed.title)) if parsed.title else None
+    title = redact(storable(parsed.title)) if parsed.title else None
     kinds += [f.kind for f in title.findings] if title else []
     return replace(parsed, turns=tuple(turns), title=title.text if title else None), kinds
-
-
-def _valid(text: str) -> str:
-    """``text`` as UTF-8 can hold it: JSON may spell a lone surrogate (``"\\ud800"``)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
-    return text
 
 
 def _valid_turn(turn: Turn) -> Turn:
     return replace(
         turn,
-        text=_valid(turn.text),
-        speaker=_valid(turn.speaker),
-        group=_valid(turn.group) if turn.group else None,
-        thread=_valid(turn.thread) if turn.thread else None,
-        ref=_valid(turn.ref) if turn.ref else None,
+        text=storable(turn.text),
+        speaker=storable(turn.speaker),
+        group=storable(turn.group) if turn.group else None,
+        thread=storable(turn.thread) if turn.thread else None,
+        ref=storable(turn.ref) if turn.ref else None,
     )
