@@ -43,6 +43,17 @@ def stored(vault: Vault) -> VectorIndex:
     return VectorIndex.load(vault.index_dir / "vectors.npz", "minilm-l6", 384)
 
 
+def write_older_format(vault: Vault, index: VectorIndex, version: int, vectors: np.ndarray) -> None:
+    """The vault's vector file as an older memd wrote it: records' vectors only, no sentences."""
+    np.savez(
+        vault.index_dir / "vectors.npz",
+        meta=np.array(json.dumps({"format": version, "model": "minilm-l6", "files": index.files})),
+        rids=np.array(index.rids),
+        keys=np.array(index.keys, dtype="S20"),
+        vectors=vectors,
+    )
+
+
 def test_the_packaged_model_gives_the_published_sentence_vectors() -> None:
     model = load_embedder("minilm-l6")
     vector = model.embed(["This is an example sentence"])[0]
@@ -155,13 +166,7 @@ def test_vectors_in_the_older_half_precision_format_are_kept_and_rewritten(life:
     search(memd, "cycling")
     index = stored(life)
     original = np.array(index.matrix)  # np.savez rewrites the file in place, under the mapping
-    np.savez(
-        life.index_dir / "vectors.npz",
-        meta=np.array(json.dumps({"format": 1, "model": "minilm-l6", "files": index.files})),
-        rids=np.array(index.rids),
-        keys=np.array(index.keys, dtype="S20"),
-        vectors=original.astype(np.float16),
-    )
+    write_older_format(life, index, 1, original.astype(np.float16))
     old = stored(life)
     assert old.outdated and not old.damaged and len(old) == 4
     store = IndexStore(life)
@@ -307,13 +312,7 @@ def test_vectors_stored_before_sentences_are_kept_and_the_sentences_added(talk: 
     store.close()
     index = stored(talk)
     original = np.array(index.matrix)
-    np.savez(
-        talk.index_dir / "vectors.npz",
-        meta=np.array(json.dumps({"format": 2, "model": "minilm-l6", "files": index.files})),
-        rids=np.array(index.rids),
-        keys=np.array(index.keys, dtype="S20"),
-        vectors=original,
-    )
+    write_older_format(talk, index, 2, original)
     assert len(stored(talk).part_rows) == 0 and not stored(talk).damaged
     store = IndexStore(talk)
     assert store.sync().embedded == 3  # the sentences; the records' own vectors are kept
@@ -337,13 +336,7 @@ def test_an_older_vector_file_keeps_no_rows_of_a_file_deleted_before_the_upgrade
     store.sync()
     store.close()
     index = stored(talk)
-    np.savez(
-        talk.index_dir / "vectors.npz",
-        meta=np.array(json.dumps({"format": 2, "model": "minilm-l6", "files": index.files})),
-        rids=np.array(index.rids),
-        keys=np.array(index.keys, dtype="S20"),
-        vectors=np.array(index.matrix),
-    )
+    write_older_format(talk, index, 2, np.array(index.matrix))
     (talk.topics_dir / "more.md").unlink()
     store = IndexStore(talk)
     store.sync()
