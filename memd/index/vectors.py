@@ -197,11 +197,11 @@ class VectorIndex:
         changed = [rel for rel, digest in digests.items() if self.files.get(rel) != digest]
         # A row is kept only while its file is there unchanged: judged by the rows'
         # own paths, since an older format's file list is not trusted (it is empty).
-        gone = {_path_of(rid) for rid in self.rids if _path_of(rid) not in digests} | set(changed)
+        unchanged = digests.keys() - set(changed)
+        keep = [row for row, rid in enumerate(self.rids) if _path_of(rid) in unchanged]
         # Any stored vector is reused for the same text, a record's or a sentence's.
         stored: dict[bytes, tuple[Any, int]] = {key: (self.parts, row) for row, key in enumerate(self.part_keys)}
         stored.update({key: (self.matrix, row) for row, key in enumerate(self.keys)})
-        keep = [row for row, rid in enumerate(self.rids) if _path_of(rid) not in gone]
         renumber = np.full(len(self.rids) + 1, -1, dtype=np.int64)
         renumber[keep] = np.arange(len(keep))
         kept_parts = np.flatnonzero(renumber[self.part_rows] >= 0) if len(self.part_rows) else np.zeros(0, np.int64)
@@ -210,6 +210,13 @@ class VectorIndex:
         added_keys: list[bytes] = []
         added_part_rows: list[int] = []
         added_part_keys: list[bytes] = []
+
+        def key_of(text: str) -> bytes:
+            key = text_key(text)
+            if key not in stored:
+                new_texts.setdefault(key, text)
+            return key
+
         for rel in changed:
             records = known[rel] if rel in known else read(rel)
             for record in records:
@@ -218,13 +225,10 @@ class VectorIndex:
                 text = vector_text(record)
                 row = len(keep) + len(added_rids)
                 added_rids.append(record.rid)
-                for piece, into in ((text, added_keys), *((part, added_part_keys) for part in sentences(text))):
-                    key = text_key(piece)
-                    if key not in stored:
-                        new_texts.setdefault(key, piece)
-                    into.append(key)
-                    if into is added_part_keys:
-                        added_part_rows.append(row)
+                added_keys.append(key_of(text))
+                for sentence in sentences(text):
+                    added_part_keys.append(key_of(sentence))
+                    added_part_rows.append(row)
         fresh_keys = list(new_texts)
         fresh = embed([new_texts[key] for key in fresh_keys]) if fresh_keys else np.zeros((0, self.dim), np.float32)
         for row, key in enumerate(fresh_keys):
