@@ -112,7 +112,7 @@ class Workspace:
 
     def unsigned(self) -> int:
         """Unsigned list items in the topics (seqs are reserved for them)."""
-        read = sum(1 for doc in self.docs.values() for e in doc.entries() if e.entry.signature is None)
+        read = sum(_unsigned(doc) for doc in self.docs.values())
         # A topic set aside as unwritable cannot be signed in: no seqs are reserved for it.
         return self.catalog.unsigned(besides=[*self.docs, *self.skipped]) + read
 
@@ -183,7 +183,7 @@ class Workspace:
     def adopt_everywhere(self, counter: Iterator[int], stamp: str) -> dict[str, int]:
         """Sign the unsigned items of every topic (seqs were reserved for all of
         them at the snapshot): topic id -> items signed."""
-        holders = {*self.catalog.with_unsigned(), *(t for t, doc in self.docs.items() if _has_unsigned(doc))}
+        holders = {*self.catalog.with_unsigned(), *(t for t, doc in self.docs.items() if _unsigned(doc))}
         signed: dict[str, int] = {}
         for topic_id in sorted(holders):
             if not self.exists(topic_id) or topic_id in self.skipped:
@@ -266,5 +266,6 @@ class Workspace:
         self.docs[survivor] = replace(document, frontmatter=Frontmatter.from_data(data))
 
 
-def _has_unsigned(document: Document) -> bool:
-    return any(e.entry.signature is None for e in document.entries())
+def _unsigned(document: Document) -> int:
+    """Unsigned list items in a topic as it stands."""
+    return sum(1 for e in document.entries() if e.entry.signature is None)
