@@ -31,6 +31,7 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from memd.index import Filters, IndexStore
@@ -57,17 +58,25 @@ def sentence(rng: random.Random, words: list[str], weights: list[float]) -> str:
     return " ".join(rng.choices(words, weights, k=rng.randint(8, 30))).capitalize() + "."
 
 
-def topic_text(n: int, seq: int, rng: random.Random, words: list[str], weights: list[float]) -> str:
+def signature(seq: int) -> str:
+    return f"seq={seq},time=2026-{1 + seq % 12:02d}-{1 + seq % 28:02d}T09:00,source=user"
+
+
+def topic_text(
+    n: int,
+    seq: int,
+    rng: random.Random,
+    words: list[str],
+    weights: list[float],
+    signed: Callable[[int], str] = signature,
+) -> str:
+    """A topic of ``ENTRIES_PER_TOPIC`` entries from ``seq`` on; ``signed(seq)`` is each one's signature."""
     lines = ["---", f'id: "topic-{n}"', f'summary: "synthetic topic {n}"', "---"]
     per_heading = ENTRIES_PER_TOPIC // HEADINGS_PER_TOPIC
     for h in range(HEADINGS_PER_TOPIC):
         lines.append(f"# {' '.join(rng.choices(words, weights, k=2)).title()} {h}")
         for _ in range(per_heading):
-            day = 1 + seq % 28
-            lines.append(
-                f"- <seq={seq},time=2026-{1 + seq % 12:02d}-{day:02d}T09:00,source=user> "
-                f"{sentence(rng, words, weights)}"
-            )
+            lines.append(f"- <{signed(seq)}> {sentence(rng, words, weights)}")
             seq += 1
     return "\n".join(lines) + "\n"
 

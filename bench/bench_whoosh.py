@@ -34,7 +34,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench_index import ENTRIES_PER_TOPIC, HEADINGS_PER_TOPIC, QUERIES, sentence, vocabulary
+from bench_index import ENTRIES_PER_TOPIC, QUERIES, sentence, topic_text, vocabulary
 
 from memd.index import Filters, IndexStore
 from memd.index import store as store_module
@@ -56,17 +56,8 @@ def entry_time(seq: int) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M")
 
 
-def topic_text(n: int, seq: int, rng: random.Random, words: list[str], weights: list[float]) -> str:
-    lines = ["---", f'id: "topic-{n}"', f'summary: "synthetic topic {n}"', "---"]
-    per_heading = ENTRIES_PER_TOPIC // HEADINGS_PER_TOPIC
-    for h in range(HEADINGS_PER_TOPIC):
-        lines.append(f"# {' '.join(rng.choices(words, weights, k=2)).title()} {h}")
-        for _ in range(per_heading):
-            lines.append(
-                f"- <seq={seq},time={entry_time(seq)},source={SOURCES[seq % 7 % 3]}> {sentence(rng, words, weights)}"
-            )
-            seq += 1
-    return "\n".join(lines) + "\n"
+def signature(seq: int) -> str:
+    return f"seq={seq},time={entry_time(seq)},source={SOURCES[seq % 7 % 3]}"
 
 
 FILTERS = Filters(since=datetime(2023, 3, 1, tzinfo=UTC), source="user")  # most of the vault: the hard case
@@ -192,7 +183,7 @@ def run(entries: int) -> dict[str, Any]:
         config.write_text(config.read_text().replace('embedding = "minilm-l6"', 'embedding = "none"'))
         topics = entries // ENTRIES_PER_TOPIC
         for n in range(topics):
-            text = topic_text(n, 1 + n * ENTRIES_PER_TOPIC, rng, words, weights)
+            text = topic_text(n, 1 + n * ENTRIES_PER_TOPIC, rng, words, weights, signature)
             (vault.topics_dir / f"topic-{n}.md").write_text(text, encoding="utf-8")
         out["files"] = topics
 
