@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
+from ..errors import FormatError
 from ..signature import SeqSet, Signature
+from ..timeutil import parse_time
 
 if TYPE_CHECKING:
     from ..ask import Answer, Report
@@ -29,6 +32,14 @@ class Item:
     @property
     def seqs(self) -> SeqSet:
         return self.signature.seq
+
+    @property
+    def moment(self) -> datetime | None:
+        """When the entry was written, if its signature says so readably."""
+        try:
+            return parse_time(self.signature.time) if self.signature.time else None
+        except FormatError:
+            return None
 
 
 @dataclass(frozen=True)

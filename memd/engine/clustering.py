@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from ..errors import FormatError
-from ..timeutil import parse_time
 from .base import Background, Block, Item, Section, TopicInfo
 from .naming import title
 from .text import Vector, Weights, add_into, cosine, normalised, terms, vocabulary
@@ -36,7 +34,7 @@ def group(items: list[Item]) -> list[Block]:
     groups: list[list[int]] = []
     centroids: list[Vector] = []
     owner: list[int] = []
-    times = [_moment(item) for item in items]
+    times = [item.moment for item in items]
     for i, vec in enumerate(vectors):
         best, best_score = -1, GROUP_THRESHOLD
         # The previous entry's group gets a bonus only within one sitting:
@@ -141,13 +139,6 @@ def merge_groups(topics: list[TopicInfo], limit_tokens: int, background: Backgro
         keep, absorb = (i, j) if small[i].tokens >= small[j].tokens else (j, i)
         groups.append([small[keep].id, small[absorb].id])
     return groups
-
-
-def _moment(item: Item) -> datetime | None:
-    try:
-        return parse_time(item.signature.time) if item.signature.time else None
-    except FormatError:
-        return None
 
 
 def _same_sitting(a: datetime | None, b: datetime | None) -> bool:

@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import datetime
 from functools import reduce
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import FormatError
 from ..prompts import is_placeholder, load, normal, template_strings
-from ..timeutil import parse_time
 from .base import Item, Supersession
 from .breaker import Unavailable
 from .client import BadOutput, ModelClient, ModelError, parse_json, prompt_size
@@ -280,17 +277,10 @@ def checked_supersession(record: Any, keyed: dict[str, Item], holder: Item | Non
 
 def newer(a: Item, b: Item) -> bool:
     """``a`` was said after ``b``: by time when both have one, else by seq."""
-    ta, tb = _moment(a), _moment(b)
+    ta, tb = a.moment, b.moment
     if ta is not None and tb is not None and ta != tb:
         return ta > tb
     return a.seqs.last > b.seqs.last
-
-
-def _moment(item: Item) -> datetime | None:
-    try:
-        return parse_time(item.signature.time) if item.signature.time else None
-    except FormatError:
-        return None
 
 
 def all_once(keys: list[str], used: list[str]) -> None:
