@@ -38,6 +38,16 @@ def parse_time(value: str) -> datetime:
         raise FormatError(f"time {_short(value)!r} is out of range (before year 1 or after 9999 in UTC)") from None
 
 
+def time_or_none(value: str | None) -> datetime | None:
+    """``parse_time`` for a time that may be missing or unreadable (then None)."""
+    if not value:
+        return None
+    try:
+        return parse_time(value)
+    except FormatError:
+        return None
+
+
 def _short(value: str) -> str:
     return value if len(value) <= 80 else value[:77] + "..."
 

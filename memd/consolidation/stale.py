@@ -23,7 +23,7 @@ from datetime import datetime
 
 from ..document import Block, Document, Entry
 from ..errors import FormatError
-from ..timeutil import parse_time
+from ..timeutil import time_or_none
 from .workspace import Workspace
 
 
@@ -123,9 +123,11 @@ def _updated(document: Document) -> datetime | None:
         return None
     try:
         value = document.frontmatter.data.get("updated")
-        return parse_time(value.isoformat() if isinstance(value, datetime) else str(value)) if value else None
-    except (FormatError, ValueError, AttributeError):
+    except (FormatError, AttributeError):  # unreadable, or YAML that is not a mapping
         return None
+    if not value:
+        return None
+    return time_or_none(value.isoformat() if isinstance(value, datetime) else str(value))
 
 
 def drop_stale_copies(current: Document, topics: dict[str, Document]) -> tuple[Document, int, int]:

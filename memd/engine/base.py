@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from ..errors import FormatError
 from ..signature import SeqSet, Signature
-from ..timeutil import parse_time
+from ..timeutil import time_or_none
 
 if TYPE_CHECKING:
     from ..ask import Answer, Report
@@ -36,10 +35,7 @@ class Item:
     @property
     def moment(self) -> datetime | None:
         """When the entry was written, if its signature says so readably."""
-        try:
-            return parse_time(self.signature.time) if self.signature.time else None
-        except FormatError:
-            return None
+        return time_or_none(self.signature.time)
 
 
 @dataclass(frozen=True)

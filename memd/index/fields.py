@@ -11,9 +11,8 @@ from dataclasses import asdict
 from datetime import datetime
 from functools import lru_cache
 
-from ..errors import FormatError
 from ..timeexpr import describe
-from ..timeutil import parse_time
+from ..timeutil import time_or_none
 from .records import Record, when_spans
 
 # How much a term found in the heading path / the date-and-source context
@@ -35,12 +34,8 @@ def date_words(time: str | None) -> str:
 
 def naive_time(time: str | None) -> datetime | None:
     """The record's time without its zone (the wall-clock time is what filters compare)."""
-    if not time:
-        return None
-    try:
-        return parse_time(time).replace(tzinfo=None)
-    except FormatError:
-        return None
+    moment = time_or_none(time)
+    return moment.replace(tzinfo=None) if moment else None
 
 
 def context_text(record: Record) -> str:

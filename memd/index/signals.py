@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import datetime
 
-from ..errors import FormatError
-from ..timeutil import parse_time
+from ..timeutil import time_or_none
 from .base import Backend, Filters, Hit
 from .records import Record, when_spans
 from .sentences import speaker
@@ -117,7 +115,7 @@ def passes(record: Record, filters: Filters) -> bool:
 
 
 def _written_in(record: Record, filters: Filters) -> bool:
-    moment = parsed_time(record.time)
+    moment = time_or_none(record.time)
     if moment is None:
         return False
     return not ((filters.since and moment < filters.since) or (filters.until and moment > filters.until))
@@ -131,17 +129,8 @@ def _names_day_in(record: Record, filters: Filters) -> bool:
     )
 
 
-def parsed_time(time: str | None) -> datetime | None:
-    if not time:
-        return None
-    try:
-        return parse_time(time)
-    except FormatError:
-        return None
-
-
 def _close(a: Record, b: Record, hours: float) -> bool:
-    first, second = parsed_time(a.time), parsed_time(b.time)
+    first, second = time_or_none(a.time), time_or_none(b.time)
     if first is None or second is None:
         return True
     return abs((first - second).total_seconds()) <= hours * 3600
@@ -167,7 +156,7 @@ def query_dates(query: str) -> set[tuple[int | None, int | None]]:
 
 def in_dates(record: Record, wanted: set[tuple[int | None, int | None]]) -> bool:
     """Written in a month or year the query names, or naming a day in it."""
-    moment = parsed_time(record.time)
+    moment = time_or_none(record.time)
     months = {(moment.year, moment.month)} if moment else set()
     for span in when_spans(record):
         if (span.end - span.start).days <= 62:
