@@ -90,6 +90,15 @@ def run_git(
     return run(vault.root, *args, env=env, stdin=stdin, timeout=timeout, network=network)
 
 
+def head(vault: Vault) -> str | None:
+    """The commit HEAD names (None in a repository with no commit yet)."""
+    return run_git(vault, "rev-parse", "--verify", "-q", "HEAD").stdout.strip() or None
+
+
+def is_ancestor(vault: Vault, older: str, newer: str) -> bool:
+    return run_git(vault, "merge-base", "--is-ancestor", older, newer).returncode == 0
+
+
 def check(result: subprocess.CompletedProcess[Output], what: str) -> subprocess.CompletedProcess[Output]:
     """``result`` when git succeeded; otherwise a one-line ``GitError`` saying
     which command failed and git's reason."""

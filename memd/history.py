@@ -310,15 +310,6 @@ def seqs_at_head(vault: Vault, paths: list[str]) -> set[int]:
     return seqs_at(vault, "HEAD", tuple(paths))
 
 
-def head(vault: Vault) -> str | None:
-    result = run_git(vault, "rev-parse", "--verify", "-q", "HEAD")
-    return result.stdout.strip() or None
-
-
-def is_ancestor(vault: Vault, older: str, newer: str) -> bool:
-    return run_git(vault, "merge-base", "--is-ancestor", older, newer).returncode == 0
-
-
 def undone_by(vault: Vault) -> dict[str, str]:
     """Undo commit -> the consolidation it undid (its ``Memd-Undo`` trailer)."""
     out = run_git(vault, "log", "--grep=^Memd-Undo:", "--format=%H%x1f%B%x1e").stdout

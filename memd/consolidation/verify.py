@@ -174,7 +174,8 @@ CHECKPOINT = "verify.json"
 
 
 def _walk(vault: Vault, full: bool) -> _Walk:
-    from ..history import head, is_ancestor, seqs_at, seqs_by_commit
+    from ..gitcli import head, is_ancestor
+    from ..history import seqs_at, seqs_by_commit
 
     start = None if full else _load(vault)
     tip = head(vault)

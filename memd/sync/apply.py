@@ -26,9 +26,10 @@ from ..atomic import atomic_write
 from ..commits import git_lock
 from ..crashpoints import crashpoint
 from ..errors import MemdError
+from ..gitcli import head
 from ..vault import Vault
 from .files import merge_state
-from .gitops import SyncError, head, move_head, refresh_index, toplevel
+from .gitops import SyncError, move_head, refresh_index, toplevel
 
 NAME = "sync.json"
 

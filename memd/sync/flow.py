@@ -22,7 +22,7 @@ from ..consolidation.journal import finish_commit
 from ..consolidation.restore import restore
 from ..crashpoints import crashpoint
 from ..errors import FormatError, GitError
-from ..gitcli import run_bytes, run_git
+from ..gitcli import head, run_bytes, run_git
 from ..history import blocked, commit_as_memd, commit_hand_edits
 from ..signature import SeqSet
 from ..state import forget_cache, seqs_in_text
@@ -47,7 +47,6 @@ from .gitops import (
     SyncError,
     count,
     fetch,
-    head,
     prefix,
     push,
     resolve_remote,

@@ -41,10 +41,6 @@ class Remote:
         return f"refs/remotes/{self.name}/{self.branch}"
 
 
-def head(vault: Vault) -> str | None:
-    return run_git(vault, "rev-parse", "--verify", "-q", "HEAD").stdout.strip() or None
-
-
 def current_branch(vault: Vault) -> str:
     result = run_git(vault, "symbolic-ref", "--short", "-q", "HEAD")
     if result.returncode != 0 or not result.stdout.strip():
@@ -107,10 +103,6 @@ def push(vault: Vault, remote: Remote, sha: str, timeout: float = NETWORK_TIMEOU
         return Pushed(True, False, "")
     rejected = "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text
     return Pushed(False, rejected, last_line(result.stderr.strip() or result.stdout.strip()))
-
-
-def is_ancestor(vault: Vault, older: str, newer: str) -> bool:
-    return run_git(vault, "merge-base", "--is-ancestor", older, newer).returncode == 0
 
 
 def merge_base(vault: Vault, a: str, b: str) -> str | None:

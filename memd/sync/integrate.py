@@ -7,6 +7,7 @@ person must decide, ``SyncConflict`` is raised before anything is written.
 from __future__ import annotations
 
 from ..errors import FormatError
+from ..gitcli import head, is_ancestor
 from ..layout import holds_entries
 from ..state import forget_cache, seqs_in_text
 from ..vault import Vault
@@ -18,8 +19,6 @@ from .gitops import (
     SyncError,
     build_commit,
     count,
-    head,
-    is_ancestor,
     merge_base,
     prefix,
     read_blobs,

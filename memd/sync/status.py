@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import FormatError
+from ..gitcli import head
 from ..history import blocked
 from ..vault import Vault
 from .device import bounds, device_name, local_identity, read_registry
-from .gitops import Remote, SyncError, ahead_behind, head, resolve_remote, tracking
+from .gitops import Remote, SyncError, ahead_behind, resolve_remote, tracking
 
 
 def device_facts(vault: Vault) -> dict[str, Any]:
