@@ -22,6 +22,7 @@ from pathlib import Path
 from .crashpoints import crashpoint
 from .errors import GitError
 from .gitcli import check, last_line, run_bytes, run_git
+from .gitcli import head as head_commit
 from .vault import Vault
 
 ZERO = "0" * 40
@@ -142,7 +143,7 @@ def commit_exact(vault: Vault, message: str, files: Mapping[str, bytes | None], 
             entries.append(f"100644 {blob}\t{prefix}{rel}")
         info = "\n".join(entries) + "\n"
         for _attempt in range(3):
-            head = run_git(vault, "rev-parse", "--verify", "-q", "HEAD").stdout.strip()
+            head = head_commit(vault)
             index = gdir / "memd-index"
             index_env = {"GIT_INDEX_FILE": str(index)}
             try:
