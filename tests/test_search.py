@@ -91,6 +91,18 @@ def test_the_entry_next_to_a_hit_comes_along(vault: Vault, memd) -> None:
     assert ("Ana: bright orange, with a wicker basket.", "neighbour") in found
 
 
+def test_a_question_near_the_top_is_followed_by_its_reply(vault: Vault, memd) -> None:
+    memd("add", "Ana: my family and I work out at the climbing gym, family pass")
+    chat = ["Sam: how often do you work out with your family?", "Ana: three times a week, it keeps us on track"]
+    memd("add", "\n".join(chat))
+    memd("add", "Sam: my family never works out together, we just watch films")
+    texts = [h["text"] for h in hits(memd, "how often do you work out with the family?")]
+    # By its words alone the reply would rank below the climbing gym, which says "family" and "work out".
+    assert texts.index("Ana: three times a week, it keeps us on track") == (
+        texts.index("Sam: how often do you work out with your family?") + 1
+    )
+
+
 def test_a_repeat_of_a_better_hit_gives_way_to_something_new(vault: Vault, memd) -> None:
     memd("add", "--time", "2026-01-05", "Kyoto trip: booked the ryokan in Higashiyama for the Kyoto trip")
     memd("add", "--time", "2026-02-11", "Kyoto trip: booked the ryokan in Higashiyama, Kyoto trip confirmed")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from memd.index.base import Hit
 from memd.index.records import Record
-from memd.index.signals import speaker_of, speakers
+from memd.index.signals import asks, replies, speaker_of, speakers
 
 
-def entry(n: int, text: str) -> Hit:
-    record = Record(f"topics/chat.md#{n}", "entry", "chat", "topics/chat.md", (), n, n, text, str(n), (n,))
+def entry(n: int, text: str, time: str | None = None) -> Hit:
+    record = Record(f"topics/chat.md#{n}", "entry", "chat", "topics/chat.md", (), n, n, text, str(n), (n,), time=time)
     return Hit(record, 1.0)
 
 
@@ -37,3 +37,45 @@ def test_a_speaker_is_a_short_name_before_a_colon() -> None:
     assert speaker_of(entry(1, "Mary Ann Lee: hi").record) == "Mary Ann Lee"
     assert speaker_of(entry(1, "four words before it: no speaker").record) is None
     assert speaker_of(entry(1, "10:30 meeting moved").record) is None
+
+
+def test_a_turn_asks_when_no_statement_follows_its_question() -> None:
+    assert asks("Ana: how often do you go?")
+    assert asks("Ana: did you go? so cool!")
+    assert asks("Ana: love it. what did you paint? [shares a photo: a photo of a brush.]")
+    assert not asks("Ana: did you go? I went on Friday.")
+    assert not asks("Ana: great game last night!")
+
+
+def test_a_question_near_the_top_brings_its_reply_next() -> None:
+    asked, reply, other = (
+        entry(5, "Sam: how often do you swim?", "2026-11-02T20:00"),
+        entry(6, "Ana: twice a week", "2026-11-02T20:00"),
+        entry(9, "x"),
+    )
+    assert replies([asked, other, reply], lambda hit: hit.record, depth=3, within=40) == [asked, reply, other]
+    # Too far down to bring it, or the reply too far down to be a plausible answer: order kept.
+    assert replies([other, asked, reply], lambda hit: hit.record, depth=1, within=40) == [other, asked, reply]
+    assert replies([asked, other, reply], lambda hit: hit.record, depth=3, within=2) == [asked, other, reply]
+
+
+def test_only_a_reply_in_the_same_session_by_someone_else_is_brought() -> None:
+    def moved(asked: Hit, reply: Hit) -> bool:
+        return replies([asked, entry(9, "x"), reply], lambda hit: hit.record, depth=3, within=40)[1] is reply
+
+    assert moved(
+        entry(5, "Sam: how often do you swim?", "2026-11-02T20:00"), entry(6, "Ana: twice a week", "2026-11-02T20:00")
+    )
+    assert not moved(
+        entry(5, "Sam: how often do you swim?", "2026-11-02T20:00"), entry(6, "Ana: twice a week", "2026-11-03T09:00")
+    )
+    assert not moved(
+        entry(5, "Sam: how often do you swim?", "2026-11-02T20:00"), entry(6, "Sam: and you?", "2026-11-02T20:00")
+    )
+    assert not moved(
+        entry(5, "Sam: I swim twice a week.", "2026-11-02T20:00"), entry(6, "Ana: nice", "2026-11-02T20:00")
+    )
+    assert moved(
+        entry(5, "should I switch to the 7am class?", "2026-11-02T20:00"),
+        entry(6, "yes, it is never full", "2026-11-02T20:00"),
+    )

@@ -71,6 +71,8 @@ class Options:
     semantic_power: float = 3.0  # >1 favours the few most similar candidates
     semantic_min: float = 0.25  # a record this dissimilar joins only through its words
     sentence_share: float = 0.5  # of a candidate's best sentence's lead in similarity over the whole record
+    reply_depth: int = 6  # results this near the top that end in a question bring their reply next
+    reply_within: int = 40  # ... when the reply is among this many results
     rrf_k: int = 60
 
 
@@ -144,7 +146,13 @@ def retrieve(
     results = _dedupe([Result(hit.record, score, _via(hit, meaning), names) for hit, score in scored])
     if options.diversity:
         results = _diversify(backend, results, limit, options.diversity)
+    if options.reply_depth:
+        results = signals.replies(results, _record, options.reply_depth, options.reply_within)
     return results[:limit]
+
+
+def _record(result: Result) -> Record:
+    return result.record
 
 
 def _similarity(backend: Backend, query: str, options: Options) -> Any:

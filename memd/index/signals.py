@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Callable
+from typing import TypeVar
 
 from ..timeutil import time_or_none
 from .base import Backend, Filters, Hit
@@ -17,6 +19,7 @@ from .records import Record, when_spans
 from .sentences import speaker
 
 Scored = list[tuple[Hit, float]]
+T = TypeVar("T")
 NEIGHBOUR_SOURCES = 60  # entries whose unmatched neighbours may join the candidates
 
 
@@ -102,6 +105,56 @@ def sessions(scored: Scored, weight: float) -> Scored:
     ]
     out.sort(key=lambda pair: (-pair[1], pair[0].record.rid))
     return out
+
+
+def replies(results: list[T], record_of: Callable[[T], Record], depth: int, within: int) -> list[T]:
+    """A result near the top that ends in a question is followed by its reply,
+    when the reply is itself among the first ``within`` results: a question
+    turn matches a question's words best, but what answers it is the next
+    turn ("How often do you work out?" - "Three times a week"), which its own
+    words rarely rank as high. Only the first ``depth`` results bring theirs
+    along, so a long list of questions does not push the answers out."""
+    if depth <= 0:
+        return results
+    by_seq: dict[int, int] = {}
+    for i, item in enumerate(results[:within]):
+        if record_of(item).kind == "entry":
+            for seq in record_of(item).seqs:
+                by_seq.setdefault(seq, i)
+    out: list[T] = []
+    placed: set[int] = set()
+    for i, item in enumerate(results):
+        if i in placed:
+            continue
+        out.append(item)
+        placed.add(i)
+        asked = record_of(item)
+        if i >= depth or asked.kind != "entry" or not asked.seqs or not asks(asked.text):
+            continue
+        j = by_seq.get(max(asked.seqs) + 1)
+        if j is not None and j not in placed and _answers(record_of(results[j]), asked):
+            out.append(results[j])
+            placed.add(j)
+    return out
+
+
+_ASIDE = re.compile(r"\s*\[[^\[\]]*\]\s*$")  # a trailing "[shares a photo: ...]"
+
+
+def asks(text: str) -> bool:
+    """Whether ``text`` leaves a question open: a "?" that no statement (a full
+    stop) follows. "Did you go? So cool!" still asks; "Did you go? I did." does not."""
+    body = _ASIDE.sub("", text)
+    return body.rfind("?") > body.rfind(".")
+
+
+def _answers(reply: Record, asked: Record) -> bool:
+    """Whether the next entry is a reply: written in the same session, and by
+    someone else when the entries name speakers."""
+    if reply.time != asked.time:
+        return False
+    first, second = speaker_of(asked), speaker_of(reply)
+    return first is None or second is None or first != second
 
 
 def passes(record: Record, filters: Filters) -> bool:
