@@ -27,6 +27,8 @@ Then signals the entries carry re-rank them:
 - blocks: a heading partition that holds entries is shown through those
   entries (shorter to read, exact to cite); prose partitions are results too;
 - repeats: a result that mostly repeats the words of a better one moves down.
+- replies: a result near the top that ends in a question is followed by its
+  reply (the next turn), which its own words rarely rank as high.
 The heading an entry sits under is part of what BM25 matches (its own field).
 """
 
