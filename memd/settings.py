@@ -139,11 +139,11 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "index",
         "backend",
         "choice",
-        "whoosh",
-        "search engine: whoosh, or tantivy (faster past ~20k records; pip install 'memd[tantivy]')",
+        "auto",
+        "search engine: auto (tantivy, or whoosh where tantivy is not installed), tantivy, whoosh",
         env="MEMD_INDEX_BACKEND",
         attr="index_backend",
-        choices=("whoosh", "tantivy"),  # the names memd/index/backends.py registers
+        choices=("auto", "whoosh", "tantivy"),  # auto, then the names memd/index/backends.py registers
     ),
     SettingSpec(
         "vault",

@@ -401,7 +401,11 @@ def own_file_cases() -> Iterator[Case]:
     yield Case("lock-dir", special=("dir:.memd/lock",))
     yield Case("index-file", {".memd/index": b"not a folder"})
     yield Case(
-        "index-garbage", {".memd/index/manifest.json": b"{" * 1000, ".memd/index/whoosh/MAIN_x.toc": b"\x00" * 64}
+        "index-garbage", {".memd/index/manifest.json": b"{" * 1000, ".memd/index/tantivy/meta.json": b"\x00" * 64}
+    )
+    yield Case(
+        "whoosh-garbage",
+        {".memd/config.toml": b'[index]\nbackend = "whoosh"\n', ".memd/index/whoosh/MAIN_x.toc": b"\x00" * 64},
     )
     yield Case("journal-garbage", {".memd/journal/pending.json": b'{"message": 1, "changes": "x"}'})
     yield Case(

@@ -97,10 +97,12 @@ def test_missing_manifest_or_lost_records_trigger_a_rebuild(vault: Vault, memd) 
     store.close()
 
 
-def test_corrupted_index_folder_is_rebuilt(vault: Vault, memd) -> None:
+@pytest.mark.parametrize("backend", ["tantivy", "whoosh"])
+def test_corrupted_index_folder_is_rebuilt(vault: Vault, memd, backend: str) -> None:
+    memd("config", "set", "index.backend", backend)
     write_topic(vault, "coffee", TOPIC)
     memd("reindex")
-    for file in (vault.index_dir / "whoosh").iterdir():
+    for file in (vault.index_dir / backend).iterdir():
         file.write_bytes(b"\x00garbage")
     hits = json.loads(memd("search", "peanuts", "--json").output)
     assert [h["path"] for h in hits][:1] == ["topics/coffee.md"]

@@ -88,7 +88,7 @@ def pair(tmp_path: Path, vault: Vault) -> tuple[IndexStore, IndexStore]:
 
 def test_the_setting_offers_exactly_the_registered_backends() -> None:
     spec = spec_for("index.backend")
-    assert spec.choices == tuple(BACKENDS) and spec.default == "whoosh" and spec.env == "MEMD_INDEX_BACKEND"
+    assert spec.choices == ("auto", *BACKENDS) and spec.default == "auto" and spec.env == "MEMD_INDEX_BACKEND"
 
 
 @settings(max_examples=300, deadline=None)
@@ -144,6 +144,7 @@ def test_same_ranking_filters_lookups_and_idf_as_whoosh(pair: tuple[IndexStore, 
 
 def test_switching_backend_in_config_rebuilds_and_search_still_answers(vault: Vault, memd) -> None:
     fill(vault)
+    set_backend(memd, "whoosh")
     assert "camping" in memd("search", "camping lake").output
     assert (vault.index_dir / "whoosh").is_dir()
     set_backend(memd, "tantivy")
@@ -223,6 +224,16 @@ def test_missing_tantivy_package_is_one_clear_line(vault: Vault, memd, monkeypat
     assert "pip install 'memd[tantivy]'" in result.output and len(result.output.strip().splitlines()) == 1
     status = memd("status")
     assert "pip install 'memd[tantivy]'" in status.output
+
+
+def test_auto_uses_whoosh_where_tantivy_is_not_installed(vault: Vault, memd, monkeypatch: pytest.MonkeyPatch) -> None:
+    fill(vault)
+    monkeypatch.setitem(sys.modules, "tantivy", None)  # as if not installed
+    assert "camping" in memd("search", "camping lake").output
+    assert (vault.index_dir / "whoosh").is_dir() and "whoosh" in memd("status").output
+    monkeypatch.delitem(sys.modules, "tantivy")  # installed later: the next search rebuilds in tantivy
+    assert "camping" in memd("search", "camping lake").output
+    assert (vault.index_dir / "tantivy").is_dir() and not (vault.index_dir / "whoosh").exists()
 
 
 def test_status_suggests_tantivy_for_a_large_whoosh_vault(vault: Vault, memd) -> None:

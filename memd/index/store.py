@@ -78,11 +78,11 @@ class IndexStore:
     """The vault's index folder: a backend plus the manifest that vouches for it."""
 
     def __init__(self, vault: Vault, backend: str | None = None) -> None:
-        from .backends import require
+        from .backends import require, resolve
 
         self.vault = vault
         # Which engine (memd/index/backends.py): the vault's [index] backend unless named.
-        self.backend_name = backend or vault.config.index_backend
+        self.backend_name = resolve(backend or vault.config.index_backend)
         require(self.backend_name)
         self.folder = vault.index_dir
         self.manifest_path = self.folder / "manifest.json"
