@@ -79,7 +79,8 @@ def speakers(scored: Scored, query: str, share: float) -> Scored:
     said_by = [speaker_of(hit.record) for hit, _ in scored]
     present = {name for name in said_by if name}
     lowered = query.lower()
-    words = set(re.findall(r"[\w'-]+", lowered))
+    tokens = re.findall(r"[\w'’-]+", lowered)
+    words = set(tokens) | {re.sub(r"['’]s$", "", token) for token in tokens}  # "Ana's kids" names Ana
     named = {name for name in present if (name.lower() in lowered if " " in name else name.lower() in words)}
     if not named or named == present:
         return scored
