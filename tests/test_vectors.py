@@ -93,6 +93,19 @@ def test_a_hand_edit_re_embeds_only_the_changed_entry(life: Vault) -> None:
     store.close()
 
 
+def test_switching_the_index_backend_re_embeds_nothing(life: Vault, memd) -> None:
+    memd("config", "set", "index.backend", "whoosh")
+    whoosh = IndexStore(Vault(life.root))
+    assert whoosh.sync().embedded == 4
+    whoosh.close()
+    memd("config", "set", "index.backend", "tantivy")
+    tantivy = IndexStore(Vault(life.root))
+    report = tantivy.sync()
+    assert report.rebuilt and report.embedded == 0
+    assert [h["text"] for h in search(memd, "baking bread")][:1] == ["Learning to bake sourdough with a new starter."]
+    tantivy.close()
+
+
 def test_moving_entries_between_files_re_embeds_nothing(life: Vault) -> None:
     store = IndexStore(life)
     store.sync()
