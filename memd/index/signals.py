@@ -79,8 +79,10 @@ def speakers(scored: Scored, query: str, share: float) -> Scored:
     said_by = [speaker_of(hit.record) for hit, _ in scored]
     present = {name for name in said_by if name}
     lowered = query.lower()
-    tokens = re.findall(r"[\w'’-]+", lowered)
-    words = set(tokens) | {re.sub(r"['’]s$", "", token) for token in tokens}  # "Ana's kids" names Ana
+    # "Ana's" is one word here, so a possessive does not name Ana: what is asked about
+    # someone's things ("Ana's new bike") is as often told by the others (counting it
+    # lowered the informal chats' recall, 0.811 -> 0.778, for +0.0007 on LoCoMo).
+    words = set(re.findall(r"[\w'-]+", lowered))
     named = {name for name in present if (name.lower() in lowered if " " in name else name.lower() in words)}
     if not named or named == present:
         return scored
