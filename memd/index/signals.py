@@ -141,7 +141,7 @@ def replies(results: list[T], record_of: Callable[[T], Record], depth: int, with
     return out
 
 
-_ASIDE = re.compile(r"\s*\[[^\[\]]*\]\s*$")  # a trailing "[shares a photo: ...]"
+_ASIDE = re.compile(r"\s*\[[^\[\]]*\]\s*$")  # a trailing aside: "[image]", "[shares a photo: ...]"
 
 
 def asks(text: str) -> bool:
