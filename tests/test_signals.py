@@ -53,15 +53,15 @@ def test_a_question_near_the_top_brings_its_reply_next() -> None:
         entry(6, "Ana: twice a week", "2026-11-02T20:00"),
         entry(9, "x"),
     )
-    assert replies([asked, other, reply], lambda hit: hit.record, depth=3, within=40) == [asked, reply, other]
+    assert replies([asked, other, reply], depth=3, within=40) == [asked, reply, other]
     # Too far down to bring it, or the reply too far down to be a plausible answer: order kept.
-    assert replies([other, asked, reply], lambda hit: hit.record, depth=1, within=40) == [other, asked, reply]
-    assert replies([asked, other, reply], lambda hit: hit.record, depth=3, within=2) == [asked, other, reply]
+    assert replies([other, asked, reply], depth=1, within=40) == [other, asked, reply]
+    assert replies([asked, other, reply], depth=3, within=2) == [asked, other, reply]
 
 
 def test_only_a_reply_in_the_same_session_by_someone_else_is_brought() -> None:
     def moved(asked: Hit, reply: Hit) -> bool:
-        return replies([asked, entry(9, "x"), reply], lambda hit: hit.record, depth=3, within=40)[1] is reply
+        return replies([asked, entry(9, "x"), reply], depth=3, within=40)[1] is reply
 
     assert moved(
         entry(5, "Sam: how often do you swim?", "2026-11-02T20:00"), entry(6, "Ana: twice a week", "2026-11-02T20:00")

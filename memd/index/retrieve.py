@@ -149,12 +149,8 @@ def retrieve(
     if options.diversity:
         results = _diversify(backend, results, limit, options.diversity)
     if options.reply_depth:
-        results = signals.replies(results, _record, options.reply_depth, options.reply_within)
+        results = signals.replies(results, options.reply_depth, options.reply_within)
     return results[:limit]
-
-
-def _record(result: Result) -> Record:
-    return result.record
 
 
 def _similarity(backend: Backend, query: str, options: Options) -> Any:

@@ -3,15 +3,15 @@
 neighbours, speakers, sessions, and the dates a query names; plus the filter
 test that candidates joining late (neighbours, meaning) must pass too.
 
-Each takes and returns ``(hit, score)`` pairs, best first.
+Each takes and returns ``(hit, score)`` pairs, best first; ``replies`` runs
+last, on the ranked results, and only moves a reply up next to its question.
 """
 
 from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Callable
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from ..timeutil import time_or_none
 from .base import Backend, Filters, Hit
@@ -19,7 +19,14 @@ from .records import Record, when_spans
 from .sentences import speaker
 
 Scored = list[tuple[Hit, float]]
-T = TypeVar("T")
+
+
+class _HasRecord(Protocol):
+    @property
+    def record(self) -> Record: ...
+
+
+Ranked = TypeVar("Ranked", bound=_HasRecord)  # a hit or a result: anything ranked that holds a record
 NEIGHBOUR_SOURCES = 60  # entries whose unmatched neighbours may join the candidates
 
 
@@ -110,7 +117,7 @@ def sessions(scored: Scored, weight: float) -> Scored:
     return out
 
 
-def replies(results: list[T], record_of: Callable[[T], Record], depth: int, within: int) -> list[T]:
+def replies(results: list[Ranked], depth: int, within: int) -> list[Ranked]:
     """A result near the top that ends in a question is followed by its reply,
     when the reply is itself among the first ``within`` results: a question
     turn matches a question's words best, but what answers it is the next
@@ -121,21 +128,21 @@ def replies(results: list[T], record_of: Callable[[T], Record], depth: int, with
         return results
     by_seq: dict[int, int] = {}
     for i, item in enumerate(results[:within]):
-        if record_of(item).kind == "entry":
-            for seq in record_of(item).seqs:
+        if item.record.kind == "entry":
+            for seq in item.record.seqs:
                 by_seq.setdefault(seq, i)
-    out: list[T] = []
+    out: list[Ranked] = []
     placed: set[int] = set()
     for i, item in enumerate(results):
         if i in placed:
             continue
         out.append(item)
         placed.add(i)
-        asked = record_of(item)
+        asked = item.record
         if i >= depth or asked.kind != "entry" or not asked.seqs or not asks(asked.text):
             continue
         j = by_seq.get(max(asked.seqs) + 1)
-        if j is not None and j not in placed and _answers(record_of(results[j]), asked):
+        if j is not None and j not in placed and _answers(results[j].record, asked):
             out.append(results[j])
             placed.add(j)
     return out
