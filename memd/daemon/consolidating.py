@@ -27,7 +27,7 @@ class Consolidating(Holding):
         outcome = self.memory.consolidate(trigger="daemon", if_due=True)
         if outcome.skipped:
             return False
-        for rel in [*self._documents()]:
+        for rel in self._documents():
             self._remember(rel)
         for rel in list(self.seen):
             if not (self.vault.root / rel).exists():

@@ -246,7 +246,7 @@ class LLMEngine:
         keyed = {key(i): i for i in section.items}
         return self.steps.run(
             "split",
-            split_payload(section, parts),
+            split_payload(section.title, keyed, parts),
             lambda data: valid_split(data, keyed),
             lambda: self.offline.split(section, parts),
             max_tokens=reference_limit(len(keyed)),

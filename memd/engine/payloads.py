@@ -81,11 +81,12 @@ def plan_payload(blocks: list[Block], topics: list[TopicInfo]) -> dict[str, Any]
     }
 
 
-def split_payload(section: Section, parts: int) -> dict[str, Any]:
+def split_payload(title: str, keyed: dict[str, Item], parts: int) -> dict[str, Any]:
+    """The section to split, its entries by the keys the reply must name (``keyed``)."""
     return {
-        "title": section.title,
+        "title": title,
         "parts": parts,
-        "entries": [{"seqs": [k], "text": clip(i.text, 160)} for k, i in {key(i): i for i in section.items}.items()],
+        "entries": [{"seqs": [k], "text": clip(i.text, 160)} for k, i in keyed.items()],
     }
 
 

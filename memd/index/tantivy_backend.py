@@ -14,9 +14,9 @@ Same signals as ``whoosh_backend``, so ``retrieve`` ranks alike with either:
 
 This module is the backend itself: writing records (re-padding when the
 mean lengths drift), reading them back, and the searcher kept fresh across
-processes. tantivy is an optional extra (``pip install 'memd[tantivy]'``),
-imported only when this backend is chosen (memd/index/backends.py), which
-imports this module and, through it, the other two.
+processes. tantivy is a dependency, imported only when this backend is
+chosen (memd/index/backends.py), which imports this module and, through it,
+the other two.
 """
 
 from __future__ import annotations

@@ -112,7 +112,6 @@ def note_units(note: str) -> list[tuple[int, str]]:
         item = _ITEM.match(raw)
         if item:
             flush()
-        if item:
             line = raw[item.end() :].strip()
         line = _SIGNATURE.sub("", line.lstrip("> ").strip())
         if current and size + len(line) > UNIT_CHARS:
