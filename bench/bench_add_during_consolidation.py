@@ -27,11 +27,11 @@ from typing import Any
 from bench_consolidate import FILLER, SUBJECTS  # the same notes as the consolidation benchmark
 
 from memd import Memory
-from memd.buffer import NewEntry, append_entries, buffer_status
+from memd.app.init import init_vault
 from memd.consolidation import consolidate
 from memd.engine.offline import OfflineEngine
-from memd.setup import init_vault
-from memd.vault import Vault
+from memd.vault.buffer import NewEntry, append_entries, buffer_status
+from memd.vault.vault import Vault
 
 WORDS = [w for words in SUBJECTS.values() for w in words.split()]
 

@@ -27,8 +27,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from memd.app.init import init_vault
 from memd.cli import main as cli
-from memd.setup import init_vault
 
 
 def in_process(vault: Path, count: int) -> tuple[float, float, list[float]]:

@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from memd.buffer import NewEntry, append_entries, buffer_status
+from memd.app.init import init_vault
 from memd.consolidation.run import consolidate
-from memd.setup import init_vault
+from memd.vault.buffer import NewEntry, append_entries, buffer_status
 
 SUBJECTS = {
     "garden": "tomatoes basil seedlings compost watering greenhouse",

@@ -31,12 +31,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from memd.buffer import NewEntry, append_entries, buffer_status
+from memd.app.init import init_vault
 from memd.consolidation.run import consolidate
-from memd.document import Heading, make_entry
-from memd.setup import init_vault
-from memd.signature import Signature
-from memd.state import State, write_state
+from memd.core.document import Heading, make_entry
+from memd.core.signature import Signature
+from memd.vault.buffer import NewEntry, append_entries, buffer_status
+from memd.vault.state import State, write_state
 
 ENTRIES_PER_TOPIC = 8
 SYLLABLES = "ka lo mi ne ru sa ti vo ze ba do fi gu ha je ko lu ma no pi ra se to vu wi ya zo".split()

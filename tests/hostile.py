@@ -10,7 +10,7 @@ from pathlib import Path
 
 from click.testing import Result
 
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 REPO = Path(__file__).resolve().parent.parent
 

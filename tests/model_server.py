@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from memd.prompts import NAMES, load
+from memd.engine.prompts import NAMES, load
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import pytest
 
-from memd.buffer import NewEntry, append_entries
+from memd.app.init import init_vault
 from memd.consolidation.run import Outcome, consolidate
 from memd.engine.offline import OfflineEngine
-from memd.setup import init_vault
-from memd.vault import Vault
+from memd.vault.buffer import NewEntry, append_entries
+from memd.vault.vault import Vault
 
 COFFEE = ["Takes coffee with oat milk", "Prefers a flat white coffee in the morning", "Drinks decaf coffee after 2pm"]
 OLD_PHONE = "Dana's phone number is 555-0101"

@@ -10,10 +10,10 @@ from typing import Any
 
 from click.testing import CliRunner
 
+from memd.app.init import init_vault
 from memd.cli import main
-from memd.document import parse_document
-from memd.setup import init_vault
-from memd.vault import Vault
+from memd.core.document import parse_document
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 

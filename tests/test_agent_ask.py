@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from memd.ledger import read
-from memd.vault import Vault
+from memd.core.ledger import read
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 from .model_server import Length, ScriptedModel, operation_of

@@ -16,7 +16,14 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "memd"
 FRONT_DOORS = ("memd.cli", "memd.mcp_server", "memd.daemon")
 # What a front door must reach only through memd.app.
-INTERNALS = ("memd.buffer", "memd.tools", "memd.ask", "memd.agent", "memd.state", "memd.consolidation")
+INTERNALS = (
+    "memd.vault.buffer",
+    "memd.ask.tools",
+    "memd.ask.offline",
+    "memd.ask.agent",
+    "memd.vault.state",
+    "memd.consolidation",
+)
 
 
 def module_name(path: Path) -> str:
@@ -135,7 +142,7 @@ def test_no_code_outside_the_engine_package_tests_an_engine_name() -> None:
     assert not offenders, offenders
 
 
-GIT_SEAM = PACKAGE / "gitcli.py"
+GIT_SEAM = PACKAGE / "git" / "command.py"
 _SPAWNERS = ("subprocess.", "os.system", "os.popen", "os.exec", "os.spawn", "os.posix_spawn")
 
 
@@ -176,7 +183,7 @@ def test_only_the_git_seam_starts_git() -> None:
         if path != GIT_SEAM
         for line in git_spawns(path.read_text(encoding="utf-8"))
     ]
-    assert not offenders, f"start git through memd.gitcli: {offenders}"
+    assert not offenders, f"start git through memd.git.command: {offenders}"
 
 
 def test_the_git_spawn_finder_sees_each_way_of_starting_git() -> None:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 FOOD = """\
 ---
@@ -53,7 +53,7 @@ def test_recent_current_entries_are_evidence(food: Vault, memd) -> None:
 
 
 def test_evidence_respects_the_token_budget(food: Vault, memd) -> None:
-    from memd.tokens import count_tokens
+    from memd.core.tokens import count_tokens
 
     memd("add", "\n".join(f"Coffee note {n}: oat milk flat white at the corner cafe on day {n}" for n in range(20)))
     roomy = json.loads(memd("ask", "coffee oat milk", "--budget", "1500", "--json").output)

@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from memd.cli import main
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import REPO, Memd
 

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from memd.cli import main
-from memd.config import SETTINGS, load_config
-from memd.vault import Vault
+from memd.core.config import SETTINGS, load_config
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 
@@ -177,8 +177,8 @@ def test_a_broken_config_file_is_reported_not_half_listed(memd: Memd, vault: Vau
 
 
 def test_one_registry_makes_the_default_file_the_typed_config_and_the_listing(memd: Memd, vault: Vault) -> None:
-    from memd.config import CONFIG_TEMPLATE, Config, parse_config
-    from memd.settings import SETTINGS
+    from memd.core.config import CONFIG_TEMPLATE, Config, parse_config
+    from memd.core.settings import SETTINGS
 
     defaults = parse_config(CONFIG_TEMPLATE, vault.config_path, {})
     assert defaults == Config()  # the generated file says exactly the typed defaults

@@ -7,9 +7,9 @@ import tomllib
 
 import pytest
 
-from memd.config import CONFIG_TEMPLATE
-from memd.errors import ConfigError
-from memd.tomledit import find_key, set_key
+from memd.core.config import CONFIG_TEMPLATE
+from memd.core.errors import ConfigError
+from memd.core.tomledit import find_key, set_key
 
 SAMPLE = """\
 # top comment

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from memd.consolidation.journal import HandEditConflict
 from memd.consolidation.run import ConsolidationError, consolidate
 from memd.engine.base import Block, Section, TopicUpdate
 from memd.engine.offline import OfflineEngine
-from memd.vault import Vault
+from memd.vault.journal import HandEditConflict
+from memd.vault.vault import Vault
 
 from .conftest import Memd, snapshot
 
@@ -209,7 +209,7 @@ def test_a_topic_with_invalid_yaml_is_skipped_reported_and_never_rewritten(memd:
 
 
 def test_without_git_the_files_are_consolidated_and_committed_next_time(tmp_path: Path) -> None:
-    from memd.setup import init_vault
+    from memd.app.init import init_vault
 
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)  # so init does not create one ...
     vault = init_vault(tmp_path / "v").vault

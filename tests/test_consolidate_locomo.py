@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from memd.buffer import NewEntry, append_entries
+from memd.app.evaluate import load_locomo
 from memd.consolidation.run import consolidate
 from memd.consolidation.verify import verify_vault
-from memd.evaluate import load_locomo
-from memd.vault import Vault
+from memd.vault.buffer import NewEntry, append_entries
+from memd.vault.vault import Vault
 
 from .conftest import REPO
 

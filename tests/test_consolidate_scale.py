@@ -19,21 +19,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memd.buffer import NewEntry, append_entries
 from memd.consolidation.catalog import FILE, Catalog
 from memd.consolidation.records import topic_files
 from memd.consolidation.routing import RoutingIndex
 from memd.consolidation.run import ConsolidationError, consolidate
 from memd.consolidation.sections import topic_text, topic_tokens
 from memd.consolidation.workspace import Workspace
-from memd.document import Heading, make_entry, parse_document
+from memd.core.document import Heading, make_entry, parse_document
+from memd.core.signature import Signature
 from memd.engine.base import Background, Block, Item, TopicInfo
 from memd.engine.offline import OfflineEngine, vocabulary
 from memd.engine.shortlist import merge_shortlist, route_shortlist
 from memd.engine.text import speakers, term_pairs, terms
-from memd.signature import Signature
-from memd.state import State, write_state
-from memd.vault import Vault
+from memd.vault.buffer import NewEntry, append_entries
+from memd.vault.state import State, write_state
+from memd.vault.vault import Vault
 
 pytestmark = pytest.mark.slow  # vaults of a hundred topics and more
 
@@ -56,7 +56,7 @@ def note(rng: random.Random, subject: int, speaker: bool = False) -> str:
 def build(root: Path, topics: int, *, entries: int = 5, seed: int = 0) -> Vault:
     """A vault of ``topics`` topic files (some in speakers' words), committed,
     their files a day old as in a vault in use."""
-    from memd.setup import init_vault
+    from memd.app.init import init_vault
 
     vault = init_vault(root).vault
     rng = random.Random(seed)

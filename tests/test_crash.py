@@ -13,7 +13,7 @@ import pytest
 
 from memd.consolidation.run import recover
 from memd.consolidation.verify import verify_vault
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import Memd, snapshot
 

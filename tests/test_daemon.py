@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from memd.buffer import NewEntry, append_entries
+from memd.core.errors import VaultError
 from memd.daemon.handler import Handler
 from memd.daemon.runner import start_observer
 from memd.daemon.status import DaemonLock, running_pid
 from memd.daemon.watch import Debouncer, classify
-from memd.errors import VaultError
-from memd.vault import Vault
+from memd.vault.buffer import NewEntry, append_entries
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 

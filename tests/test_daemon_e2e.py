@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from memd.daemon.status import read_status, running_pid
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 

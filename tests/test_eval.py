@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from memd.evaluate import evidence_found, load_locomo, session_time
+from memd.app.evaluate import evidence_found, load_locomo, session_time
 from memd.index.records import Record
 
 
@@ -128,8 +128,8 @@ def test_conversations_can_be_chosen_and_bad_choices_are_one_line(tmp_path: Path
 
 
 def test_selection_parses_ranges_and_lists() -> None:
-    from memd.errors import FormatError
-    from memd.evaluate import parse_selection
+    from memd.app.evaluate import parse_selection
+    from memd.core.errors import FormatError
 
     assert parse_selection("1-3", 5) == [1, 2, 3]
     assert parse_selection("4,5", 5) == [4, 5]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from memd.consolidation.verify import verify_vault
 from memd.engine.fidelity import Sources, unsupported
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 from .model_server import ScriptedModel

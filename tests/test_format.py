@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from memd.document import Entry, Frontmatter, Heading, Line, parse_document
-from memd.errors import FormatError
-from memd.signature import SeqSet, Signature, decode_value, encode_value
+from memd.core.document import Entry, Frontmatter, Heading, Line, parse_document
+from memd.core.errors import FormatError
+from memd.core.signature import SeqSet, Signature, decode_value, encode_value
 
 # --- signatures -------------------------------------------------------------
 
@@ -222,7 +222,7 @@ FRONTMATTER = st.none() | st.dictionaries(KEYS, VALUES | st.integers() | st.list
 @given(FRONTMATTER, st.lists(entries() | PROSE | HEADINGS, max_size=12), st.booleans())
 @settings(max_examples=300)
 def test_generated_documents_survive_parse_of_render(frontmatter, blocks, final_newline) -> None:  # type: ignore[no-untyped-def]
-    from memd.document import Document
+    from memd.core.document import Document
 
     # "a\n" is both [a] + final newline and [a, ""] without one; the parser
     # reads the first, so documents are generated in that canonical form.

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.setup import init_vault
+from memd.app.init import init_vault
 
 from .hostile import REPO
 

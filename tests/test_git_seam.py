@@ -1,4 +1,4 @@
-"""Every git process memd starts goes through ``memd.gitcli``: a missing git is
+"""Every git process memd starts goes through ``memd.git.command``: a missing git is
 a one-line error naming the command, and file names that are not ASCII come
 back from git exactly as they went in."""
 
@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from memd import gitcli
-from memd.errors import GitError
-from memd.history import changed_paths, commit_as_memd
+from memd.app.init import init_vault
+from memd.core.errors import GitError
+from memd.git import command as gitcli
+from memd.git.log import changed_paths, commit_as_memd
 from memd.review.repo import Repo
-from memd.setup import init_vault
 from memd.sync.gitops import Remote, RemoteUnreachable, fetch, read_blobs, tree_files
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 
@@ -80,7 +80,7 @@ def test_a_remote_that_never_answers_is_stopped_at_the_time_limit(
 
 def test_git_never_reads_memds_own_input(vault: Vault) -> None:
     # memd's standard input may be the MCP server's JSON-RPC pipe: a git given no input must see none.
-    script = "from memd import gitcli; print(gitcli.run(None, 'hash-object', '--stdin').stdout.strip())"
+    script = "from memd.git import command; print(command.run(None, 'hash-object', '--stdin').stdout.strip())"
     child = subprocess.run(
         [sys.executable, "-c", script], input='{"jsonrpc": "2.0"}\n', capture_output=True, text=True, check=True
     )

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memd.hooks import AGENTS_SNIPPET, claude_settings_snippet, mcp_config, render_pre_commit
-from memd.setup import init_vault
-from memd.vault import Vault
+from memd.app.hooks import AGENTS_SNIPPET, claude_settings_snippet, mcp_config, render_pre_commit
+from memd.app.init import init_vault
+from memd.vault.vault import Vault
 
 from .conftest import REPO, Memd
 

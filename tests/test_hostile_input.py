@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memd.state import read_state
-from memd.vault import Vault
+from memd.vault.state import read_state
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 from .hostile import REPO, assert_clean, run_memd

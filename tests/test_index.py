@@ -11,7 +11,7 @@ import pytest
 
 from memd.index import IndexStore
 from memd.index.records import records_for
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 TOPIC = """\
 ---
@@ -133,9 +133,9 @@ def test_filtered_searches_survive_whoosh_quality_skipping(vault: Vault) -> None
     # (Require) query once a vault held a few hundred entries.
     import random
 
-    from memd.buffer import NewEntry, append_entries
+    from memd.ask.tools import search
     from memd.index import Filters
-    from memd.tools import search
+    from memd.vault.buffer import NewEntry, append_entries
 
     rng = random.Random(3)
     words = ["coffee", "milk", "trip", "kyoto", "dog", *(f"w{i}" for i in range(200))]

@@ -12,7 +12,7 @@ import pytest
 from memd.index import Filters, IndexStore
 from memd.index.retrieve import query_terms
 from memd.index.signals import passes
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 WORDS = ["coffee", "milk", "trip", "kyoto", "dog", "walk", "tea", *(f"w{i}" for i in range(60))]
 START = datetime(2025, 1, 1, tzinfo=UTC)
@@ -25,7 +25,7 @@ def words_only(vault: Vault) -> None:
 
 @pytest.fixture(scope="module")
 def backend(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    from memd.setup import init_vault
+    from memd.app.init import init_vault
 
     vault = init_vault(tmp_path_factory.mktemp("filters") / "vault").vault
     words_only(vault)

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from memd.ask.tools import search
 from memd.index import IndexStore
 from memd.index import store as store_module
 from memd.index.freshness import scan
-from memd.tools import search
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 TOPIC = "# Coffee\n- <seq=12,time=2026-11-20T09:12,source=user> Takes coffee with oat milk.\n"
 AN_HOUR_AGO = time.time() - 3600

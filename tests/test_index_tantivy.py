@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memd.core.settings import spec_for
 from memd.index import Filters, IndexStore
 from memd.index.backends import BACKENDS, SUGGEST_TANTIVY_RECORDS, describe_index
 from memd.index.records import records_for
 from memd.index.retrieve import query_terms, retrieve
-from memd.settings import spec_for
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 pytest.importorskip("tantivy")
 from memd.index import tantivy_backend  # only where tantivy is installed

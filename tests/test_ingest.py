@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from memd.ingest import Rejected, ingest_file
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 
@@ -99,7 +99,7 @@ def write(path: Path, content: str | bytes | list[Any] | dict[str, Any], jsonl: 
 
 
 def entries(vault: Vault) -> list[dict[str, Any]]:
-    from memd.document import entry_json
+    from memd.core.document import entry_json
 
     return [entry_json(e) for e in vault.read(vault.current).signed()]
 

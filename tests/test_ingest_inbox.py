@@ -12,7 +12,7 @@ import pytest
 
 from memd.consolidation.run import consolidate
 from memd.ingest import process_inbox
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import REPO, Memd
 

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import REPO, Memd
 

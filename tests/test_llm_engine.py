@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from memd.consolidation.verify import verify_vault
+from memd.core.ledger import read
 from memd.engine.text import terms
-from memd.ledger import read
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 from .model_server import Delay, ScriptedModel, Status, operation_of
@@ -253,8 +253,8 @@ def test_a_full_cycle_against_a_real_endpoint(vault: Vault, tmp_path: Path, monk
 
 
 def test_engines_are_chosen_by_name(vault: Vault) -> None:
+    from memd.core.errors import ConfigError
     from memd.engine import ENGINES, get_engine
-    from memd.errors import ConfigError
 
     assert set(ENGINES) == {"offline", "llm"}
     assert get_engine(vault).name == "offline"

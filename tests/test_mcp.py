@@ -17,7 +17,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from memd.vault import Vault, find_vault
+from memd.vault.vault import Vault, find_vault
 
 from .conftest import REPO
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from memd.consolidation.verify import verify_vault
+from memd.core.ledger import read
 from memd.daemon.status import endpoint_health
 from memd.engine.client import prompt_size
-from memd.ledger import read
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 from .model_server import Delay, Length, NoUsage, ScriptedModel, Status, operation_of

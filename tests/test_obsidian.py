@@ -21,7 +21,7 @@ import pytest
 import yaml
 from markdown_it import MarkdownIt
 
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import REPO, Memd
 

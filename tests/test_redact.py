@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memd.redact import RULES, find_secrets, redact
-from memd.vault import Vault
+from memd.core.redact import RULES, find_secrets, redact
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 

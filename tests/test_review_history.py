@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from memd.setup import init_vault
-from memd.signature import SeqSet
-from memd.vault import Vault
+from memd.app.init import init_vault
+from memd.core.signature import SeqSet
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 from .review_story import BREAD, COFFEE, NEW_CAR, NEW_PHONE, OLD_CAR, OLD_PHONE, Story, build, git, when

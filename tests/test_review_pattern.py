@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memd.core.signature import SeqSet
 from memd.review.pattern import number_range, signature_pattern, superseded_pattern, trailer_pattern
-from memd.signature import SeqSet
 
 seqs = st.integers(min_value=1, max_value=5000)
 seq_sets = st.lists(seqs, min_size=1, max_size=6).map(SeqSet.of)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import REPO, Memd
 from .review_story import BREAD, COFFEE, NEW_CAR, NEW_PHONE, OLD_CAR, OLD_PHONE, Story, build, git

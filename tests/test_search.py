@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 TRAVEL = """\
 ---

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memd.daemon.status import read_status, running_pid
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import REPO, Memd
 from .test_daemon_e2e import wait_for

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from memd.buffer import NewEntry, append_entries
-from memd.errors import LockTimeout, WriteError
-from memd.state import read_state
-from memd.vault import Vault
+from memd.core.errors import LockTimeout, WriteError
+from memd.vault.buffer import NewEntry, append_entries
+from memd.vault.state import read_state
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 
@@ -114,7 +114,7 @@ def test_a_second_writer_waits_then_fails_clearly(vault: Vault, tmp_path: Path) 
             textwrap.dedent(f"""
             import sys
             from pathlib import Path
-            from memd.vault import Vault
+            from memd.vault.vault import Vault
             with Vault(Path({str(vault.root)!r})).locked():
                 print("locked", flush=True)
                 sys.stdin.readline()

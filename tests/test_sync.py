@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.sync.device import SPAN, space_of
+from memd.vault.spaces import SPAN, space_of
 
 from .conftest import Memd
 from .sync_helpers import add, bare_remote, clone_device, files, first_device, git, live, verify_ok
@@ -216,7 +216,7 @@ def test_copies_that_assigned_one_seq_before_registering_are_stopped(tmp_path: P
 
 
 def _memd(path: Path) -> Memd:
-    from memd.vault import Vault
+    from memd.vault.vault import Vault
 
     return Memd(Vault(path.resolve()))
 
@@ -303,7 +303,7 @@ def test_init_from_a_repository_that_is_not_a_vault_keeps_nothing(tmp_path: Path
 def test_a_vault_started_separately_is_not_merged_into_another(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path)
     first_device(tmp_path, remote, "laptop")
-    from memd.setup import init_vault
+    from memd.app.init import init_vault
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

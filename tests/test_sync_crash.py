@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 from .sync_helpers import add, bare_remote, clone_device, first_device, git, json_of, live, verify_ok

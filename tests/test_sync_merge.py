@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memd.document import parse_document
+from memd.core.document import parse_document
 from memd.sync.diff3 import diff3
 from memd.sync.merge import merge_documents, merge_frontmatter
 

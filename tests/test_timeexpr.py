@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memd.timeexpr import Span, parse_when, resolve, when_value
-from memd.vault import Vault
+from memd.core.timeexpr import Span, parse_when, resolve, when_value
+from memd.vault.vault import Vault
 
 MONDAY = date(2023, 5, 8)
 

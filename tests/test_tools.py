@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from memd import tools
-from memd.errors import FormatError, NotFound
-from memd.vault import Vault
+from memd.ask import tools
+from memd.core.errors import FormatError, NotFound
+from memd.vault.vault import Vault
 
 COFFEE = """\
 ---

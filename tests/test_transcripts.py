@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from memd.document import entry_json
+from memd.core.document import entry_json
 from memd.ingest import ingest_file
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 

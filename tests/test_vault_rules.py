@@ -10,12 +10,12 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memd.core.layout import WINDOWS_RESERVED, classify, ignored
 from memd.daemon.handler import Handler
 from memd.engine.text import slugify
 from memd.ingest import ingest_file
 from memd.ingest.sources import locate
-from memd.layout import WINDOWS_RESERVED, classify, ignored
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 

@@ -13,7 +13,7 @@ from memd.index import IndexStore, minilm
 from memd.index.embedding import _minilm_folder, embed_many, embed_query, load_embedder
 from memd.index.minilm import WEIGHTS_SHA256, ModelUnavailable, check_weights
 from memd.index.vectors import VectorIndex
-from memd.vault import Vault
+from memd.vault.vault import Vault
 
 NOTES = """\
 ---

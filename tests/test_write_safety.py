@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from memd import Memory
-from memd.buffer import NewEntry, append_entries
 from memd.consolidation import consolidate, recover, verify_vault
-from memd.consolidation.journal import owed
 from memd.consolidation.verify import superseded_in
 from memd.engine.base import Item, Rewrite, Section
 from memd.engine.offline import OfflineEngine
-from memd.vault import Vault
+from memd.vault.buffer import NewEntry, append_entries
+from memd.vault.journal import owed
+from memd.vault.vault import Vault
 
 from .conftest import REPO, Memd
 

@@ -24,7 +24,7 @@ VOCABULARY = (
 def adder(vault: str, name: str, count: int, out: str) -> None:
     """Add ``count`` entries; write every acknowledged one (seq, text) to ``out``."""
     from memd import Memory
-    from memd.errors import MemdError
+    from memd.core.errors import MemdError
 
     memory = Memory.open(vault)
     acknowledged = []
@@ -43,7 +43,7 @@ def adder(vault: str, name: str, count: int, out: str) -> None:
 
 def consolidator(vault: str, seconds: float) -> None:
     from memd import Memory
-    from memd.errors import MemdError
+    from memd.core.errors import MemdError
 
     memory = Memory.open(vault)
     deadline = time.monotonic() + seconds

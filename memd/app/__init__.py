@@ -7,7 +7,7 @@ library itself. This is also memd's public Python API (see the README).
 
 from __future__ import annotations
 
-from .memory import Memory
-from .results import Added, Hits, JsonResult, Status
+from memd.app.memory import Memory
+from memd.app.results import Added, Hits, JsonResult, Status
 
 __all__ = ["Added", "Hits", "JsonResult", "Memory", "Status"]

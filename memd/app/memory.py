@@ -25,25 +25,25 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..vault import Vault, find_vault
-from .results import Added, BufferFacts, Hits, JsonResult, Status
+from memd.app.results import Added, BufferFacts, Hits, JsonResult, Status
+from memd.vault.vault import Vault, find_vault
 
 if TYPE_CHECKING:
-    from ..ask import Answer
-    from ..consolidation import Outcome, Report
-    from ..consolidation.forget import Forgotten
-    from ..engine.base import Engine
-    from ..history import Commit
-    from ..index import IndexStore
-    from ..ingest import InboxJob, InboxOutcome, IngestResult
-    from ..lint import Problem
-    from ..review.asof import PastVault
-    from ..review.diff import MemoryDiff
-    from ..review.life import Life
-    from ..review.undo import UndoOutcome
-    from ..setup import InitResult
-    from ..sync.clone import Cloned
-    from ..sync.report import SyncReport
+    from memd.app.clone import Cloned
+    from memd.app.init import InitResult
+    from memd.ask.offline import Answer
+    from memd.consolidation import Outcome, Report
+    from memd.consolidation.forget import Forgotten
+    from memd.engine.base import Engine
+    from memd.git.log import Commit
+    from memd.index import IndexStore
+    from memd.ingest import InboxJob, InboxOutcome, IngestResult
+    from memd.review.asof import PastVault
+    from memd.review.diff import MemoryDiff
+    from memd.review.life import Life
+    from memd.review.undo import UndoOutcome
+    from memd.sync.report import SyncReport
+    from memd.vault.lint import Problem
 
 Warn = Callable[[str], None]
 Progress = Callable[[int, int], None]
@@ -69,15 +69,15 @@ class Memory:
     @staticmethod
     def init(path: str | os.PathLike[str]) -> InitResult:
         """Create a vault (idempotent: existing files are kept; ``.gitignore`` gains memd's missing patterns)."""
-        from ..setup import init_vault
+        from memd.app.init import init_vault
 
         return init_vault(Path(path).expanduser())
 
     def recover(self) -> str | None:
         """Finish or undo an interrupted consolidation or sync; says what it did, if anything."""
-        from ..consolidation import recover
-        from ..consolidation.journal import pending
-        from ..sync import apply as sync_journal
+        from memd.consolidation import recover
+        from memd.sync import apply as sync_journal
+        from memd.vault.journal import pending
 
         notes = []
         if sync_journal.pending(self.vault):
@@ -91,7 +91,7 @@ class Memory:
 
     @property
     def engine(self) -> Engine:
-        from ..engine import get_engine
+        from memd.engine import get_engine
 
         return get_engine(self.vault)
 
@@ -106,7 +106,7 @@ class Memory:
         meta: Sequence[tuple[str, str]] = (),
     ) -> tuple[Added, ...]:
         """Append entries to CURRENT.md: one per string given (a string is one entry)."""
-        from ..buffer import NewEntry, append_entries
+        from memd.vault.buffer import NewEntry, append_entries
 
         self.recover()
         pieces = [text] if isinstance(text, str) else list(text)
@@ -115,21 +115,21 @@ class Memory:
 
     def ingest(self, path: Path, *, max_bytes: int | None = None, progress: Progress | None = None) -> IngestResult:
         """Ingest one file (note or transcript); raises ``Rejected`` when it cannot be."""
-        from ..ingest import MAX_BYTES, ingest_file
+        from memd.ingest import MAX_BYTES, ingest_file
 
         self.recover()
         return ingest_file(self.vault, path, max_bytes=max_bytes or MAX_BYTES, progress=progress)
 
     def inbox_job(self, path: Path) -> InboxJob:
         """Ingest one inbox file in bounded steps (``step(seconds)`` until it returns an outcome)."""
-        from ..ingest import InboxJob
+        from memd.ingest import InboxJob
 
         self.recover()
         return InboxJob(self.vault, path)
 
     def ingest_inbox_file(self, path: Path) -> InboxOutcome:
         """Ingest one file dropped in ``inbox/`` and move it to done/ or rejected/ (never raises)."""
-        from ..ingest import process_inbox_file
+        from memd.ingest import process_inbox_file
 
         self.recover()
         return process_inbox_file(self.vault, path)
@@ -138,30 +138,30 @@ class Memory:
         self, *, if_due: bool = False, dry_run: bool = False, trigger: str = "manual", progress: Progress | None = None
     ) -> Outcome:
         """Move the buffer into topics, prove nothing was lost, commit."""
-        from ..consolidation import consolidate
+        from memd.consolidation import consolidate
 
         return consolidate(self.vault, trigger=trigger, dry_run=dry_run, if_due=if_due, progress=progress)
 
     def adopt(self, rel: str, expected: str | None = None) -> int:
         """Give unsigned list items in one managed file a seq; returns how many."""
-        from ..consolidation.adopt import adopt_file
+        from memd.consolidation.adopt import adopt_file
 
         self.recover()
         return adopt_file(self.vault, rel, expected)
 
     def forget(self, seqs: str) -> Forgotten:
         """Remove the entries holding ``seqs`` (e.g. ``12`` or ``12+41-43``) on purpose."""
-        from ..consolidation.forget import forget
-        from ..signature import MAX_SEQS_PER_ENTRY, SeqSet
+        from memd.consolidation.forget import forget
+        from memd.core.signature import MAX_SEQS_PER_ENTRY, SeqSet
 
         self.recover()
         return forget(self.vault, SeqSet.parse(seqs, MAX_SEQS_PER_ENTRY))
 
     def commit_hand_edits(self, hold: Collection[str] = ()) -> str | None:
         """Commit what people changed by hand, under their name (all but the paths in ``hold``)."""
-        from .. import acks
-        from ..consolidation.restore import restore
-        from ..history import blocked, commit_hand_edits
+        from memd.consolidation.restore import restore
+        from memd.git.log import blocked, commit_hand_edits
+        from memd.vault import acks
 
         if blocked(self.vault) is not None:
             return None
@@ -181,7 +181,7 @@ class Memory:
 
         Raises ``SyncConflict`` (with its report) when a person must decide;
         nothing in the working tree is changed then."""
-        from ..sync.flow import sync
+        from memd.sync.flow import sync
 
         self.recover()
         return sync(self.vault, remote)
@@ -189,7 +189,7 @@ class Memory:
     @staticmethod
     def init_from(url: str, path: str | os.PathLike[str]) -> Cloned:
         """Clone the vault at ``url`` onto this machine and register it as a device."""
-        from ..sync.clone import clone_vault
+        from memd.app.clone import clone_vault
 
         return clone_vault(url, Path(path).expanduser())
 
@@ -208,14 +208,14 @@ class Memory:
         """Ranked records for ``query``; ``since``/``until`` take ISO dates or times;
         ``as_of`` (a date or a revision) searches the vault as it was then, and
         each hit cites ``path:line@commit``."""
-        from ..index import Filters
-        from ..timeutil import time_bound
-        from ..tools import search
+        from memd.ask.tools import search
+        from memd.core.timeutil import time_bound
+        from memd.index import Filters
 
         self.recover()
         filters = Filters(since=time_bound(since), until=time_bound(until, end_of_day=True), source=source)
         if as_of:
-            from ..review.asof import search_as_of
+            from memd.review.asof import search_as_of
 
             past = search_as_of(self.vault, query, as_of, limit, filters)
             return Hits(query, past.hits, past.past.to_json())
@@ -225,7 +225,7 @@ class Memory:
         self, pattern: str, *, doc: str | None = None, limit: int = 30, context: int = 3, ignore_case: bool = True
     ) -> JsonResult:
         """Lines matching a regular expression, in the whole vault or one document."""
-        from ..tools import grep, grep_doc
+        from memd.ask.tools import grep, grep_doc
 
         self.recover()
         if doc is not None:
@@ -234,21 +234,21 @@ class Memory:
 
     def read(self, doc: str, start: int = 1, end: int | None = None) -> JsonResult:
         """Lines of one document (at most 100)."""
-        from ..tools import read_lines
+        from memd.ask.tools import read_lines
 
         self.recover()
         return JsonResult(read_lines(self.vault, doc, start, end))
 
     def list(self, *, offset: int = 0, limit: int = 50) -> JsonResult:
         """The catalog: CURRENT then each topic with id, tokens and summary."""
-        from ..tools import list_docs
+        from memd.ask.tools import list_docs
 
         self.recover()
         return JsonResult(list_docs(self.vault, offset, limit))
 
     def ask(self, question: str, *, budget: int = 1500, report: Callable[[Any], None] | None = None) -> Answer:
         """Answer from memory with cited evidence, the way the vault's engine answers."""
-        from ..engine.answering import answer
+        from memd.engine.answering import answer
 
         self.recover()
         return answer(self.vault, question, budget=budget, report=report)
@@ -257,8 +257,8 @@ class Memory:
         self, question: str, when: str, *, budget: int = 1500, report: Callable[[Any], None] | None = None
     ) -> tuple[PastVault, Answer]:
         """``ask`` over the vault as it was at ``when`` (a date or a revision), read from git."""
-        from ..engine.answering import answer
-        from ..review.asof import past_vault
+        from memd.engine.answering import answer
+        from memd.review.asof import past_vault
 
         past = past_vault(self.vault, when)
         return past, answer(past.vault, question, budget=budget, report=report)
@@ -266,19 +266,19 @@ class Memory:
     # -- history review ---------------------------------------------------------
     def history(self, target: str) -> Life:
         """The life of one memory (a seq, or words picking the best-matching entry) across git history."""
-        from ..review.life import history
+        from memd.review.life import history
 
         return history(self.vault, target)
 
     def diff(self, revs: str | None = None) -> MemoryDiff:
         """What a consolidation (default: the last) or a range of commits changed, in memory terms."""
-        from ..review.diff import diff
+        from memd.review.diff import diff
 
         return diff(self.vault, revs)
 
     def undo(self, rev: str | None = None, *, dry_run: bool = False) -> UndoOutcome:
         """Revert one consolidation (default: the last) as a new commit; its buffer entries come back."""
-        from ..review.undo import undo
+        from memd.review.undo import undo
 
         self.recover()
         return undo(self.vault, rev, dry_run=dry_run)
@@ -292,19 +292,19 @@ class Memory:
             store.close()
 
     def index(self) -> IndexStore:
-        from ..index import IndexStore
+        from memd.index import IndexStore
 
         return IndexStore(self.vault)
 
     # -- state and history ------------------------------------------------------
     def status(self) -> Status:
         """The buffer against its thresholds, topics, seqs, consolidations."""
-        from ..buffer import buffer_status
-        from ..engine.answering import describe
-        from ..index.backends import describe_index
-        from ..index.embedding import describe_retrieval
-        from ..state import read_state
-        from ..timeutil import format_time
+        from memd.core.timeutil import format_time
+        from memd.engine.answering import describe
+        from memd.index.backends import describe_index
+        from memd.index.embedding import describe_retrieval
+        from memd.vault.buffer import buffer_status
+        from memd.vault.state import read_state
 
         self.recover()
         buffer = buffer_status(self.vault)
@@ -340,7 +340,7 @@ class Memory:
         )
 
     def _missing_ignores(self) -> builtins.list[str]:
-        from ..vault import missing_ignores
+        from memd.vault.vault import missing_ignores
 
         try:
             return missing_ignores((self.vault.root / ".gitignore").read_text(encoding="utf-8"))
@@ -351,40 +351,40 @@ class Memory:
 
     def verify(self, *, full: bool = False) -> Report:
         """Account for every seq the vault ever held (``full``: walk all history again)."""
-        from ..consolidation import verify_vault
+        from memd.consolidation import verify_vault
 
         self.recover()
         return verify_vault(self.vault, full=full)
 
     def log(self, limit: int = 20) -> builtins.list[Commit]:
         """Consolidations and hand edits, newest first."""
-        from ..history import log
+        from memd.git.log import log
 
         return log(self.vault, limit)
 
     def lint(self, paths: Sequence[Path] | None = None) -> builtins.list[Problem]:
         """Every problem in the vault's files (or the given ones)."""
-        from ..lint import lint_vault
+        from memd.vault.lint import lint_vault
 
         return lint_vault(self.vault, builtins.list(paths) if paths is not None else None)
 
 
 def age_text(seconds: float | None) -> str:
-    from ..timeutil import format_duration
+    from memd.core.timeutil import format_duration
 
     return format_duration(timedelta(seconds=seconds)) if seconds is not None else "-"
 
 
 def sync_facts(vault: Vault) -> dict[str, Any]:
     """This clone's device and how far it is ahead of / behind its remote (as of the last fetch)."""
-    from ..sync.status import sync_facts as facts
+    from memd.sync.status import sync_facts as facts
 
     return facts(vault, vault.config.sync_remote)
 
 
 def owed_commit(vault: Vault) -> str | None:
     """The subject of a consolidation whose files are written but not yet committed."""
-    from ..consolidation.journal import owed
+    from memd.vault.journal import owed
 
     record = owed(vault)
     return record[0].splitlines()[0] if record else None
@@ -392,6 +392,6 @@ def owed_commit(vault: Vault) -> str | None:
 
 def endpoint_health(vault: Vault) -> dict[str, Any] | None:
     """The model endpoint's health (last success, last failure, breaker open until); None before any call."""
-    from ..engine.breaker import describe, health_path, read_health
+    from memd.engine.breaker import describe, health_path, read_health
 
     return describe(read_health(health_path(vault.meta_dir)))

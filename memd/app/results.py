@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..buffer import Added
+from memd.vault.buffer import Added
 
 __all__ = ["Added", "BufferFacts", "Hits", "JsonResult", "Status"]
 

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .. import __version__
+from memd import __version__
 
 if TYPE_CHECKING:
-    from ..app import Memory
-    from ..vault import Vault
+    from memd.app import Memory
+    from memd.vault.vault import Vault
 
 # command name -> "module:function" (relative to memd.cli)
 COMMANDS: dict[str, str] = {
@@ -92,7 +92,7 @@ class LazyGroup(click.Group):
         return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
-        from ..errors import MemdError
+        from memd.core.errors import MemdError
 
         try:
             return super().invoke(ctx)
@@ -167,7 +167,7 @@ def main(ctx: click.Context, vault: str | None) -> None:
 
 def get_memory(ctx: click.Context) -> Memory:
     """The vault for this invocation, opened once (found lazily: `init` needs none)."""
-    from ..app import Memory
+    from memd.app import Memory
 
     root = ctx.find_root()
     obj = root.obj if isinstance(root.obj, dict) else {}

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from . import emit_json, get_memory, get_vault, json_option
+from memd.cli import emit_json, get_memory, get_vault, json_option
 
 _RESERVED_KEYS = {"seq", "time", "source", "src"}
 
@@ -31,7 +31,7 @@ def init(path: Path, url: str | None, as_json: bool) -> None:
         memd init ~/memory
         memd init ~/memory --from git@example.com:me/memory.git
     """
-    from ..app import Memory
+    from memd.app import Memory
 
     if url is not None:
         _init_from(url, path, as_json)
@@ -62,7 +62,7 @@ def init(path: Path, url: str | None, as_json: bool) -> None:
 
 
 def _init_from(url: str, path: Path, as_json: bool) -> None:
-    from ..app import Memory
+    from memd.app import Memory
 
     cloned = Memory.init_from(url, path)
     if as_json:
@@ -147,9 +147,9 @@ def show(ctx: click.Context, doc: str, as_json: bool) -> None:
         memd show coffee-and-food
         memd show topics/coffee-and-food.md --json
     """
-    from ..atomic import read_text
-    from ..document import entry_json, parse_document
-    from ..yamlio import FrontmatterError, jsonable
+    from memd.core.atomic import read_text
+    from memd.core.document import entry_json, parse_document
+    from memd.core.yamlio import FrontmatterError, jsonable
 
     vault = get_vault(ctx)
     path = vault.resolve_doc(doc)
@@ -186,7 +186,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     Example:
         memd --vault ~/memory status --json
     """
-    from ..app.memory import age_text
+    from memd.app.memory import age_text
 
     facts = get_memory(ctx).status()
     retrieval = facts.extra["retrieval"]
@@ -253,8 +253,8 @@ def lint(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
         memd lint vault
         memd lint topics/coffee.md CURRENT.md
     """
-    from ..app import Memory
-    from ..vault import find_vault
+    from memd.app import Memory
+    from memd.vault.vault import find_vault
 
     if len(paths) == 1 and paths[0].is_dir():
         memory, files = Memory(find_vault(paths[0])), None

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import click
 
-from . import emit_json, get_vault, json_option
+from memd.cli import emit_json, get_vault, json_option
 
 
 @click.group()
@@ -52,7 +52,7 @@ def run(ctx: click.Context, quiet: float, debounce: float, poll: bool) -> None:
     Example:
         memd --vault ~/memory daemon run --quiet 5
     """
-    from ..daemon.runner import Runner
+    from memd.daemon.runner import Runner
 
     ctx.exit(Runner(get_vault(ctx), quiet=quiet, debounce=debounce, poll=poll).run())
 
@@ -69,7 +69,7 @@ def start(ctx: click.Context, quiet: float, debounce: float, poll: bool) -> None
     Example:
         memd daemon start --quiet 10
     """
-    from ..daemon.service import start as start_daemon
+    from memd.daemon.service import start as start_daemon
 
     options = ("--quiet", f"{quiet:g}", "--debounce", f"{debounce:g}", *(("--poll",) if poll else ()))
     pid = start_daemon(get_vault(ctx), options)
@@ -85,7 +85,7 @@ def stop(ctx: click.Context) -> None:
     Example:
         memd daemon stop
     """
-    from ..daemon.service import stop as stop_daemon
+    from memd.daemon.service import stop as stop_daemon
 
     pid = stop_daemon(get_vault(ctx))
     click.echo("no daemon was running" if pid is None else f"daemon stopped (pid {pid})")
@@ -101,7 +101,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     Example:
         memd daemon status --json
     """
-    from ..daemon import read_status, running_pid
+    from memd.daemon import read_status, running_pid
 
     vault = get_vault(ctx)
     pid = running_pid(vault)
@@ -140,8 +140,8 @@ def install(ctx: click.Context, show: bool) -> None:
         memd daemon install && systemctl --user daemon-reload \\
             && systemctl --user enable --now memd-memory-1a2b3c4d.service
     """
-    from ..daemon.service import install as write_unit
-    from ..daemon.service import unit_name, unit_text
+    from memd.daemon.service import install as write_unit
+    from memd.daemon.service import unit_name, unit_text
 
     vault = get_vault(ctx)
     if show:
@@ -161,8 +161,8 @@ def uninstall(ctx: click.Context) -> None:
     Example:
         systemctl --user disable --now memd-memory-1a2b3c4d.service; memd daemon uninstall
     """
-    from ..daemon.service import uninstall as remove_unit
-    from ..daemon.service import unit_name
+    from memd.daemon.service import uninstall as remove_unit
+    from memd.daemon.service import unit_name
 
     path = remove_unit(get_vault(ctx))
     click.echo("no unit was installed" if path is None else f"removed {path}")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from . import emit_json
+from memd.cli import emit_json
 
 
 @click.group(name="eval")
@@ -46,7 +46,7 @@ def locomo(file: Path, no_consolidate: bool, conversations: str | None, backend:
         memd eval locomo ../shared/data/locomo-dev.json --conversations 1-3 --json
         memd eval locomo ../shared/data/locomo-dev.json --backend tantivy
     """
-    from ..evaluate import LEXICAL, run_locomo
+    from memd.app.evaluate import LEXICAL, run_locomo
 
     def run(progress=None):  # type: ignore[no-untyped-def]
         return run_locomo(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import emit_json, get_memory, get_vault, json_option, progress_bar
+from memd.cli import emit_json, get_memory, get_vault, json_option, progress_bar
 
 PLAN_LINES = 20
 
@@ -42,7 +42,7 @@ def consolidate(ctx: click.Context, if_due: bool, dry_run: bool, as_json: bool) 
         click.echo(f"nothing to do: {outcome.skipped}")
         return
     click.echo(("plan: " if dry_run else "") + outcome.subject)
-    from ..signature import SeqSet
+    from memd.core.signature import SeqSet
 
     by_topic: dict[str, list[str]] = {}
     for move in outcome.moves:
@@ -134,7 +134,7 @@ def stats(ctx: click.Context, tokens: bool, as_json: bool) -> None:
     Example:
         memd stats --tokens
     """
-    from ..ledger import summary
+    from memd.core.ledger import summary
 
     vault = get_vault(ctx)
     report = summary(vault.meta_dir / "ledger.jsonl")

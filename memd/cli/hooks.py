@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from . import emit_json, get_vault
+from memd.cli import emit_json, get_vault
 
 
 @click.group()
@@ -67,7 +67,7 @@ def hooks_install(
         memd hooks install claude --project ~/code/app --on session-end --on stop
         memd hooks install git --chain
     """
-    from ..hooks import install_claude, install_git
+    from memd.app.hooks import install_claude, install_git
 
     vault = get_vault(ctx)
     if target == "claude":
@@ -105,7 +105,13 @@ def hooks_show(ctx: click.Context, what: str) -> None:
         memd hooks show agents >> CLAUDE.md
         memd --vault ~/memory hooks show claude
     """
-    from ..hooks import AGENTS_SNIPPET, claude_hook_command, claude_settings_snippet, mcp_config, render_pre_commit
+    from memd.app.hooks import (
+        AGENTS_SNIPPET,
+        claude_hook_command,
+        claude_settings_snippet,
+        mcp_config,
+        render_pre_commit,
+    )
 
     if what == "agents":
         click.echo(AGENTS_SNIPPET, nl=False)
@@ -141,8 +147,8 @@ def claude_capture(ctx: click.Context) -> None:
     import json
     import sys
 
-    from ..hooks import capture_claude
-    from ..vault import find_vault
+    from memd.app.hooks import capture_claude
+    from memd.vault.vault import find_vault
 
     try:
         vault = find_vault((ctx.find_root().obj or {}).get("vault"))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from . import emit_json, get_memory, json_option
+from memd.cli import emit_json, get_memory, json_option
 
 _BAR_MIN_TURNS = 500
 
@@ -32,7 +32,7 @@ def ingest(ctx: click.Context, files: tuple[Path, ...], max_size: int, as_json: 
         memd ingest meeting-notes.md
         memd ingest ~/.claude/projects/x/session.jsonl conversations.json --json
     """
-    from ..ingest import Rejected
+    from memd.ingest import Rejected
 
     memory = get_memory(ctx)
     results: list[dict[str, object]] = []

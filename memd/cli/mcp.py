@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import get_memory
+from memd.cli import get_memory
 
 
 @click.command()
@@ -22,7 +22,7 @@ def mcp(ctx: click.Context) -> None:
     """
     memory = get_memory(ctx)
     try:
-        from ..mcp_server import serve
+        from memd.mcp_server import serve
     except ImportError as err:
         missing = f"the MCP server needs the mcp package ({err.name} is missing): pip install mcp"
         raise click.ClickException(missing) from None

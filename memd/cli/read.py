@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from . import emit_json, get_memory, json_option, progress_bar
-from .review import as_of_option
+from memd.cli import emit_json, get_memory, json_option, progress_bar
+from memd.cli.review import as_of_option
 
 BAR_MIN_FILES = 200  # an index build over fewer files is over before a bar would help
 _RANGE = re.compile(r"^(?P<doc>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
@@ -18,7 +18,7 @@ _RANGE = re.compile(r"^(?P<doc>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
 def _signature(hit: dict[str, Any]) -> str:
     if not hit.get("seq"):
         return "[" + " > ".join(hit.get("headings") or [hit["doc"]]) + "]"
-    from ..signature import Signature
+    from memd.core.signature import Signature
 
     meta = tuple((k, str(v)) for k, v in (hit.get("meta") or {}).items())
     return Signature.make(hit["seq"], hit.get("time"), hit.get("source"), hit.get("src"), meta).render()

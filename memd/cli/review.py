@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from . import emit_json, get_memory, json_option
+from memd.cli import emit_json, get_memory, json_option
 
 
 def _short(text: str | None, width: int = 100) -> str:

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from . import emit_json, get_memory, json_option
+from memd.cli import emit_json, get_memory, json_option
 
 
 @click.command()
@@ -29,7 +29,7 @@ def sync(ctx: click.Context, remote: str | None, as_json: bool) -> None:
         memd sync
         memd sync --remote backup --json
     """
-    from ..errors import MemdError
+    from memd.core.errors import MemdError
 
     memory = get_memory(ctx)
     try:

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .outcome import ConsolidationError, Move, Outcome
-    from .recovery import recover
-    from .run import consolidate
-    from .verify import Report, verify_vault
+    from memd.consolidation.outcome import ConsolidationError, Move, Outcome
+    from memd.consolidation.recovery import recover
+    from memd.consolidation.run import consolidate
+    from memd.consolidation.verify import Report, verify_vault
 
 __all__ = ["ConsolidationError", "Move", "Outcome", "Report", "consolidate", "recover", "verify_vault"]
 _WHERE = {

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import hashlib
 
-from ..atomic import atomic_write
-from ..document import parse_document
-from ..history import commit_as_memd
-from ..layout import holds_entries
-from ..state import allocate
-from ..timeutil import format_time, now
-from ..vault import Vault
-from .sections import adopt_unsigned
+from memd.consolidation.sections import adopt_unsigned
+from memd.core.atomic import atomic_write
+from memd.core.document import parse_document
+from memd.core.layout import holds_entries
+from memd.core.timeutil import format_time, now
+from memd.git.log import commit_as_memd
+from memd.vault.state import allocate
+from memd.vault.vault import Vault
 
 
 def adopt_file(vault: Vault, rel: str, expected: str | None = None) -> int:

@@ -29,15 +29,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..atomic import decode_markdown
-from ..document import parse_document
-from ..engine.text import STOPWORDS, speakers, term_pairs
-from ..errors import DocumentError, FormatError
-from ..layout import doc_id
-from ..tokens import count_tokens
-from ..vault import Vault
-from .postings import TermEdits
-from .records import Record, describe, digest_of, topic_files
+from memd.consolidation.postings import TermEdits
+from memd.consolidation.records import Record, describe, digest_of, topic_files
+from memd.core.atomic import decode_markdown
+from memd.core.document import parse_document
+from memd.core.errors import DocumentError, FormatError
+from memd.core.layout import doc_id
+from memd.core.tokens import count_tokens
+from memd.engine.text import STOPWORDS, speakers, term_pairs
+from memd.vault.vault import Vault
 
 FILE = "catalog.sqlite"
 SCHEMA = 4

@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .. import acks
-from ..atomic import atomic_write, read_text
-from ..commits import commit_exact
-from ..document import Entry, parse_document
-from ..errors import GitError, NotFound, VaultError
-from ..history import blocked
-from ..signature import SeqSet
-from ..vault import Vault
+from memd.core.atomic import atomic_write, read_text
+from memd.core.document import Entry, parse_document
+from memd.core.errors import GitError, NotFound, VaultError
+from memd.core.signature import SeqSet
+from memd.git.commits import commit_exact
+from memd.git.log import blocked
+from memd.vault import acks
+from memd.vault.vault import Vault
 
 
 @dataclass(frozen=True)

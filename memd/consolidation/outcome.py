@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..engine.base import Supersession
-from ..errors import MemdError
+from memd.core.errors import MemdError
+from memd.engine.base import Supersession
 
 
 class ConsolidationError(MemdError):

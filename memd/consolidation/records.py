@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
 
-from ..document import Document, Entry
-from ..engine.text import speakers, term_pairs
-from ..layout import IGNORED_DIRS, holds_entries, is_scratch
-from ..tokens import count_tokens
-from .sections import topic_text
+from memd.consolidation.sections import topic_text
+from memd.core.document import Document, Entry
+from memd.core.layout import IGNORED_DIRS, holds_entries, is_scratch
+from memd.core.tokens import count_tokens
+from memd.engine.text import speakers, term_pairs
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ appends) does not import the consolidation machinery and its engines.
 
 from __future__ import annotations
 
-from ..vault import Vault
-from . import journal
+from memd.vault import journal
+from memd.vault.vault import Vault
 
 
 def recover(vault: Vault) -> str | None:

@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .. import acks
-from ..atomic import append_bytes
-from ..signature import SeqSet
-from ..state import seqs_in_files
-from ..vault import Vault
+from memd.core.atomic import append_bytes
+from memd.core.signature import SeqSet
+from memd.vault import acks
+from memd.vault.state import seqs_in_files
+from memd.vault.vault import Vault
 
 
 @dataclass(frozen=True)
@@ -50,14 +50,14 @@ def vanished(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) -
         gone = [ack for ack in gone if ack.seq not in live]
     if not gone:
         return []
-    from .verify import superseded_in
+    from memd.consolidation.verify import superseded_in
 
     superseded = superseded_in(vault.read(p) for p in vault.topic_files() if _readable(vault, p))
     return [ack for ack in gone if ack.seq not in superseded]
 
 
 def _readable(vault: Vault, path: object) -> bool:
-    from ..errors import MemdError
+    from memd.core.errors import MemdError
 
     try:
         vault.read(path)  # type: ignore[arg-type]
@@ -68,7 +68,7 @@ def _readable(vault: Vault, path: object) -> bool:
 
 def on_purpose(vault: Vault, gone: list[acks.Ack]) -> set[int]:
     """Which vanished seqs a person removed deliberately."""
-    from ..history import blocked, changed_paths, removed_by_person, removed_in_own_commits, seqs_at_head
+    from memd.git.log import blocked, changed_paths, removed_by_person, removed_in_own_commits, seqs_at_head
 
     seqs = {ack.seq for ack in gone}
     if blocked(vault) is not None:

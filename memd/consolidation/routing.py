@@ -16,10 +16,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from ..engine.base import TopicInfo
-from .catalog import Catalog
-from .postings import holders
-from .records import Record
+from memd.consolidation.catalog import Catalog
+from memd.consolidation.postings import holders
+from memd.consolidation.records import Record
+from memd.engine.base import TopicInfo
 
 if TYPE_CHECKING:
     from array import array

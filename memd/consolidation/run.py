@@ -14,31 +14,32 @@ import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
-from .. import acks, cancel, ledger
-from ..atomic import atomic_write, read_text
-from ..buffer import buffer_status
-from ..document import Document, Entry, parse_document
-from ..engine import get_engine
-from ..engine.base import Engine, Item, Supersession
-from ..engine.shortlist import route_shortlist
-from ..errors import GitError
-from ..history import blocked, commit_hand_edits
-from ..signature import SeqSet
-from ..state import State, advance_past, allocate, highest_seq, read_state, render_state
-from ..timeutil import format_time, now
-from ..tokens import count_tokens
-from ..vault import Vault
-from . import journal as journal_mod
-from .journal import HandEditConflict, finish_commit
-from .outcome import ConsolidationError, Move, Outcome, commit_message
-from .recovery import recover
-from .restore import Vanished, restore
-from .sections import adopt_unsigned, sections_of
-from .stale import drop_stale_copies, drop_topic_copies
-from .supersessions import mark_supersessions, replaced_entries
-from .upkeep import merge_topics, split_topic
-from .verify import account
-from .workspace import Workspace
+from memd.consolidation.outcome import ConsolidationError, Move, Outcome, commit_message
+from memd.consolidation.recovery import recover
+from memd.consolidation.restore import Vanished, restore
+from memd.consolidation.sections import adopt_unsigned, sections_of
+from memd.consolidation.stale import drop_stale_copies, drop_topic_copies
+from memd.consolidation.supersessions import mark_supersessions, replaced_entries
+from memd.consolidation.upkeep import merge_topics, split_topic
+from memd.consolidation.verify import account
+from memd.consolidation.workspace import Workspace
+from memd.core import cancel, ledger
+from memd.core.atomic import atomic_write, read_text
+from memd.core.document import Document, Entry, parse_document
+from memd.core.errors import GitError
+from memd.core.signature import SeqSet
+from memd.core.timeutil import format_time, now
+from memd.core.tokens import count_tokens
+from memd.engine import get_engine
+from memd.engine.base import Engine, Item, Supersession
+from memd.engine.shortlist import route_shortlist
+from memd.git.log import blocked, commit_hand_edits
+from memd.vault import acks
+from memd.vault import journal as journal_mod
+from memd.vault.buffer import buffer_status
+from memd.vault.journal import HandEditConflict, finish_commit
+from memd.vault.state import State, advance_past, allocate, highest_seq, read_state, render_state
+from memd.vault.vault import Vault
 
 ATTEMPTS = 3
 
@@ -205,7 +206,7 @@ def _consolidate(
     live = {s for document in after for e in document.signed() for s in e.entry.signature.seq}  # type: ignore[union-attr]
     problems = account(before_seqs, after, run.superseded, space.elsewhere(live | set(before_seqs)))
     if problems:
-        from ..lint import duplicate_places
+        from memd.vault.lint import duplicate_places
 
         where = duplicate_places(vault) if any("more than one entry" in p for p in problems) else []
         shown = f" (at {', '.join(where)}; `memd lint` lists them all)" if where else ""

@@ -13,11 +13,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..document import Block, Document, Entry, Frontmatter, Heading, Line, make_entry
-from ..engine.base import Item, Section
-from ..signature import Signature
-from ..timeutil import format_time
-from ..tokens import count_tokens
+from memd.core.document import Block, Document, Entry, Frontmatter, Heading, Line, make_entry
+from memd.core.signature import Signature
+from memd.core.timeutil import format_time
+from memd.core.tokens import count_tokens
+from memd.engine.base import Item, Section
 
 
 @dataclass(frozen=True)

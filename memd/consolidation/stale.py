@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from ..document import Block, Document, Entry
-from ..errors import FormatError
-from ..timeutil import time_or_none
-from .workspace import Workspace
+from memd.consolidation.workspace import Workspace
+from memd.core.document import Block, Document, Entry
+from memd.core.errors import FormatError
+from memd.core.timeutil import time_or_none
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import contextlib
 
-from ..document import make_entry
-from ..engine.base import Item, Section, Supersession
-from ..errors import FormatError
-from ..signature import SeqSet
+from memd.core.document import make_entry
+from memd.core.errors import FormatError
+from memd.core.signature import SeqSet
+from memd.engine.base import Item, Section, Supersession
 
 
 def mark_supersessions(

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..document import Block, Document, Line
-from ..engine.base import Engine, Section
-from ..engine.shortlist import merge_shortlist
-from ..tokens import count_tokens
-from .sections import apply_sections, partitions, sections_of, topic_tokens
-from .workspace import Workspace
+from memd.consolidation.sections import apply_sections, partitions, sections_of, topic_tokens
+from memd.consolidation.workspace import Workspace
+from memd.core.document import Block, Document, Line
+from memd.core.tokens import count_tokens
+from memd.engine.base import Engine, Section
+from memd.engine.shortlist import merge_shortlist
 
 
 def split_topic(space: Workspace, engine: Engine, topic_id: str, limit: int) -> list[tuple[str, tuple[str, ...]]]:

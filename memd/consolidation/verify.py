@@ -11,12 +11,12 @@ from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..atomic import atomic_write
-from ..document import Document, parse_document
-from ..engine.base import Supersession
-from ..errors import FormatError, MemdError
-from ..signature import MAX_SEQS_PER_ENTRY, SeqSet
-from ..vault import Vault
+from memd.core.atomic import atomic_write
+from memd.core.document import Document, parse_document
+from memd.core.errors import FormatError, MemdError
+from memd.core.signature import MAX_SEQS_PER_ENTRY, SeqSet
+from memd.engine.base import Supersession
+from memd.vault.vault import Vault
 
 _SUPERSEDES = re.compile(r"seq (\S+) supersedes seq ([0-9+\-]+)")
 
@@ -99,9 +99,9 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
     checkpoint is used only when its commit is an ancestor of HEAD, and
     ``full`` walks everything again.
     """
-    from .. import acks
-    from ..history import blocked, removed_by_person, seqs_at, undone_by
-    from .journal import owed
+    from memd.git.log import blocked, removed_by_person, seqs_at, undone_by
+    from memd.vault import acks
+    from memd.vault.journal import owed
 
     documents = []
     for path in vault.entry_files():
@@ -174,8 +174,8 @@ CHECKPOINT = "verify.json"
 
 
 def _walk(vault: Vault, full: bool) -> _Walk:
-    from ..gitcli import head, is_ancestor
-    from ..history import seqs_at, seqs_by_commit
+    from memd.git.command import head, is_ancestor
+    from memd.git.log import seqs_at, seqs_by_commit
 
     start = None if full else _load(vault)
     tip = head(vault)
@@ -230,7 +230,7 @@ def _save(vault: Vault, walk: _Walk) -> None:
 
 def _by_device(vault: Vault, live: set[int]) -> tuple[tuple[dict[str, Any], ...], set[int]]:
     """Live seqs per device space, and those in a space no registered device owns."""
-    from ..sync.device import read_registry, space_of
+    from memd.vault.spaces import read_registry, space_of
 
     try:
         names = {d.index: d.name for d in read_registry(vault).devices}

@@ -15,18 +15,18 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from ..atomic import decode_markdown, refuse_read_only
-from ..document import Document, Frontmatter, parse_document
-from ..engine.base import Engine, Section, TopicInfo
-from ..engine.text import slugify
-from ..errors import DocumentError, WriteError
-from ..state import seqs_in_files
-from ..vault import Vault
-from .catalog import Catalog
-from .journal import FileChange, HandEditConflict
-from .records import Record, describe, digest_of
-from .routing import RoutingIndex
-from .sections import Topic, adopt_unsigned, apply_sections, sections_of, with_frontmatter
+from memd.consolidation.catalog import Catalog
+from memd.consolidation.records import Record, describe, digest_of
+from memd.consolidation.routing import RoutingIndex
+from memd.consolidation.sections import Topic, adopt_unsigned, apply_sections, sections_of, with_frontmatter
+from memd.core.atomic import decode_markdown, refuse_read_only
+from memd.core.document import Document, Frontmatter, parse_document
+from memd.core.errors import DocumentError, WriteError
+from memd.engine.base import Engine, Section, TopicInfo
+from memd.engine.text import slugify
+from memd.vault.journal import FileChange, HandEditConflict
+from memd.vault.state import seqs_in_files
+from memd.vault.vault import Vault
 
 _EMPTY = parse_document("")
 

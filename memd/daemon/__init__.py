@@ -12,7 +12,7 @@ Nothing here imports watchdog until a daemon runs.
 
 from __future__ import annotations
 
-from .handler import Handler
-from .status import StatusBook, read_status, running_pid
+from memd.daemon.handler import Handler
+from memd.daemon.status import StatusBook, read_status, running_pid
 
 __all__ = ["Handler", "StatusBook", "read_status", "running_pid"]

@@ -12,7 +12,7 @@ topics.
 
 from __future__ import annotations
 
-from .held import Holding
+from memd.daemon.held import Holding
 
 
 class Consolidating(Holding):

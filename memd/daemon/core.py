@@ -16,14 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..app import Memory
-from ..errors import MemdError
-from ..vault import Vault
-from .status import StatusBook
-from .watch import Debouncer
+from memd.app import Memory
+from memd.core.errors import MemdError
+from memd.daemon.status import StatusBook
+from memd.daemon.watch import Debouncer
+from memd.vault.vault import Vault
 
 if TYPE_CHECKING:
-    from ..ingest import InboxJob
+    from memd.ingest import InboxJob
 
 Clock = Callable[[], float]
 Log = Callable[[str], None]
@@ -73,7 +73,7 @@ class Core:
 
     def _guard(self, what: str, action: Callable[[], object]) -> object:
         """Run one action; a failure is counted and reported, never fatal."""
-        from ..cancel import Cancelled
+        from memd.core.cancel import Cancelled
 
         try:
             return action()
@@ -99,7 +99,7 @@ class Core:
             return None  # a broken config file is reported where it is used
 
     def _check(self, rel: str) -> None:
-        from ..lint import lint_vault
+        from memd.vault.lint import lint_vault
 
         path = self.vault.root / rel
         if not path.exists() or path.is_symlink():
@@ -109,7 +109,7 @@ class Core:
         self.book.invalid(rel, [f"{p.line}: {p.message}" for p in problems])
 
     def _has_unsigned(self, rel: str) -> bool:
-        from ..document import parse_document
+        from memd.core.document import parse_document
 
         try:
             text = (self.vault.root / rel).read_text(encoding="utf-8")
@@ -132,6 +132,6 @@ class Core:
         return [self.vault.rel_of(path) for path in self.vault.documents()]
 
     def _inbox_files(self) -> list[Path]:
-        from ..ingest import inbox_files
+        from memd.ingest import inbox_files
 
         return inbox_files(self.vault)

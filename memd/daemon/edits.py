@@ -18,8 +18,8 @@ Symbolic links are never followed: a link where memory would be is ignored.
 
 from __future__ import annotations
 
-from .core import file_hash
-from .held import Holding
+from memd.daemon.core import file_hash
+from memd.daemon.held import Holding
 
 
 class Edits(Holding):

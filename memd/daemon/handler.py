@@ -21,12 +21,12 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from ..layout import DOCUMENT_KINDS
-from .consolidating import Consolidating
-from .core import Clock, Log, file_hash
-from .edits import Edits
-from .inbox import INGEST_STEP, Inbox
-from .remote import MAX_SYNC_BACKOFF, RemoteSync
+from memd.core.layout import DOCUMENT_KINDS
+from memd.daemon.consolidating import Consolidating
+from memd.daemon.core import Clock, Log, file_hash
+from memd.daemon.edits import Edits
+from memd.daemon.inbox import INGEST_STEP, Inbox
+from memd.daemon.remote import MAX_SYNC_BACKOFF, RemoteSync
 
 __all__ = ["INGEST_STEP", "MAX_SYNC_BACKOFF", "Clock", "Handler", "Log", "file_hash"]
 
@@ -68,7 +68,7 @@ class Handler(Edits, Inbox, Consolidating, RemoteSync):
         """Reconcile what changed while no daemon ran: finish an interrupted
         consolidation, re-index, treat uncommitted edits as fresh hand edits,
         and queue every waiting inbox file."""
-        from ..history import blocked, changed_paths
+        from memd.git.log import blocked, changed_paths
 
         note = self._guard("recover", self.memory.recover)
         if note:

@@ -9,8 +9,8 @@ commit, so both ask this part first.
 
 from __future__ import annotations
 
-from ..layout import DOCUMENT_KINDS
-from .core import Core
+from memd.core.layout import DOCUMENT_KINDS
+from memd.daemon.core import Core
 
 
 class Holding(Core):
@@ -18,9 +18,9 @@ class Holding(Core):
         """Hold back every changed file in which lint finds a possible secret:
         memd never commits one (git history keeps it for good); the person
         removes the secret, or commits the file themselves if it is none."""
-        from ..atomic import read_text
-        from ..history import blocked, changed_paths
-        from ..redact import find_secrets
+        from memd.core.atomic import read_text
+        from memd.core.redact import find_secrets
+        from memd.git.log import blocked, changed_paths
 
         if blocked(self.vault) is not None:
             return

@@ -10,7 +10,7 @@ against its thresholds at once.
 
 from __future__ import annotations
 
-from .core import Core
+from memd.daemon.core import Core
 
 # Seconds of ingest work per step: other files and people's edits go between.
 INGEST_STEP = 1.0

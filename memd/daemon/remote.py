@@ -10,8 +10,8 @@ so it is not taken for a person's edit.
 
 from __future__ import annotations
 
-from ..errors import MemdError
-from .core import Core
+from memd.core.errors import MemdError
+from memd.daemon.core import Core
 
 MAX_SYNC_BACKOFF = 3600.0  # seconds between tries while the remote stays unreachable
 

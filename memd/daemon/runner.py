@@ -19,10 +19,10 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
-from ..errors import MemdError
-from ..vault import Vault
-from .handler import Handler
-from .status import DaemonLock, StatusBook
+from memd.core.errors import MemdError
+from memd.daemon.handler import Handler
+from memd.daemon.status import DaemonLock, StatusBook
+from memd.vault.vault import Vault
 
 INOTIFY_HINT = (
     "the OS refused more file watches (inotify limit); falling back to polling every {interval:g}s. "
@@ -38,7 +38,7 @@ def watched_folders(vault: Vault) -> list[tuple[str, bool]]:
     the root, and the folders holding memory (topics, sources, the person's
     own folders), never .git/, .memd/ or other hidden folders (far fewer
     watches). A folder made later is found by the periodic rescan."""
-    from ..layout import skipped_dir
+    from memd.core.layout import skipped_dir
 
     for folder in (vault.topics_dir, vault.sources_dir, vault.inbox_dir):
         folder.mkdir(parents=True, exist_ok=True)
@@ -119,7 +119,7 @@ class Runner:
         print(f"memd daemon: {message}", file=sys.stderr, flush=True)
 
     def stop(self, *_: object) -> None:
-        from .. import cancel
+        from memd.core import cancel
 
         cancel.request()  # a long step stops at its next safe point, leaving the vault as it was
         self.stopping.set()

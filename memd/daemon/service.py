@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import VaultError
-from ..vault import Vault
-from .status import log_path, read_status, running_pid
+from memd.core.errors import VaultError
+from memd.daemon.status import log_path, read_status, running_pid
+from memd.vault.vault import Vault
 
 START_TIMEOUT = 15.0
 STOP_TIMEOUT = 60.0  # a consolidation in progress is allowed to finish
@@ -123,7 +123,7 @@ def _quote(part: str) -> str:
 
 def install(vault: Vault) -> Path:
     path = unit_dir() / unit_name(vault)
-    from ..atomic import atomic_write
+    from memd.core.atomic import atomic_write
 
     atomic_write(path, unit_text(vault))
     return path

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..atomic import atomic_write
-from ..errors import VaultError
-from ..timeutil import format_time, now
-from ..vault import Vault
+from memd.core.atomic import atomic_write
+from memd.core.errors import VaultError
+from memd.core.timeutil import format_time, now
+from memd.vault.vault import Vault
 
 MAX_NOTES = 20
 
@@ -109,7 +109,7 @@ def read_status(vault: Vault) -> dict[str, Any] | None:
 def endpoint_health(vault: Vault) -> dict[str, Any] | None:
     """The model endpoint's health: last success, last failure and its cause,
     paused until when (the circuit breaker); None when no model was called."""
-    from ..engine.breaker import describe, health_path, read_health
+    from memd.engine.breaker import describe, health_path, read_health
 
     return describe(read_health(health_path(vault.meta_dir)))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..layout import DOCUMENT_KINDS, IGNORED_DIRS, classify
+from memd.core.layout import DOCUMENT_KINDS, IGNORED_DIRS, classify
 
 __all__ = ["DOCUMENT_KINDS", "IGNORED_DIRS", "Debouncer", "classify"]
 

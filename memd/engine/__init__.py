@@ -10,21 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import ConfigError
-from ..vault import Vault
-from .base import Engine
+from memd.core.errors import ConfigError
+from memd.engine.base import Engine
+from memd.vault.vault import Vault
 
 
 def _offline(vault: Vault) -> Engine:
-    from .offline import OfflineEngine
+    from memd.engine.offline import OfflineEngine
 
     return OfflineEngine()
 
 
 def _llm(vault: Vault) -> Engine:
-    from .breaker import health_path
-    from .client import ModelClient
-    from .llm import LLMEngine
+    from memd.engine.breaker import health_path
+    from memd.engine.client import ModelClient
+    from memd.engine.llm import LLMEngine
 
     client = ModelClient(vault.config.llm, vault.meta_dir / "ledger.jsonl", health_path(vault.meta_dir))
     return LLMEngine(client, vault.meta_dir)

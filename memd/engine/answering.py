@@ -10,17 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..config import Config
-from ..vault import Vault
+from memd.core.config import Config
+from memd.vault.vault import Vault
 
 if TYPE_CHECKING:
-    from ..ask import Answer
+    from memd.ask.offline import Answer
 
 
 def answer(vault: Vault, question: str, *, budget: int, report: Callable[[Any], None] | None = None) -> Answer:
     """Answer ``question`` from the vault with the engine the vault is set up for
     (a model runs the agent loop; offline, the extractive answer)."""
-    from . import get_engine
+    from memd.engine import get_engine
 
     return get_engine(vault).ask(vault, question, budget=budget, report=report)
 
@@ -31,7 +31,7 @@ def describe(config: Config) -> dict[str, Any]:
         return {"name": "offline", "local": True, "summary": "offline (no model; nothing leaves this machine)"}
     from urllib.parse import urlparse
 
-    from .client import is_local
+    from memd.engine.client import is_local
 
     host = urlparse(config.llm.base_url or "https://api.openai.com/v1").hostname or "?"
     local = is_local(config.llm.base_url)

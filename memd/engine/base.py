@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from ..signature import SeqSet, Signature
-from ..timeutil import time_or_none
+from memd.core.signature import SeqSet, Signature
+from memd.core.timeutil import time_or_none
 
 if TYPE_CHECKING:
-    from ..ask import Answer, Report
-    from ..vault import Vault
+    from memd.ask.offline import Answer, Report
+    from memd.vault.vault import Vault
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..atomic import atomic_write
-from ..errors import FormatError, MemdError
-from ..timeutil import format_time, now, parse_time
+from memd.core.atomic import atomic_write
+from memd.core.errors import FormatError, MemdError
+from memd.core.timeutil import format_time, now, parse_time
 
 
 @dataclass(frozen=True)

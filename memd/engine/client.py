@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from ..config import LLMSettings
-from ..errors import ConfigError, MemdError
-from ..ledger import Call, record
-from ..tokens import count_tokens
-from .breaker import Breaker, Unavailable
+from memd.core.config import LLMSettings
+from memd.core.errors import ConfigError, MemdError
+from memd.core.ledger import Call, record
+from memd.core.tokens import count_tokens
+from memd.engine.breaker import Breaker, Unavailable
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 DEFAULT_CONTEXT = 4096

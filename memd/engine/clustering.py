@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from .base import Background, Block, Item, Section, TopicInfo
-from .naming import title
-from .text import Vector, Weights, add_into, cosine, normalised, terms, vocabulary
+from memd.engine.base import Background, Block, Item, Section, TopicInfo
+from memd.engine.naming import title
+from memd.engine.text import Vector, Weights, add_into, cosine, normalised, terms, vocabulary
 
 GROUP_THRESHOLD = 0.16  # the least cosine that joins an entry to a running group
 CONTINUITY_BONUS = 0.12  # consecutive entries usually continue one subject

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .base import Background, Block, Route, Scored, TopicInfo
-from .text import Weights, terms, vocabulary
+from memd.engine.base import Background, Block, Route, Scored, TopicInfo
+from memd.engine.text import Weights, terms, vocabulary
 
 ROUTE_THRESHOLD = 0.08  # the least fit that joins a block to an existing topic
 CANDIDATES = 8  # topics a scored route names as the closest ones

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..prompts import normal
-from ..tokens import count_tokens
-from .base import Extracted
-from .client import BadOutput
-from .fidelity import Sources, sentences, unsupported
-from .steps import listed, text_of
+from memd.core.tokens import count_tokens
+from memd.engine.base import Extracted
+from memd.engine.client import BadOutput
+from memd.engine.fidelity import Sources, sentences, unsupported
+from memd.engine.prompts import normal
+from memd.engine.steps import listed, text_of
 
 EXTRACT_TOKENS = 60  # a shorter text keeps all its statements without asking the model
 

@@ -20,9 +20,9 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
 
-from ..errors import FormatError
-from ..timeutil import parse_time
-from .text import STOPWORDS, terms
+from memd.core.errors import FormatError
+from memd.core.timeutil import parse_time
+from memd.engine.text import STOPWORDS, terms
 
 SUPPORT = 0.8  # share of a sentence's content words its sources must hold
 ANSWER_SUPPORT = 0.6  # answers may phrase the evidence, never add facts to it

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .base import Item, Scored
-from .coverage import ROUTE_THRESHOLD
-from .rules import NEAR_DUPLICATE, statement
-from .text import terms
+from memd.engine.base import Item, Scored
+from memd.engine.coverage import ROUTE_THRESHOLD
+from memd.engine.rules import NEAR_DUPLICATE, statement
+from memd.engine.text import terms
 
 NEAR_LOW = 0.4  # Jaccard of term sets from here up to NEAR_DUPLICATE: a near-repeat
 AMBIGUOUS = 0.75  # a runner-up fitting at least this share of the best: a close call

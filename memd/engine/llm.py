@@ -21,13 +21,24 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .base import Background, Block, Extracted, Item, Rewrite, Route, Section, Supersession, TopicInfo, TopicUpdate
-from .client import ModelClient
-from .extraction import unsettled_text, valid_extraction
-from .fidelity import Sources
-from .gating import key, tense, unsettled_route
-from .offline import OfflineEngine
-from .payloads import (
+from memd.engine.base import (
+    Background,
+    Block,
+    Extracted,
+    Item,
+    Rewrite,
+    Route,
+    Section,
+    Supersession,
+    TopicInfo,
+    TopicUpdate,
+)
+from memd.engine.client import ModelClient
+from memd.engine.extraction import unsettled_text, valid_extraction
+from memd.engine.fidelity import Sources
+from memd.engine.gating import key, tense, unsettled_route
+from memd.engine.offline import OfflineEngine
+from memd.engine.payloads import (
     TITLE_LIMIT,
     extract_limit,
     extract_payload,
@@ -44,13 +55,13 @@ from .payloads import (
     update_payload,
     with_partner,
 )
-from .placing import valid_update
-from .replies import valid_groups, valid_rewrite, valid_routes, valid_split, valid_summaries
-from .steps import Stepper, title_of
+from memd.engine.placing import valid_update
+from memd.engine.replies import valid_groups, valid_rewrite, valid_routes, valid_split, valid_summaries
+from memd.engine.steps import Stepper, title_of
 
 if TYPE_CHECKING:
-    from ..ask import Answer, Report
-    from ..vault import Vault
+    from memd.ask.offline import Answer, Report
+    from memd.vault.vault import Vault
 
 MAX_CATALOG = 24  # topics shown to plan (the closest ones) or merge_groups
 BATCH = 12  # inputs per batched call (extraction, summaries)
@@ -82,8 +93,8 @@ class LLMEngine:
         return self.steps.drain()
 
     def ask(self, vault: Vault, question: str, *, budget: int | None = None, report: Report | None = None) -> Answer:
-        from ..agent import agent_ask
-        from ..ask import EVIDENCE_TOKENS
+        from memd.ask.agent import agent_ask
+        from memd.ask.offline import EVIDENCE_TOKENS
 
         model = self.client.settings.ask_model or None
         return agent_ask(vault, question, self.client, model=model, report=report, budget=budget or EVIDENCE_TOKENS)

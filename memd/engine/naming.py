@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .base import Item, Section
-from .text import _SPEAKER, Vector, Weights, add_into, cosine, speakers, terms, vocabulary
+from memd.engine.base import Item, Section
+from memd.engine.text import _SPEAKER, Vector, Weights, add_into, cosine, speakers, terms, vocabulary
 
 
 def title(items: list[Item]) -> str:

@@ -14,16 +14,16 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from . import clustering, coverage, naming
-from .base import Background, Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
-from .rules import fold_duplicates, fold_into_existing, is_filler, supersede
-from .text import Weights, cosine, vocabulary
+from memd.engine import clustering, coverage, naming
+from memd.engine.base import Background, Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
+from memd.engine.rules import fold_duplicates, fold_into_existing, is_filler, supersede
+from memd.engine.text import Weights, cosine, vocabulary
 
 PLACE_THRESHOLD = 0.12  # the least cosine that places a new entry in an existing section
 
 if TYPE_CHECKING:
-    from ..ask import Answer, Report
-    from ..vault import Vault
+    from memd.ask.offline import Answer, Report
+    from memd.vault.vault import Vault
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 
@@ -41,8 +41,8 @@ class OfflineEngine:
 
     def ask(self, vault: Vault, question: str, *, budget: int | None = None, report: Report | None = None) -> Answer:
         """The extractive answer: the best matching entries, quoted and cited."""
-        from ..ask import EVIDENCE_TOKENS
-        from ..ask import ask as offline_ask
+        from memd.ask.offline import EVIDENCE_TOKENS
+        from memd.ask.offline import ask as offline_ask
 
         return offline_ask(vault, question, budget or EVIDENCE_TOKENS)
 

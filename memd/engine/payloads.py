@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .base import Block, Item, Section, TopicInfo
-from .client import model_tokens
-from .clustering import MERGE_THRESHOLD
-from .gating import key
-from .text import Weights, cosine, vocabulary
+from memd.engine.base import Block, Item, Section, TopicInfo
+from memd.engine.client import model_tokens
+from memd.engine.clustering import MERGE_THRESHOLD
+from memd.engine.gating import key
+from memd.engine.text import Weights, cosine, vocabulary
 
 BLOCK_ENTRIES = 5  # entries of a block shown to plan
 RELATED = 3  # existing entries shown per new entry to update_topic

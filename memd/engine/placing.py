@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Block, Item, Section, TopicUpdate
-from .client import BadOutput
-from .gating import key
-from .steps import all_once, checked_supersession, field, listed, merged_entry, seqs_of, title_of
+from memd.engine.base import Block, Item, Section, TopicUpdate
+from memd.engine.client import BadOutput
+from memd.engine.gating import key
+from memd.engine.steps import all_once, checked_supersession, field, listed, merged_entry, seqs_of, title_of
 
 
 def records(data: dict[str, Any]) -> list[Any]:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Block, Item, Rewrite, Route, Section, Supersession
-from .client import BadOutput
-from .fidelity import Sources, unsupported
-from .placing import kept_holder, records
-from .steps import all_once, checked_supersession, field, listed, merged_entry, seqs_of, text_of, title_of
+from memd.engine.base import Block, Item, Rewrite, Route, Section, Supersession
+from memd.engine.client import BadOutput
+from memd.engine.fidelity import Sources, unsupported
+from memd.engine.placing import kept_holder, records
+from memd.engine.steps import all_once, checked_supersession, field, listed, merged_entry, seqs_of, text_of, title_of
 
 MAX_SUMMARY = 300  # characters of a topic summary
 

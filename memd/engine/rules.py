@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from ..signature import SeqSet
-from .base import Item, Supersession
-from .text import normal_form, terms
+from memd.core.signature import SeqSet
+from memd.engine.base import Item, Supersession
+from memd.engine.text import normal_form, terms
 
 NEAR_DUPLICATE = 0.85  # Jaccard of term sets
 

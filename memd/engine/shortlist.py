@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-from .base import Background, Block, TopicIndex
-from .clustering import MERGE_THRESHOLD
-from .coverage import CANDIDATES
-from .text import Weights, speakers, terms
+from memd.engine.base import Background, Block, TopicIndex
+from memd.engine.clustering import MERGE_THRESHOLD
+from memd.engine.coverage import CANDIDATES
+from memd.engine.text import Weights, speakers, terms
 
 _TIES = 1e-9  # fits this close to the last one kept may be ties summed in another order
 # How close a small topic must come to a changed one to be a merge candidate:

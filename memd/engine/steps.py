@@ -19,13 +19,13 @@ from functools import reduce
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..prompts import is_placeholder, load, normal, template_strings
-from .base import Item, Supersession
-from .breaker import Unavailable
-from .client import BadOutput, ModelClient, ModelError, parse_json, prompt_size
-from .fidelity import SUPPORT, Sources, same_subject, uncovered, unsupported
-from .rules import combine
-from .text import terms
+from memd.engine.base import Item, Supersession
+from memd.engine.breaker import Unavailable
+from memd.engine.client import BadOutput, ModelClient, ModelError, parse_json, prompt_size
+from memd.engine.fidelity import SUPPORT, Sources, same_subject, uncovered, unsupported
+from memd.engine.prompts import is_placeholder, load, normal, template_strings
+from memd.engine.rules import combine
+from memd.engine.text import terms
 
 T = TypeVar("T")
 MAX_TEXT = 4000

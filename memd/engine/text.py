@@ -180,8 +180,8 @@ def slugify(text: str, max_length: int = 48) -> str:
     text is redacted first), and names Windows reserves (``aux``, ``nul``,
     ``con``, ``com1``...) get a suffix.
     """
-    from ..layout import WINDOWS_RESERVED
-    from ..redact import redact
+    from memd.core.layout import WINDOWS_RESERVED
+    from memd.core.redact import redact
 
     clean = _REDACTED.sub(" ", redact(unicodedata.normalize("NFC", text)).text)
     chars: list[str] = []

@@ -7,8 +7,8 @@ LoCoMo evaluation). The engine sits behind ``base.Backend``.
 
 from __future__ import annotations
 
-from .base import Backend, Filters, Hit
-from .records import Record
-from .store import IndexStore, SyncReport
+from memd.index.base import Backend, Filters, Hit
+from memd.index.records import Record
+from memd.index.store import IndexStore, SyncReport
 
 __all__ = ["Backend", "Filters", "Hit", "IndexStore", "Record", "SyncReport"]

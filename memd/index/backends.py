@@ -23,8 +23,8 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from .base import Backend
+from memd.core.errors import ConfigError
+from memd.index.base import Backend
 
 # A vault past this many records is better served by tantivy (bench/bench_index.py:
 # Whoosh's query time grows with the vault, tantivy's barely does).
@@ -32,14 +32,14 @@ SUGGEST_TANTIVY_RECORDS = 20_000
 
 
 def _whoosh(folder: Path, create: bool) -> Backend:
-    from .whoosh_backend import WhooshBackend
+    from memd.index.whoosh_backend import WhooshBackend
 
     return WhooshBackend(folder, create=create)
 
 
 def _tantivy(folder: Path, create: bool) -> Backend:
     require("tantivy")
-    from .tantivy_backend import TantivyBackend
+    from memd.index.tantivy_backend import TantivyBackend
 
     return TantivyBackend(folder, create=create)
 

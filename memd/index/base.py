@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from .records import Record
+from memd.index.records import Record
 
 
 @dataclass(frozen=True)

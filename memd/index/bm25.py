@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .fields import BM25_B
+from memd.index.fields import BM25_B
 
 TANTIVY_B = 0.75  # fixed inside tantivy; BM25_K1 (1.2) is tantivy's k1 too
 PAD_RATIO = (TANTIVY_B - BM25_B) / BM25_B  # 0.875 for b = 0.4

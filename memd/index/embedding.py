@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from .minilm import ModelUnavailable
+from memd.index.minilm import ModelUnavailable
 
 NO_MODEL = "none"
 DEFAULT_MODEL = "minilm-l6"
@@ -64,7 +64,7 @@ def _minilm_folder() -> Path:
 
 
 def _minilm() -> Embedder:
-    from .minilm import MiniLM
+    from memd.index.minilm import MiniLM
 
     return MiniLM(_minilm_folder(), checked=_cache_dir() / "minilm-l6-weights.checked")
 

@@ -11,9 +11,9 @@ from dataclasses import asdict
 from datetime import datetime
 from functools import lru_cache
 
-from ..timeexpr import describe
-from ..timeutil import time_or_none
-from .records import Record, when_spans
+from memd.core.timeexpr import describe
+from memd.core.timeutil import time_or_none
+from memd.index.records import Record, when_spans
 
 # How much a term found in the heading path / the date-and-source context
 # counts against one found in the entry text itself.

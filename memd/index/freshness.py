@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..layout import DOCUMENT_KINDS, classify
-from ..vault import Vault
+from memd.core.layout import DOCUMENT_KINDS, classify
+from memd.vault.vault import Vault
 
 # A file modified this recently may change again within the same mtime tick;
 # its stat is not trusted next time, so its content is hashed again.

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .base import Backend, Filters, Hit
-from .records import Record
+from memd.index.base import Backend, Filters, Hit
+from memd.index.records import Record
 
 
 class Similarity:
@@ -69,7 +69,7 @@ class HybridBackend:
 
     def query_vector(self, query: str) -> Any:
         """The query's unit vector (remembered per process: see ``embed_query``)."""
-        from .embedding import embed_query
+        from memd.index.embedding import embed_query
 
         return embed_query(self.embedder, query)
 
@@ -79,7 +79,7 @@ class HybridBackend:
         On one BLAS thread: at 10k records a second thread made it ten times
         dearer on a busy 2-core machine (waking it costs more than the product),
         and at 100k it saved little (the product is memory-bound)."""
-        from .embedding import one_blas_thread
+        from memd.index.embedding import one_blas_thread
 
         with one_blas_thread():
             return Similarity(self.vectors, self.vectors.scores(vector), vector)

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from ..atomic import atomic_write
-from ..errors import MemdError
+from memd.core.atomic import atomic_write
+from memd.core.errors import MemdError
 
 # The sentence-transformers release of all-MiniLM-L6-v2: weights from
 # elsewhere (another fine-tune, a damaged copy) would silently give other

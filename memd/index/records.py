@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..document import Document, Entry, Heading, LocatedEntry, parse_document
-from ..layout import doc_id as doc_id_for
-from ..signature import SeqSet
+from memd.core.document import Document, Entry, Heading, LocatedEntry, parse_document
+from memd.core.layout import doc_id as doc_id_for
+from memd.core.signature import SeqSet
 
 # A heading partition with more lines than this is cut into chunks, so one
 # huge untitled source file cannot become one giant record.
@@ -70,7 +70,7 @@ class Record:
 
 def when_spans(record: Record) -> list[Any]:
     """The days named by the record's ``when=`` signature key (relative times resolved at writing)."""
-    from ..timeexpr import parse_when
+    from memd.core.timeexpr import parse_when
 
     return [span for key, value in record.extra if key == "when" for span in parse_when(value)]
 
@@ -201,7 +201,7 @@ def _partition_record(
 
 def read_records(root: Path, rel: str) -> tuple[str, list[Record]]:
     """The content hash and records of one vault file."""
-    from ..atomic import decode_markdown
+    from memd.core.atomic import decode_markdown
 
     data = (root / rel).read_bytes()
     return content_hash(data), records_for(rel, decode_markdown(data, rel))

@@ -41,9 +41,9 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from . import signals
-from .base import Backend, Filters, Hit
-from .records import Record
+from memd.index import signals
+from memd.index.base import Backend, Filters, Hit
+from memd.index.records import Record
 
 
 @dataclass(frozen=True)

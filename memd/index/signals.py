@@ -13,10 +13,10 @@ import calendar
 import re
 from typing import Protocol, TypeVar
 
-from ..timeutil import time_or_none
-from .base import Backend, Filters, Hit
-from .records import Record, when_spans
-from .sentences import speaker
+from memd.core.timeutil import time_or_none
+from memd.index.base import Backend, Filters, Hit
+from memd.index.records import Record, when_spans
+from memd.index.sentences import speaker
 
 Scored = list[tuple[Hit, float]]
 

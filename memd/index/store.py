@@ -32,12 +32,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..atomic import _describe, atomic_write
-from ..errors import DocumentError, MemdError, VaultError
-from ..vault import Vault
-from .base import Backend
-from .freshness import RACY_SECONDS, Scan, scan, unchanged
-from .records import Record, content_hash, records_for
+from memd.core.atomic import _describe, atomic_write
+from memd.core.errors import DocumentError, MemdError, VaultError
+from memd.index.base import Backend
+from memd.index.freshness import RACY_SECONDS, Scan, scan, unchanged
+from memd.index.records import Record, content_hash, records_for
+from memd.vault.vault import Vault
 
 SCHEMA_VERSION = 6
 Progress = Callable[[int, int], None]
@@ -78,7 +78,7 @@ class IndexStore:
     """The vault's index folder: a backend plus the manifest that vouches for it."""
 
     def __init__(self, vault: Vault, backend: str | None = None) -> None:
-        from .backends import require, resolve
+        from memd.index.backends import require, resolve
 
         self.vault = vault
         # Which engine (memd/index/backends.py): the vault's [index] backend unless named.
@@ -102,7 +102,7 @@ class IndexStore:
             self.sync()
         assert self._backend is not None
         if self._embedder is not None and self._vectors is not None:
-            from .hybrid import HybridBackend
+            from memd.index.hybrid import HybridBackend
 
             return HybridBackend(self._backend, self._vectors, self._embedder)
         return self._backend
@@ -154,14 +154,14 @@ class IndexStore:
     # -- internals ------------------------------------------------------------
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        from ..lock import vault_lock
+        from memd.core.lock import vault_lock
 
         self.folder.mkdir(parents=True, exist_ok=True)
         with vault_lock(self.folder / "lock", max(self.vault.config.lock_timeout, 30.0)):
             yield
 
     def _open_backend(self, create: bool = False) -> Backend | None:
-        from .backends import open_backend
+        from memd.index.backends import open_backend
 
         try:
             return open_backend(self.backend_name, self.engine_dir, create=create)
@@ -221,8 +221,8 @@ class IndexStore:
         return [mtime, stat[1], digest, records]
 
     def _read(self, rel: str) -> tuple[str, list[Record]]:
-        from ..atomic import decode_markdown
-        from ..redact import redact
+        from memd.core.atomic import decode_markdown
+        from memd.core.redact import redact
 
         data = (self.vault.root / rel).read_bytes()
         try:
@@ -236,7 +236,7 @@ class IndexStore:
             self._backend.close()
             self._backend = None
         self.manifest_path.unlink(missing_ok=True)
-        from .backends import BACKENDS
+        from memd.index.backends import BACKENDS
 
         for name in BACKENDS:  # another backend's folder is stale from now on
             shutil.rmtree(self.folder / name, ignore_errors=True)
@@ -296,16 +296,16 @@ class IndexStore:
         """Load the embedding model and stored vectors once; False when lexical only."""
         if not self._semantic_checked:
             self._semantic_checked = True
-            from .embedding import load_embedder
-            from .minilm import ModelUnavailable
+            from memd.index.embedding import load_embedder
+            from memd.index.minilm import ModelUnavailable
 
             try:
                 self._embedder = load_embedder(self.vault.config.embedding)
             except ModelUnavailable as err:
                 self.semantic_off = str(err)
                 return False
-            from .embedding import one_blas_thread_from_now
-            from .vectors import VectorIndex
+            from memd.index.embedding import one_blas_thread_from_now
+            from memd.index.vectors import VectorIndex
 
             one_blas_thread_from_now()
 
@@ -328,7 +328,7 @@ class IndexStore:
         digests = _digests(manifest)
         if not self._vectors.stale(digests):
             return report
-        from .embedding import embed_many
+        from memd.index.embedding import embed_many
 
         done = self._vectors.refresh(
             digests, lambda rel: self._read_or_empty(rel), lambda texts: embed_many(self._embedder, texts), known

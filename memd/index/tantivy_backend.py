@@ -29,14 +29,14 @@ from typing import Any, TypeVar
 
 import tantivy
 
-from ..errors import VaultError
-from .analysis import analyse
-from .base import Filters, Hit
-from .bm25 import whoosh_idf
-from .fields import BM25_K1, context_text, record_from_data
-from .records import Record
-from .tantivy_query import entries_holding, search_query
-from .tantivy_schema import META, TEXT_FIELDS, Prepared, Stats, document, make_schema
+from memd.core.errors import VaultError
+from memd.index.analysis import analyse
+from memd.index.base import Filters, Hit
+from memd.index.bm25 import whoosh_idf
+from memd.index.fields import BM25_K1, context_text, record_from_data
+from memd.index.records import Record
+from memd.index.tantivy_query import entries_holding, search_query
+from memd.index.tantivy_schema import META, TEXT_FIELDS, Prepared, Stats, document, make_schema
 
 _T = TypeVar("_T")
 _HEAP_BYTES = 64 * 1024 * 1024

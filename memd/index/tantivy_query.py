@@ -19,10 +19,10 @@ from typing import Any
 
 import tantivy
 
-from .base import Filters
-from .bm25 import tantivy_idf, whoosh_idf
-from .fields import FIELD_BOOSTS
-from .tantivy_schema import micros
+from memd.index.base import Filters
+from memd.index.bm25 import tantivy_idf, whoosh_idf
+from memd.index.fields import FIELD_BOOSTS
+from memd.index.tantivy_schema import micros
 
 
 def search_query(schema: Any, searcher: Any, terms: Sequence[tuple[str, float]], filters: Filters) -> Any | None:

@@ -25,12 +25,12 @@ from typing import Any
 
 import tantivy
 
-from ..atomic import atomic_write
-from ..timeexpr import as_datetime
-from .analysis import analyse
-from .bm25 import best_pad, effective_b
-from .fields import BM25_B, FIELD_BOOSTS, context_text, naive_time, record_data
-from .records import Record, when_spans
+from memd.core.atomic import atomic_write
+from memd.core.timeexpr import as_datetime
+from memd.index.analysis import analyse
+from memd.index.bm25 import best_pad, effective_b
+from memd.index.fields import BM25_B, FIELD_BOOSTS, context_text, naive_time, record_data
+from memd.index.records import Record, when_spans
 
 META = "memd.json"  # pads and token totals, beside tantivy's own files
 META_VERSION = 1  # raise with any change to make_schema(): an older index is then rebuilt

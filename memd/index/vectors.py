@@ -38,9 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from ..atomic import atomic_write
-from .records import Record
-from .sentences import sentences
+from memd.core.atomic import atomic_write
+from memd.index.records import Record
+from memd.index.sentences import sentences
 
 # 3: sentence vectors beside the records'. Formats 1 (float16) and 2 are still
 # read: their record vectors are kept and the sentences embedded at the next sync.

@@ -20,10 +20,10 @@ from whoosh.analysis import StemmingAnalyzer
 from whoosh.fields import DATETIME, ID, KEYWORD, STORED, TEXT, Schema
 from whoosh.reading import TermNotFound
 
-from ..timeexpr import as_datetime
-from .base import Filters, Hit
-from .fields import BM25_B, BM25_K1, FIELD_BOOSTS, context_text, naive_time, record_data, record_from_data
-from .records import Record, when_spans
+from memd.core.timeexpr import as_datetime
+from memd.index.base import Filters, Hit
+from memd.index.fields import BM25_B, BM25_K1, FIELD_BOOSTS, context_text, naive_time, record_data, record_from_data
+from memd.index.records import Record, when_spans
 
 
 def _analyzer() -> Any:
@@ -42,7 +42,7 @@ def make_schema() -> Schema:
         seqs=KEYWORD,
         src=KEYWORD(lowercase=False, commas=False),
         time=DATETIME,
-        when_start=DATETIME,  # the days a relative time in the text names ("yesterday"), see memd/timeexpr.py
+        when_start=DATETIME,  # the days a relative time in the text names ("yesterday"), see memd/core/timeexpr.py
         when_end=DATETIME,
         text=TEXT(analyzer=_analyzer()),
         headings=TEXT(analyzer=_analyzer()),

@@ -10,9 +10,9 @@ import in bounded steps, and inbox.py drives it for dropped files.
 
 from __future__ import annotations
 
-from .formats import Rejected
-from .inbox import InboxJob, InboxOutcome, inbox_files, process_inbox, process_inbox_file
-from .pipeline import MAX_BYTES, IngestJob, IngestResult, ingest_file
+from memd.ingest.formats import Rejected
+from memd.ingest.inbox import InboxJob, InboxOutcome, inbox_files, process_inbox, process_inbox_file
+from memd.ingest.pipeline import MAX_BYTES, IngestJob, IngestResult, ingest_file
 
 __all__ = [
     "MAX_BYTES",

@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemdError
-from .turns import Parsed, Rejected, Turn, normalise_time, text_of
+from memd.core.errors import MemdError
+from memd.ingest.turns import Parsed, Rejected, Turn, normalise_time, text_of
 
 _DIA = re.compile(r"^D(\d+):")
 # Claude Code replaces a long context with a summary it sends as a user
@@ -123,7 +123,7 @@ def claude_ai(conversations: list[dict[str, Any]]) -> Parsed:
 
 
 def locomo(path: Path | None) -> Parsed:
-    from ..evaluate import load_locomo
+    from memd.app.evaluate import load_locomo
 
     if path is None:
         raise Rejected("LoCoMo input must be read from a file")

@@ -31,8 +31,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from . import chats
-from .turns import TEXT_KEYS, Parsed, Rejected, Turn, generic, normalise_time, pick, text_of
+from memd.ingest import chats
+from memd.ingest.turns import TEXT_KEYS, Parsed, Rejected, Turn, generic, normalise_time, pick, text_of
 
 __all__ = ["Parsed", "Rejected", "Turn", "load_json", "normalise_time", "parse", "text_of"]
 

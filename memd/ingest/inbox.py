@@ -18,13 +18,13 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import MemdError
-from ..layout import is_scratch
-from ..redact import redact_value
-from ..timeutil import format_time, now
-from ..vault import Vault
-from .formats import Rejected
-from .pipeline import MAX_BYTES, IngestJob, IngestResult
+from memd.core.errors import MemdError
+from memd.core.layout import is_scratch
+from memd.core.redact import redact_value
+from memd.core.timeutil import format_time, now
+from memd.ingest.formats import Rejected
+from memd.ingest.pipeline import MAX_BYTES, IngestJob, IngestResult
+from memd.vault.vault import Vault
 
 _REDACTED = re.compile(r"\[REDACTED:[a-z-]+\]")
 DONE = "done"

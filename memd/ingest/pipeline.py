@@ -24,19 +24,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..atomic import atomic_write
-from ..buffer import NewEntry, append_entries
-from ..engine import get_engine
-from ..engine.base import Engine
-from ..redact import redact_value
-from ..signature import SeqSet
-from ..timeutil import format_time, now
-from ..vault import Vault
-from . import sources
-from .formats import Parsed, Rejected, Turn, parse
-from .scrub import scrub
-from .sources import KnownCopy, SourceCopy, find_ingested, render, reserve_path
-from .units import Unit, units_of
+from memd.core.atomic import atomic_write
+from memd.core.redact import redact_value
+from memd.core.signature import SeqSet
+from memd.core.timeutil import format_time, now
+from memd.engine import get_engine
+from memd.engine.base import Engine
+from memd.ingest import sources
+from memd.ingest.formats import Parsed, Rejected, Turn, parse
+from memd.ingest.scrub import scrub
+from memd.ingest.sources import KnownCopy, SourceCopy, find_ingested, render, reserve_path
+from memd.ingest.units import Unit, units_of
+from memd.vault.buffer import NewEntry, append_entries
+from memd.vault.vault import Vault
 
 MAX_BYTES = 20 * 1024 * 1024
 APPEND_BATCH = 2000
@@ -291,7 +291,7 @@ def _commit(vault: Vault, rel: str, name: str, turns: int, entries: int) -> tupl
     """Commit the source copy as memd's own change right away, so a later
     hand-edit commit never sweeps it up. CURRENT's appends wait for the next
     consolidation, like every other append."""
-    from ..history import commit_as_memd
+    from memd.git.log import commit_as_memd
 
     what = f"{turns} turns" if turns else "note"
     sha, note = commit_as_memd(

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..atomic import storable
-from ..redact import redact, redact_value
-from .formats import Parsed, Turn
+from memd.core.atomic import storable
+from memd.core.redact import redact, redact_value
+from memd.ingest.formats import Parsed, Turn
 
 
 def scrub(parsed: Parsed) -> tuple[Parsed, list[str]]:

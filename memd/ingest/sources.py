@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import FormatError
-from ..vault import Vault
-from ..yamlio import dump_frontmatter, load_frontmatter
-from .turns import Parsed, Turn
+from memd.core.errors import FormatError
+from memd.core.yamlio import dump_frontmatter, load_frontmatter
+from memd.ingest.turns import Parsed, Turn
+from memd.vault.vault import Vault
 
 _SHA = re.compile(r'^sha256:\s*"?([0-9a-f]{64})"?\s*$', re.MULTILINE)
 _SPEAKER_UNSAFE = re.compile(r"[*_`\[\]<>#|\\]")
@@ -185,7 +185,7 @@ def reserve_path(vault: Vault, name: str, stamp: str) -> str:
     imports running at once never pick the same copy; ``name`` must already
     be redacted (a key in a file name must not become a path).
     """
-    from ..engine.text import slugify
+    from memd.engine.text import slugify
 
     year, month = stamp[:4], stamp[5:7]
     slug = slugify(Path(name).stem, max_length=60) or "source"

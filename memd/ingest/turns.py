@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ..errors import FormatError, MemdError
-from ..timeutil import format_time, parse_time
+from memd.core.errors import FormatError, MemdError
+from memd.core.timeutil import format_time, parse_time
 
 _SPEAKER_KEYS = ("name", "speaker", "author", "sender", "from", "role", "user")
 TEXT_KEYS = ("content", "text", "message", "body", "value")

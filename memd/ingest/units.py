@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .formats import Parsed, Turn
-from .sources import SourceCopy
+from memd.ingest.formats import Parsed, Turn
+from memd.ingest.sources import SourceCopy
 
 # One unit is one engine call, and no step of an import may wait on one giant call.
 UNIT_CHARS = 4000

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemdError
-from ..vault import Vault
-from .repo import CommitInfo, Repo
+from memd.core.errors import MemdError
+from memd.review.repo import CommitInfo, Repo
+from memd.vault.vault import Vault
 
 KEEP = 8  # snapshots kept; the least recently used beyond this are removed
 _PATHS = ("CURRENT.md", "topics", "sources")
@@ -91,7 +91,7 @@ def past_vault(vault: Vault, when: str) -> PastVault:
 
 def search_as_of(vault: Vault, query: str, when: str, limit: int = 10, filters: Any = None) -> PastSearch:
     """``memd search`` over the vault as of ``when``; hits cite ``path:line@sha``."""
-    from ..tools import search
+    from memd.ask.tools import search
 
     past = past_vault(vault, when)
     hits = search(past.vault, query, limit, filters)

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..signature import SeqSet
-from ..vault import Vault
-from .entries import Sighting, sightings, unsigned
-from .message import Message, parse_message
-from .pattern import signature_pattern
-from .repo import MEMORY_PATHS, CommitInfo, HistoryError, Repo, decode
-from .spans import Runs, minus, overlaps, runs, text, union
+from memd.core.signature import SeqSet
+from memd.review.entries import Sighting, sightings, unsigned
+from memd.review.message import Message, parse_message
+from memd.review.pattern import signature_pattern
+from memd.review.repo import MEMORY_PATHS, CommitInfo, HistoryError, Repo, decode
+from memd.review.spans import Runs, minus, overlaps, runs, text, union
+from memd.vault.vault import Vault
 
 # The order changes are listed in.
 KINDS = ("filed", "added", "adopted", "restored", "merged", "superseded", "moved", "edited", "removed", "withdrawn")

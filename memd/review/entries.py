@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..document import parse_document
-from ..signature import Signature
-from .spans import Runs, overlaps, runs
+from memd.core.document import parse_document
+from memd.core.signature import Signature
+from memd.review.spans import Runs, overlaps, runs
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .entries import Sighting, sightings
-from .repo import MEMORY_PATHS, CommitInfo, Repo, decode
-from .spans import Runs, overlaps
+from memd.review.entries import Sighting, sightings
+from memd.review.repo import MEMORY_PATHS, CommitInfo, Repo, decode
+from memd.review.spans import Runs, overlaps
 
 Files = dict[str, list[Sighting]]
 Changed = tuple[tuple[str, str], ...]

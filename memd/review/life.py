@@ -15,16 +15,16 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from ..errors import NotFound
-from ..signature import MAX_SEQS_PER_ENTRY, SeqSet
-from ..vault import Vault
-from .entries import Sighting, sightings
-from .follow import Files, Follow, memory_files
-from .message import parse_message
-from .pattern import signature_pattern, superseded_pattern, trailer_pattern
-from .repo import CommitInfo, Repo
-from .spans import Runs, overlaps, runs
-from .walk import Step, Walk
+from memd.core.errors import NotFound
+from memd.core.signature import MAX_SEQS_PER_ENTRY, SeqSet
+from memd.review.entries import Sighting, sightings
+from memd.review.follow import Files, Follow, memory_files
+from memd.review.message import parse_message
+from memd.review.pattern import signature_pattern, superseded_pattern, trailer_pattern
+from memd.review.repo import CommitInfo, Repo
+from memd.review.spans import Runs, overlaps, runs
+from memd.review.walk import Step, Walk
+from memd.vault.vault import Vault
 
 __all__ = ["Life", "Step", "history", "life", "parse_target"]
 
@@ -63,8 +63,8 @@ def history(vault: Vault, target: str) -> Life:
     seqs = parse_target(target)
     if seqs is not None:
         return life(vault, seqs)
-    from ..index import Filters
-    from ..tools import search
+    from memd.ask.tools import search
+    from memd.index import Filters
 
     hits = [hit for hit in search(vault, target, 5, Filters(kind="entry")) if hit.get("seq")]
     if not hits:

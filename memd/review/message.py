@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..document import Entry, parse_document
-from ..errors import FormatError
-from ..signature import SeqSet
-from .spans import Runs, runs
+from memd.core.document import Entry, parse_document
+from memd.core.errors import FormatError
+from memd.core.signature import SeqSet
+from memd.review.spans import Runs, runs
 
 _MOVE = re.compile(r"^(?P<seqs>[0-9][0-9+\-]*) -> (?P<path>\S+\.md)(?: # (?P<section>.*))?$")
 _SUPERSEDES = re.compile(r"^seq (?P<new>[0-9][0-9+\-]*) supersedes seq (?P<old>[0-9][0-9+\-]*)(?::\s*(?P<reason>.*))?$")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..signature import SeqSet
+from memd.core.signature import SeqSet
 
 _NUMBER = "[1-9][0-9]*"
 _PART = f"{_NUMBER}(-{_NUMBER})?"
@@ -80,7 +80,7 @@ def seq_value(seqs: SeqSet | Iterable[int]) -> str:
 
 
 def _runs(seqs: SeqSet | Iterable[int]) -> tuple[tuple[int, int], ...]:
-    from .spans import runs
+    from memd.review.spans import runs
 
     return runs(seqs) if isinstance(seqs, SeqSet) else SeqSet.of(seqs).parts
 

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from ..errors import FormatError, GitError, MemdError
-from ..gitcli import cat_file, last_line, run_git
-from ..vault import Vault
+from memd.core.errors import FormatError, GitError, MemdError
+from memd.git.command import cat_file, last_line, run_git
+from memd.vault.vault import Vault
 
 # The files whose history is the memory's history.
 MEMORY_PATHS = ("CURRENT.md", "topics")
@@ -122,7 +122,7 @@ class Repo:
         return result.stdout.strip()
 
     def _at_date(self, text: str) -> str:
-        from ..timeutil import format_time, parse_time
+        from memd.core.timeutil import format_time, parse_time
 
         try:
             moment = parse_time(text)

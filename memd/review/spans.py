@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..signature import SeqSet
+from memd.core.signature import SeqSet
 
 Runs = tuple[tuple[int, int], ...]
 

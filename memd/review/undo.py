@@ -16,17 +16,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..consolidation import journal as journal_mod
-from ..document import Entry, make_entry, parse_document
-from ..errors import MemdError
-from ..signature import SeqSet, Signature
-from ..state import read_state, render_state
-from ..timeutil import format_time, now
-from ..vault import Vault
-from .entries import Sighting, sightings
-from .message import Message, parse_message
-from .repo import MEMORY_PATHS, CommitInfo, HistoryError, Repo
-from .spans import minus, overlaps, runs, text, union
+from memd.core.document import Entry, make_entry, parse_document
+from memd.core.errors import MemdError
+from memd.core.signature import SeqSet, Signature
+from memd.core.timeutil import format_time, now
+from memd.review.entries import Sighting, sightings
+from memd.review.message import Message, parse_message
+from memd.review.repo import MEMORY_PATHS, CommitInfo, HistoryError, Repo
+from memd.review.spans import minus, overlaps, runs, text, union
+from memd.vault import journal as journal_mod
+from memd.vault.state import read_state, render_state
+from memd.vault.vault import Vault
 
 
 class UndoRefused(MemdError):
@@ -72,9 +72,9 @@ class UndoOutcome:
 
 def undo(vault: Vault, rev: str | None = None, *, dry_run: bool = False) -> UndoOutcome:
     """Revert the consolidation ``rev`` (default: the last one not undone yet)."""
-    from ..consolidation.run import recover
-    from ..errors import GitError
-    from ..history import blocked, changed_paths, commit_hand_edits
+    from memd.consolidation.run import recover
+    from memd.core.errors import GitError
+    from memd.git.log import blocked, changed_paths, commit_hand_edits
 
     with vault.locked():
         notes = [note for note in [recover(vault)] if note]

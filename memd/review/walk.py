@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .entries import Sighting, sightings
-from .follow import Files
-from .message import Message, Replacement, parse_message
-from .repo import CommitInfo, Repo, decode
-from .spans import Runs, minus, overlaps, runs, text
+from memd.review.entries import Sighting, sightings
+from memd.review.follow import Files
+from memd.review.message import Message, Replacement, parse_message
+from memd.review.repo import CommitInfo, Repo, decode
+from memd.review.spans import Runs, minus, overlaps, runs, text
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,6 @@
 - ``flow.py``: ``memd sync`` from start to end (``report.py``: what it did);
 - ``clone.py``: ``memd init --from``; ``status.py``: what ``memd status`` shows.
 
-This package's ``__init__`` imports nothing, so ``memd.state`` can ask
+This package's ``__init__`` imports nothing, so ``memd.vault.state`` can ask
 ``device.py`` for a seq range without pulling in the rest of sync.
 """

@@ -22,14 +22,14 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..atomic import atomic_write
-from ..commits import git_lock
-from ..crashpoints import crashpoint
-from ..errors import MemdError
-from ..gitcli import head
-from ..vault import Vault
-from .files import merge_state
-from .gitops import SyncError, move_head, refresh_index, toplevel
+from memd.core.atomic import atomic_write
+from memd.core.crashpoints import crashpoint
+from memd.core.errors import MemdError
+from memd.git.command import head
+from memd.git.commits import git_lock
+from memd.sync.files import merge_state
+from memd.sync.gitops import SyncError, move_head, refresh_index, toplevel
+from memd.vault.vault import Vault
 
 NAME = "sync.json"
 

@@ -17,9 +17,9 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from ..gitcli import run_bytes
-from ..state import State, parse_state, render_state
-from .device import Registry, parse_registry
+from memd.git.command import run_bytes
+from memd.vault.spaces import Registry, parse_registry
+from memd.vault.state import State, parse_state, render_state
 
 
 def merge_state(base: str | None, ours: str | None, theirs: str | None, buffer_has_entries: bool) -> str:

@@ -16,31 +16,16 @@
 
 from __future__ import annotations
 
-from .. import acks
-from ..commits import git_lock
-from ..consolidation.journal import finish_commit
-from ..consolidation.restore import restore
-from ..crashpoints import crashpoint
-from ..errors import FormatError, GitError
-from ..gitcli import head, run_bytes, run_git
-from ..history import blocked, commit_as_memd, commit_hand_edits
-from ..signature import SeqSet
-from ..state import forget_cache, seqs_in_text
-from ..timeutil import format_time, now
-from ..vault import Vault
-from . import apply as apply_mod
-from .device import (
-    REGISTRY,
-    Device,
-    confirm_index,
-    ensure_device_id,
-    local_identity,
-    parse_registry,
-    read_registry,
-    with_claim,
-    write_registry,
-)
-from .gitops import (
+from memd.consolidation.restore import restore
+from memd.core.crashpoints import crashpoint
+from memd.core.errors import FormatError, GitError
+from memd.core.signature import SeqSet
+from memd.core.timeutil import format_time, now
+from memd.git.command import head, run_bytes, run_git
+from memd.git.commits import git_lock
+from memd.git.log import blocked, commit_as_memd, commit_hand_edits
+from memd.sync import apply as apply_mod
+from memd.sync.gitops import (
     NETWORK_TIMEOUT,
     Remote,
     RemoteUnreachable,
@@ -51,8 +36,23 @@ from .gitops import (
     push,
     resolve_remote,
 )
-from .integrate import integrate
-from .report import SyncConflict, SyncReport, Tally
+from memd.sync.integrate import integrate
+from memd.sync.report import SyncConflict, SyncReport, Tally
+from memd.vault import acks
+from memd.vault.journal import finish_commit
+from memd.vault.spaces import (
+    REGISTRY,
+    Device,
+    confirm_index,
+    ensure_device_id,
+    local_identity,
+    parse_registry,
+    read_registry,
+    with_claim,
+    write_registry,
+)
+from memd.vault.state import forget_cache, seqs_in_text
+from memd.vault.vault import Vault
 
 __all__ = ["SyncConflict", "SyncReport", "claim", "commit_pending", "sync"]
 
@@ -101,7 +101,7 @@ def sync(vault: Vault, remote_name: str | None = None, *, timeout: float = NETWO
 
 
 def _report(vault: Vault, remote: Remote, tally: Tally) -> SyncReport:
-    from .status import device_facts
+    from memd.sync.status import device_facts
 
     return SyncReport(
         remote=remote.name,

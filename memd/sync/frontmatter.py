@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..document import Document, Frontmatter, parse_document
-from ..tokens import count_tokens
+from memd.core.document import Document, Frontmatter, parse_document
+from memd.core.tokens import count_tokens
 
 
 def recount(front: Frontmatter, lines: list[str]) -> Frontmatter:

@@ -15,10 +15,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..commits import ZERO, author_env, git_dir
-from ..errors import GitError, GitTimeout, MemdError
-from ..gitcli import cat_file, check, last_line, run, run_git
-from ..vault import Vault
+from memd.core.errors import GitError, GitTimeout, MemdError
+from memd.git.command import cat_file, check, last_line, run, run_git
+from memd.git.commits import ZERO, author_env, git_dir
+from memd.vault.vault import Vault
 
 NETWORK_TIMEOUT = 120.0
 

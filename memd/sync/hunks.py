@@ -10,8 +10,8 @@ from the merge so this rule, and the wording a person reads, sit in one place.
 
 from __future__ import annotations
 
-from .diff3 import Hunk
-from .sides import Token
+from memd.sync.diff3 import Hunk
+from memd.sync.sides import Token
 
 
 def resolve_hunk(hunk: Hunk[Token]) -> list[Token] | None:

@@ -6,15 +6,12 @@ person must decide, ``SyncConflict`` is raised before anything is written.
 
 from __future__ import annotations
 
-from ..errors import FormatError
-from ..gitcli import head, is_ancestor
-from ..layout import holds_entries
-from ..state import forget_cache, seqs_in_text
-from ..vault import Vault
-from . import apply as apply_mod
-from .device import REGISTRY
-from .files import merge_registry, merge_state, merge_text
-from .gitops import (
+from memd.core.errors import FormatError
+from memd.core.layout import holds_entries
+from memd.git.command import head, is_ancestor
+from memd.sync import apply as apply_mod
+from memd.sync.files import merge_registry, merge_state, merge_text
+from memd.sync.gitops import (
     Remote,
     SyncError,
     build_commit,
@@ -25,8 +22,11 @@ from .gitops import (
     tree_files,
     write_blobs,
 )
-from .merge import merge_documents
-from .report import SyncConflict, SyncReport, Tally
+from memd.sync.merge import merge_documents
+from memd.sync.report import SyncConflict, SyncReport, Tally
+from memd.vault.spaces import REGISTRY
+from memd.vault.state import forget_cache, seqs_in_text
+from memd.vault.vault import Vault
 
 STATE = ".memd/state.json"
 

@@ -35,13 +35,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..document import Document, Entry, Frontmatter, parse_document
-from ..errors import FormatError, MemdError
-from ..signature import SeqSet
-from .diff3 import diff3
-from .frontmatter import KeyConflict, merge_frontmatter, recount
-from .hunks import clip, describe_hunk, resolve_hunk
-from .sides import Place, Side, Token, same_entry
+from memd.core.document import Document, Entry, Frontmatter, parse_document
+from memd.core.errors import FormatError, MemdError
+from memd.core.signature import SeqSet
+from memd.sync.diff3 import diff3
+from memd.sync.frontmatter import KeyConflict, merge_frontmatter, recount
+from memd.sync.hunks import clip, describe_hunk, resolve_hunk
+from memd.sync.sides import Place, Side, Token, same_entry
 
 
 class MergeError(MemdError):
@@ -314,7 +314,7 @@ class _Merge:
 
 
 def _line(text: str) -> Any:
-    from ..document import Line
+    from memd.core.document import Line
 
     return Line(text)
 

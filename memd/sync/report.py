@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .gitops import Remote, SyncError
+from memd.sync.gitops import Remote, SyncError
 
 
 @dataclass(frozen=True)

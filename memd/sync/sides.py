@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..document import Document, Entry, parse_document
-from ..signature import SeqSet
+from memd.core.document import Document, Entry, parse_document
+from memd.core.signature import SeqSet
 
 Place = tuple[str, str]  # (path, entry key)
 Token = tuple[str, str]  # ("E", key) or ("L", the block's lines)

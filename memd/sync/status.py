@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import FormatError
-from ..gitcli import head
-from ..history import blocked
-from ..vault import Vault
-from .device import bounds, device_name, local_identity, read_registry
-from .gitops import Remote, SyncError, ahead_behind, resolve_remote, tracking
+from memd.core.errors import FormatError
+from memd.git.command import head
+from memd.git.log import blocked
+from memd.sync.gitops import Remote, SyncError, ahead_behind, resolve_remote, tracking
+from memd.vault.spaces import bounds, device_name, local_identity, read_registry
+from memd.vault.vault import Vault
 
 
 def device_facts(vault: Vault) -> dict[str, Any]:

@@ -1,0 +1,368 @@
+"""Agentic ``memd ask``: a model searches the vault with the memory tools.
+
+Each round the model sees the question, today's date, the results of its
+previous calls (and, in the first round, the first page of the catalog), and
+either calls tools (search, grep, grep_doc, list_docs, read_lines) or
+finishes with evidence as document line ranges. At most ``MAX_ROUNDS``
+rounds, each prompt sized to the model's context. The evidence widens to
+whole heading blocks; when it is thin (under ``MIN_EVIDENCE_TOKENS``), the
+offline retrieval tops it up, and recent CURRENT entries always come along.
+
+The model then answers from that evidence, and the answer is checked before
+anyone sees it: citations outside the evidence are removed (their claim is
+marked unsupported), and an answer that cites nothing shown, or says what
+its cited evidence does not, is replaced by the offline extractive answer
+with a notice. An endpoint that fails or is paused gives the offline answer
+at once, also with a notice.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from memd.ask import tools
+from memd.ask.offline import EVIDENCE_TOKENS, Answer, Evidence, Report, Step
+from memd.ask.offline import ask as offline_ask
+from memd.core import ledger
+from memd.core.errors import MemdError
+from memd.core.timeutil import now
+from memd.core.tokens import count_tokens
+from memd.engine.breaker import Unavailable
+from memd.engine.client import BadOutput, ModelClient, ModelError, parse_json, prompt_size
+from memd.engine.fidelity import ANSWER_SUPPORT, Sources, sentences, unsupported
+from memd.engine.prompts import load, normal, template_strings
+from memd.engine.steps import check_echo
+from memd.index.records import read_records
+from memd.vault.vault import Vault
+
+MAX_ROUNDS = 7
+MIN_EVIDENCE_TOKENS = 500
+RESULT_CHARS = 4000  # per round at most; less when the model's context is small
+CATALOG_DOCS = 20  # documents shown in the first round (the model can page with list_docs)
+SUMMARY_CHARS = 100
+STEP_TOKENS = 256  # max_tokens of a tool round
+ANSWER_TOKENS = 320  # max_tokens of the answer
+UNSUPPORTED = "[unsupported]"
+_CITATION = re.compile(r"\[([^\[\]\s]+:\d+(?:-\d+)?)\]")
+TOOLS: dict[str, Callable[..., Any]] = {
+    "search": tools.search,
+    "grep": tools.grep,
+    "grep_doc": tools.grep_doc,
+    "list_docs": tools.list_docs,
+    "read_lines": tools.read_lines,
+}
+ARGS = {
+    "search": {"query", "limit"},
+    "grep": {"pattern", "limit", "context"},
+    "grep_doc": {"doc", "pattern"},
+    "list_docs": {"offset", "limit"},
+    "read_lines": {"doc", "start", "end"},
+}
+
+
+class _EndpointFailed(Exception):
+    """The endpoint failed during the tool rounds: the ask goes offline."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def agent_ask(
+    vault: Vault,
+    question: str,
+    client: ModelClient,
+    *,
+    model: str | None = None,
+    report: Report | None = None,
+    budget: int = EVIDENCE_TOKENS,
+) -> Answer:
+    client.begin("ask")
+    ledger.record(client.ledger, {"event": "ask"})
+    steps: list[Step] = []
+    try:
+        client.available()
+        ranges = _explore(vault, question, client, model, steps, report or (lambda step: None))
+    except (Unavailable, _EndpointFailed) as err:
+        reason = err.reason if isinstance(err, _EndpointFailed) else str(err)
+        answer = offline_ask(vault, question, budget)
+        return replace(answer, fallback=f"{reason}; answered offline", steps=tuple(steps))
+    gathered = _evidence(vault, ranges, budget)
+    baseline = offline_ask(vault, question, budget)
+    spent = sum(count_tokens(e.record.text) for e in gathered)
+    seen = {e.record.cite for e in gathered}
+    for item in baseline.evidence:
+        # BM25 tops up thin evidence; recent CURRENT entries always come along.
+        thin = spent < MIN_EVIDENCE_TOKENS
+        if item.record.cite in seen or not (thin or item.via == "recent"):
+            continue
+        cost = count_tokens(item.record.text)
+        if spent + cost > budget:
+            continue
+        gathered.append(item)
+        seen.add(item.record.cite)
+        spent += cost
+    if not gathered:
+        return replace(baseline, steps=tuple(steps))
+    text, cited, problem = _answer(question, gathered, client, model)
+    if problem is not None:
+        return replace(baseline, evidence=tuple(gathered), steps=tuple(steps), fallback=problem)
+    support = tuple(e for e in gathered if e.record.cite in cited)
+    return Answer(question, True, text, support, tuple(gathered), engine="llm", steps=tuple(steps))
+
+
+def _explore(
+    vault: Vault, question: str, client: ModelClient, model: str | None, steps: list[Step], report: Report
+) -> list[tuple[str, int, int]]:
+    catalog: dict[str, Any] | None = _catalog(vault)
+    results: list[dict[str, Any]] = []
+    system = load("agent_step", vault.meta_dir)
+    context = client.context_tokens(model)
+    for round_ in range(1, MAX_ROUNDS + 1):
+        payload = {
+            "question": question,
+            "today": now().date().isoformat(),
+            "round": round_,
+            "max_rounds": MAX_ROUNDS,
+            "results": results,
+        }
+        if catalog is not None:
+            payload["catalog"] = catalog
+        messages = _fitted(system, payload, context - STEP_TOKENS)
+        if messages is None:
+            _record(steps, report, Step(round_, (), True, "stopped: the prompt does not fit the model's context"))
+            return []
+        data = None
+        note = ""
+        limit = STEP_TOKENS
+        for _attempt in range(2):
+            try:
+                reply = client.complete("agent_step", messages, max_tokens=limit, model=model)
+            except ModelError as err:
+                raise _EndpointFailed(str(err)) from None
+            if reply.truncated:
+                note = f"stopped: the reply stopped at the length limit ({limit} tokens)"
+                limit *= 2  # never again with the same limit
+                continue
+            try:
+                data = _valid_step(reply.text)
+                break
+            except BadOutput as err:
+                messages = [
+                    *messages,
+                    {"role": "user", "content": f"That reply was not valid: {err}. Reply with only JSON."},
+                ]
+                note = f"stopped: {err}"
+        if data is None:
+            _record(steps, report, Step(round_, (), True, note))
+            return []
+        if data.get("done"):
+            _record(steps, report, Step(round_, (), True))
+            return [(str(e["doc"]), int(e["start"]), int(e["end"])) for e in data.get("evidence", [])]
+        calls = tuple(data["calls"])
+        _record(steps, report, Step(round_, calls, False))
+        catalog = None  # shown once; the model can page it with list_docs
+        results = [_run(vault, call) for call in calls]
+        while len(json.dumps(results, default=str)) > RESULT_CHARS and any(r.get("result") for r in results):
+            longest = max(results, key=lambda r: len(json.dumps(r, default=str)))
+            longest["result"] = _shrink(longest["result"])
+    _record(steps, report, Step(MAX_ROUNDS, (), True, "round limit reached"))
+    return []
+
+
+def _catalog(vault: Vault) -> dict[str, Any]:
+    """The first documents, by id and a clipped summary: enough to aim a search."""
+    listing = tools.list_docs(vault, 0, CATALOG_DOCS)
+    docs = [{"id": d["id"], "summary": _clipped(str(d.get("summary") or ""))} for d in listing["docs"]]
+    return {"total": listing["total"], "docs": docs}
+
+
+def _clipped(text: str, limit: int = SUMMARY_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _fitted(system: str, payload: dict[str, Any], room: int) -> list[dict[str, str]] | None:
+    """The round's messages, results and catalog shrunk until they fit ``room`` tokens."""
+    while True:
+        messages = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": json.dumps(payload, ensure_ascii=False, default=str)},
+        ]
+        if prompt_size(messages) <= room:
+            return messages
+        results = [r for r in payload["results"] if r.get("result")]
+        catalog = payload.get("catalog")
+        if results:
+            longest = max(results, key=lambda r: len(json.dumps(r, default=str)))
+            longest["result"] = _shrink(longest["result"])
+        elif catalog and catalog.get("docs"):
+            catalog["docs"] = catalog["docs"][: len(catalog["docs"]) // 2]
+            catalog["truncated"] = True
+        else:
+            return None
+
+
+def _record(steps: list[Step], report: Report, step: Step) -> None:
+    steps.append(step)
+    report(step)
+
+
+def _valid_step(reply: str) -> dict[str, Any]:
+    data = parse_json(reply)
+    if data.get("done"):
+        evidence = data.get("evidence", [])
+        if not isinstance(evidence, list) or not all(
+            isinstance(e, dict)
+            and {"doc", "start", "end"} <= set(e)
+            and isinstance(e["start"], int)
+            and isinstance(e["end"], int)
+            for e in evidence
+        ):
+            raise BadOutput("evidence must be a list of {doc, start, end} with line numbers")
+        return data
+    calls = data.get("calls")
+    if not isinstance(calls, list) or not calls:
+        raise BadOutput('reply with {"calls": [...]} or {"done": true, "evidence": [...]}')
+    for call in calls[:5]:
+        if not isinstance(call, dict) or call.get("tool") not in TOOLS or not isinstance(call.get("args", {}), dict):
+            raise BadOutput(f"unknown tool call {call!r}; tools: {', '.join(TOOLS)}")
+    data["calls"] = calls[:5]
+    return data
+
+
+def _run(vault: Vault, call: dict[str, Any]) -> dict[str, Any]:
+    """Run one tool call; a bad argument is the model's problem, reported back to it."""
+    name = call["tool"]
+    args = {k: v for k, v in (call.get("args") or {}).items() if k in ARGS[name]}
+    try:
+        result = TOOLS[name](vault, **args)
+    except (MemdError, TypeError, ValueError) as err:
+        return {"tool": name, "args": args, "error": str(err)}
+    if name == "search":
+        result = {"results": [_brief(r) for r in result]}
+    return {"tool": name, "args": args, "result": result}
+
+
+def _brief(hit: dict[str, Any]) -> dict[str, Any]:
+    return {k: hit.get(k) for k in ("path", "line", "end_line", "seq", "time", "text")}
+
+
+def _shrink(result: Any) -> Any:
+    """Halve the biggest list in a tool result (keeps the best-ranked half)."""
+    if isinstance(result, dict):
+        key = max((k for k, v in result.items() if isinstance(v, list)), key=lambda k: len(result[k]), default=None)
+        if key is not None and result[key]:
+            return {**result, key: result[key][: len(result[key]) // 2], "truncated": True}
+    return None
+
+
+def _evidence(vault: Vault, ranges: list[tuple[str, int, int]], budget: int) -> list[Evidence]:
+    """Entries in the cited ranges, widened to their heading block, within budget."""
+    chosen: list[Evidence] = []
+    spent = 0
+    seen: set[str] = set()
+    for doc, start, end in ranges[:20]:
+        try:
+            path = vault.resolve_doc(doc)
+        except MemdError:
+            continue  # a made-up document is ignored, never read
+        _, records = read_records(vault.root, vault.rel(path))
+        entries = [r for r in records if r.kind == "entry"]
+        hit = [r for r in entries if r.line <= end and r.end_line >= start]
+        headings = {r.headings for r in hit}
+        block = [r for r in entries if r.headings in headings and r.doc != "CURRENT"] + [
+            r for r in hit if r.doc == "CURRENT"
+        ]
+        for record in sorted(block, key=lambda r: r.line):
+            cost = count_tokens(record.text)
+            if record.rid in seen or spent + cost > budget:
+                continue
+            seen.add(record.rid)
+            spent += cost
+            chosen.append(Evidence(record, 1.0, "agent" if record in hit else "block"))
+    return chosen
+
+
+def _answer(
+    question: str, evidence: list[Evidence], client: ModelClient, model: str | None
+) -> tuple[str, set[str], str | None]:
+    """The model's grounded answer and the refs it cites, or a reason it may
+    not be shown (then the caller shows the extractive answer)."""
+    refs = {e.record.cite: e.record for e in evidence}
+    system = load("answer")
+    context = client.context_tokens(model)
+    shown = list(refs.items())
+    while True:
+        payload = {
+            "question": question,
+            "today": now().date().isoformat(),
+            "evidence": [{"ref": cite, "seq": r.seq, "time": r.time, "text": r.text} for cite, r in shown],
+        }
+        messages = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
+        ]
+        if prompt_size(messages) + ANSWER_TOKENS <= context or len(shown) <= 1:
+            break
+        shown = shown[:-1]  # the least relevant evidence goes first
+    refs = dict(shown)
+    echoes = {e for e in template_strings(system) if e not in normal(messages[1]["content"])}
+    problem = "the model gave no usable answer"
+    limit = ANSWER_TOKENS
+    for _attempt in range(2):
+        try:
+            reply = client.complete("answer", messages, max_tokens=limit, model=model)
+        except (ModelError, Unavailable) as err:
+            return "", set(), f"{err}; showing the extractive answer"
+        if reply.truncated:
+            problem = f"the answer stopped at the length limit ({limit} tokens)"
+            limit *= 2  # never again with the same limit
+            continue
+        try:
+            data = parse_json(reply.text)
+            check_echo(data, echoes, payload)
+            text, cited = _grounded(data, refs, question)
+            return text, cited, None
+        except BadOutput as err:
+            problem = str(err)
+            messages = [
+                *messages,
+                {"role": "user", "content": f"That reply was not valid: {err}. Reply with only JSON."},
+            ]
+    return "", set(), f"the model's answer was not used ({problem}); showing the extractive answer"
+
+
+def _grounded(data: dict[str, Any], refs: dict[str, Any], question: str) -> tuple[str, set[str]]:
+    """Validate types, drop citations outside the evidence (marking their
+    claims), and require the answer's words to rest on what it cites."""
+    text = data.get("answer")
+    if not isinstance(text, str) or not text.strip():
+        raise BadOutput("answer must be non-empty text")
+    listed = data.get("cited")
+    if not isinstance(listed, list) or not all(isinstance(c, str) for c in listed):
+        raise BadOutput('"cited" must be a list of the evidence refs the answer uses')
+    cited = {c for c in listed if c in refs}
+    kept = []
+    for sentence in sentences(text.strip()):
+        marks = _CITATION.findall(sentence)
+        good = [m for m in marks if m in refs]
+        bare = " ".join(_CITATION.sub(lambda m: f"[{m.group(1)}]" if m.group(1) in refs else "", sentence).split())
+        if marks and not good:
+            body, stop = (bare[:-1].rstrip(), bare[-1]) if bare[-1:] in ".!?" else (bare, "")
+            bare = f"{body} {UNSUPPORTED}{stop}"
+        cited.update(good)
+        kept.append(bare)
+    if not cited:
+        raise BadOutput("the answer cites none of the evidence it was shown")
+    records = [refs[c] for c in cited]
+    sources = Sources([question, *(r.text for r in records)], [r.time for r in records])
+    plain = _CITATION.sub("", " ".join(kept)).replace(UNSUPPORTED, "")
+    problem = unsupported(plain, sources, threshold=ANSWER_SUPPORT, initial_names=False)
+    if problem:
+        raise BadOutput(f"the answer is not supported by the evidence it cites: {problem}")
+    return " ".join(kept), cited

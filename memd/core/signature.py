@@ -1,0 +1,223 @@
+"""Entry signatures: ``<seq=12+41-43,time=...,source=user,src=...,key=value>``.
+
+Escape rule for values: the characters that would end or split a signature are
+percent-encoded: ``,`` -> ``%2C``, ``=`` -> ``%3D``, ``>`` -> ``%3E``, newline ->
+``%0A``, carriage return -> ``%0D``. A ``%`` is written as ``%25`` only where it
+is followed by one of those codes (or ``25``), so an ordinary ``50%`` stays as
+typed. Decoding turns exactly these uppercase codes back, in one pass. The pair
+is a bijection, so any value survives a write/read round trip unchanged.
+
+Seq values are bounded so that no text can make memd do unbounded work: a
+seq has at most 15 digits and one entry names at most ``MAX_SEQS_PER_ENTRY``
+seqs (a merged entry holds the duplicates of one statement; a range like
+``1-999999999999`` is a typo). Parsing never expands a range.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+from memd.core.errors import FormatError
+
+_CODES = {"25": "%", "2C": ",", "3D": "=", "3E": ">", "0A": "\n", "0D": "\r"}
+_DECODE = re.compile("%(" + "|".join(_CODES) + ")")
+_PERCENT_BEFORE_CODE = re.compile("%(?=" + "|".join(_CODES) + ")")
+_ENCODE = {v: f"%{k}" for k, v in _CODES.items() if v != "%"}
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]*$")
+_SEQ_PART = re.compile(r"^([1-9][0-9]*)(?:-([1-9][0-9]*))?$")
+MAX_SEQ = 10**15 - 1
+MAX_SEQS_PER_ENTRY = 100_000
+# A signature ends at the first ">" (values never contain a raw ">").
+SIGNATURE_AT_START = re.compile(r"^<seq=[^>\n]*>")
+
+
+_TRANSLATE = str.maketrans(_ENCODE)
+_NEEDS_ENCODING = re.compile(r"[,=>\n\r%]")
+
+
+def encode_value(value: str) -> str:
+    if not _NEEDS_ENCODING.search(value):
+        return value
+    return _PERCENT_BEFORE_CODE.sub("%25", value).translate(_TRANSLATE)
+
+
+def decode_value(value: str) -> str:
+    return _DECODE.sub(lambda m: _CODES[m.group(1)], value)
+
+
+@dataclass(frozen=True, order=True)
+class SeqSet:
+    """A seq value: ``12``, ``41-43`` or ``12+41-43``, in the order written."""
+
+    parts: tuple[tuple[int, int], ...]
+
+    @classmethod
+    def parse(cls, text: str, limit: int | None = None) -> SeqSet:
+        """Parse without expanding; ``limit`` caps how many seqs it may name.
+        Text a person can type (an entry's signature, a command's argument)
+        is parsed with ``MAX_SEQS_PER_ENTRY``; memd's own records (a commit's
+        trailers, verify's checkpoint) name as many as they need."""
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        parts: list[tuple[int, int]] = []
+        total = 0
+        for piece in text.split("+"):
+            match = _SEQ_PART.match(piece)
+            if not match:
+                raise FormatError(f"invalid seq {shown!r} (expected e.g. 12, 41-43 or 12+41-43)")
+            if any(len(group) > len(str(MAX_SEQ)) for group in match.groups() if group):
+                raise FormatError(f"seq {shown!r} is too large (a seq has at most {len(str(MAX_SEQ))} digits)")
+            start = int(match.group(1))
+            end = int(match.group(2)) if match.group(2) else start
+            if match.group(2) and end <= start:
+                raise FormatError(f"invalid seq range {piece!r} in {shown!r} (end must exceed start)")
+            total += end - start + 1
+            if limit is not None and total > limit:
+                raise FormatError(f"seq {shown!r} names {_count(text)} seqs; one entry names at most {limit} (a typo?)")
+            parts.append((start, end))
+        ordered = sorted(parts)
+        for (_, end), (start, _) in itertools.pairwise(ordered):
+            if start <= end:
+                raise FormatError(f"seq {shown!r} names a seq twice")
+        return cls(tuple(parts))
+
+    @classmethod
+    def of(cls, seqs: Iterable[int]) -> SeqSet:
+        """Compress seqs into sorted ranges: ``[3, 1, 2, 7]`` -> ``1-3+7``."""
+        ordered = sorted(set(seqs))
+        if not ordered or ordered[0] < 1:
+            raise FormatError("a seq set needs at least one positive seq")
+        parts: list[tuple[int, int]] = []
+        start = prev = ordered[0]
+        for seq in ordered[1:]:
+            if seq != prev + 1:
+                parts.append((start, prev))
+                start = seq
+            prev = seq
+        parts.append((start, prev))
+        return cls(tuple(parts))
+
+    def __str__(self) -> str:
+        return "+".join(str(a) if a == b else f"{a}-{b}" for a, b in self.parts)
+
+    def __iter__(self) -> Iterator[int]:
+        for start, end in self.parts:
+            yield from range(start, end + 1)
+
+    def __len__(self) -> int:
+        return sum(end - start + 1 for start, end in self.parts)
+
+    @property
+    def first(self) -> int:
+        return min(start for start, _ in self.parts)
+
+    @property
+    def last(self) -> int:
+        return max(end for _, end in self.parts)
+
+
+def _count(text: str) -> int:
+    """How many seqs a (possibly huge) seq text names, without expanding it."""
+    total = 0
+    for piece in text.split("+"):
+        first, _, last = piece.partition("-")
+        if first.isdigit() and (not last or last.isdigit()):
+            total += int(last or first) - int(first) + 1
+    return total
+
+
+@dataclass(frozen=True)
+class Signature:
+    """An entry's metadata; ``fields`` keeps keys and decoded values in order."""
+
+    fields: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def make(
+        cls,
+        seq: SeqSet | int | str,
+        time: str | None = None,
+        source: str | None = None,
+        src: str | None = None,
+        extra: Iterable[tuple[str, str]] = (),
+    ) -> Signature:
+        seq_text = str(seq)
+        SeqSet.parse(seq_text, MAX_SEQS_PER_ENTRY)
+        fields = [("seq", seq_text)]
+        for key, value in (("time", time), ("source", source), ("src", src)):
+            if value is not None:
+                fields.append((key, value))
+        fields.extend(extra)
+        return cls.from_fields(fields)
+
+    @classmethod
+    def from_fields(cls, fields: Iterable[tuple[str, str]]) -> Signature:
+        items = tuple(fields)
+        keys = [key for key, _ in items]
+        if not keys or keys[0] != "seq":
+            raise FormatError("a signature must start with seq=")
+        for key in keys:
+            if not _KEY.match(key):
+                raise FormatError(f"invalid signature key {key[:40]!r}")
+        if len(set(keys)) != len(keys):
+            duplicates = sorted({key for key in keys if keys.count(key) > 1})
+            raise FormatError(f"duplicate signature key {duplicates[0]!r}")
+        made = cls(items)
+        made.__dict__["seq"] = SeqSet.parse(items[0][1], MAX_SEQS_PER_ENTRY)  # validated once, kept for ``seq``
+        return made
+
+    @classmethod
+    def parse(cls, raw: str) -> Signature:
+        """Parse ``<seq=...,...>`` exactly as written (no spaces allowed)."""
+        if not (raw.startswith("<") and raw.endswith(">")) or ">" in raw[1:-1]:
+            raise FormatError(f"not a signature: {raw!r}")
+        fields = []
+        for item in raw[1:-1].split(","):
+            key, eq, value = item.partition("=")
+            if not eq:
+                raise FormatError(f"signature item {item!r} has no '='")
+            fields.append((key, decode_value(value)))
+        return cls.from_fields(fields)
+
+    def render(self) -> str:
+        return self._rendered
+
+    @cached_property
+    def _rendered(self) -> str:
+        # Cached: a document renders each of its entries' signatures on every write.
+        return "<" + ",".join(f"{k}={encode_value(v)}" for k, v in self.fields) + ">"
+
+    def get(self, key: str) -> str | None:
+        for k, v in self.fields:
+            if k == key:
+                return v
+        return None
+
+    @cached_property
+    def seq(self) -> SeqSet:
+        return SeqSet.parse(self.fields[0][1], MAX_SEQS_PER_ENTRY)
+
+    @property
+    def time(self) -> str | None:
+        return self.get("time")
+
+    @property
+    def source(self) -> str | None:
+        return self.get("source")
+
+    @property
+    def src(self) -> str | None:
+        return self.get("src")
+
+    @property
+    def extra(self) -> tuple[tuple[str, str], ...]:
+        return tuple((k, v) for k, v in self.fields if k not in {"seq", "time", "source", "src"})
+
+    def replace(self, **changes: str | None) -> Signature:
+        """A copy with some keys set (``None`` removes a key); order is kept."""
+        fields = [(k, changes.pop(k) if k in changes else v) for k, v in self.fields]
+        fields.extend(changes.items())
+        return Signature.from_fields((k, v) for k, v in fields if v is not None)

@@ -1,0 +1,288 @@
+"""Relative time expressions resolved against the moment an entry was written.
+
+"I went to the support group yesterday", written on 2023-05-08, happened on
+2023-05-07. ``resolve`` finds such expressions ("yesterday", "last week",
+"two days ago", "last Friday", "next month", "this weekend", "in June") and
+gives the dates they stand for; ``when_value`` renders them for an entry's
+signature (``when=2023-05-07``), so the words stay as written while readers,
+date filters and "when did ..." questions see the absolute date.
+
+Conventions: weeks run Monday to Sunday; "last Friday" is the latest Friday
+before the day of writing, "next Friday" the first one after it; a month
+named without a year ("in June") is the June nearest the day of writing.
+Vague phrases ("recently", "the other day") and bare weekdays ("on Friday",
+past or future?) are left alone: no date is better than a wrong one.
+Everything here is pure: text and a date in, dates out.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from memd.core.errors import FormatError
+
+MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name and name != "May"})
+MONTHS["sept"] = 9
+WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "couple of": 2,
+    "a couple of": 2,
+}
+# Informal spellings seen in chat, mapped to the word they stand for.
+ALIASES = {
+    "yday": "yesterday",
+    "yest": "yesterday",
+    "yesterdy": "yesterday",
+    "ystrday": "yesterday",
+    "tmrw": "tomorrow",
+    "tmr": "tomorrow",
+    "tmrrw": "tomorrow",
+    "tomoro": "tomorrow",
+    "tomorow": "tomorrow",
+    "2moro": "tomorrow",
+    "2morrow": "tomorrow",
+    "2day": "today",
+    "tonite": "tonight",
+    "2nite": "tonight",
+    "wk": "week",
+    "wknd": "weekend",
+    "wkend": "weekend",
+    "mo": "month",
+    "yr": "year",
+}
+MAX_SPANS = 4  # an entry that names more times than this is a schedule, not a story
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """An inclusive range of days."""
+
+    start: date
+    end: date
+
+    def render(self) -> str:
+        if self.start == self.end:
+            return self.start.isoformat()
+        last = calendar.monthrange(self.start.year, self.start.month)[1]
+        if self.start.day == 1 and self.end == self.start.replace(day=last):
+            return f"{self.start.year:04d}-{self.start.month:02d}"
+        if (self.start.month, self.start.day, self.end.month, self.end.day) == (1, 1, 12, 31) and (
+            self.start.year == self.end.year
+        ):
+            return f"{self.start.year:04d}"
+        return f"{self.start.isoformat()}..{self.end.isoformat()}"
+
+
+def _week(day: date) -> Span:
+    monday = day - timedelta(days=day.weekday())
+    return Span(monday, monday + timedelta(days=6))
+
+
+def _month(year: int, month: int) -> Span:
+    while month < 1:
+        year, month = year - 1, month + 12
+    while month > 12:
+        year, month = year + 1, month - 12
+    return Span(date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1]))
+
+
+def _year(year: int) -> Span:
+    return Span(date(year, 1, 1), date(year, 12, 31))
+
+
+def _weekend(day: date, weeks: int) -> Span:
+    """The weekend of the week ``weeks`` after the one holding ``day``."""
+    saturday = day - timedelta(days=day.weekday()) + timedelta(days=5 + 7 * weeks)
+    return Span(saturday, saturday + timedelta(days=1))
+
+
+def _nearest_month(today: date, month: int) -> Span:
+    candidates = [_month(today.year + shift, month) for shift in (-1, 0, 1)]
+    return min(candidates, key=lambda s: (abs((s.start - today.replace(day=1)).days), s.start > today))
+
+
+_NUM = r"(\d{1,2}|a couple of|couple of|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_UNIT = r"(day|week|month|year)s?"
+_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
+_WEEKDAY = "|".join(WEEKDAYS)
+_PATTERN = re.compile(
+    r"\b(?:"
+    r"(?P<dby>the day before yesterday)|(?P<dat>the day after tomorrow)|"
+    r"(?P<single>yesterday|today|tonight|tomorrow|last night|this (?:morning|afternoon|evening))|"
+    rf"(?P<ago>{_NUM} {_UNIT} ago)|(?P<few>a few days ago)|"
+    rf"(?P<ahead>in {_NUM} {_UNIT})|"
+    rf"(?P<rel>(?:last|this|next) (?:week|weekend|month|year))|"
+    rf"(?P<wday>(?:last|this|next) (?:{_WEEKDAY}))|"
+    rf"(?P<mon>(?:in|during|last|this|next|since|by|until) (?:{_MONTH})(?: (?P<myear>(?:19|20)\d\d))?)"
+    r")\b",
+    re.IGNORECASE,
+)
+_ALIAS = re.compile(r"\b(" + "|".join(map(re.escape, ALIASES)) + r")\b", re.IGNORECASE)
+
+
+def resolve(text: str, today: date) -> list[Span]:
+    """The days each relative time expression in ``text`` names, in order of appearance."""
+    plain = _ALIAS.sub(lambda m: ALIASES[m.group(1).lower()], text)
+    spans: list[Span] = []
+    for match in _PATTERN.finditer(plain):
+        span = _span(match, today)
+        if span is not None and span not in spans:
+            spans.append(span)
+    return spans
+
+
+def _span(match: re.Match[str], today: date) -> Span | None:
+    phrase = " ".join(match.group(0).lower().split())
+    day = timedelta(days=1)
+    if match.group("dby"):
+        return Span(today - 2 * day, today - 2 * day)
+    if match.group("dat"):
+        return Span(today + 2 * day, today + 2 * day)
+    if match.group("single"):
+        shift = {"yesterday": -1, "last night": -1, "tomorrow": 1}.get(phrase, 0)
+        return Span(today + shift * day, today + shift * day)
+    if match.group("few"):
+        return Span(today - 6 * day, today - 2 * day)
+    if match.group("ago") or match.group("ahead"):
+        words = phrase.removeprefix("in ").removesuffix(" ago").rsplit(" ", 1)
+        count = int(words[0]) if words[0].isdigit() else NUMBERS[words[0]]
+        unit = words[1].rstrip("s")
+        return _shifted(today, -count if match.group("ago") else count, unit)
+    if match.group("rel"):
+        which, unit = phrase.split()
+        step = {"last": -1, "this": 0, "next": 1}[which]
+        if unit == "week":
+            return _week(today + timedelta(weeks=step))
+        if unit == "weekend":
+            return _weekend(today, step)
+        if unit == "month":
+            return _month(today.year, today.month + step)
+        return _year(today.year + step)
+    if match.group("wday"):
+        which, name = phrase.split()
+        target = WEEKDAYS[name]
+        if which == "last":
+            back = (today.weekday() - target) % 7 or 7
+            found = today - back * day
+        elif which == "next":
+            ahead = (target - today.weekday()) % 7 or 7
+            found = today + ahead * day
+        else:
+            found = today - timedelta(days=today.weekday()) + target * day
+        return Span(found, found)
+    if match.group("mon"):
+        which = phrase.split()[0]
+        month = MONTHS[phrase.split()[1]]
+        if match.group("myear"):
+            return _month(int(match.group("myear")), month)
+        if which == "last":
+            year = today.year if month < today.month else today.year - 1
+            return _month(year, month)
+        if which == "next":
+            year = today.year if month > today.month else today.year + 1
+            return _month(year, month)
+        if which == "this":
+            return _month(today.year, month)
+        return _nearest_month(today, month)
+    return None
+
+
+def _shifted(today: date, count: int, unit: str) -> Span:
+    if unit == "day":
+        moment = today + timedelta(days=count)
+        return Span(moment, moment)
+    if unit == "week":
+        return _week(today + timedelta(weeks=count))
+    if unit == "month":
+        return _month(today.year, today.month + count)
+    return _year(today.year + count)
+
+
+def when_value(text: str, time: str | None) -> str | None:
+    """The ``when=`` signature value for an entry written at ``time`` (None: no expression, or no time)."""
+    if not time:
+        return None
+    from memd.core.timeutil import parse_time
+
+    try:
+        moment = parse_time(time)
+    except FormatError:
+        return None
+    spans = resolve(text, moment.date())
+    if not spans or len(spans) > MAX_SPANS:
+        return None
+    return ";".join(span.render() for span in spans)
+
+
+def with_when(extra: tuple[tuple[str, str], ...], text: str, time: str | None) -> tuple[tuple[str, str], ...]:
+    """``extra`` plus ``("when", ...)`` when the text names a relative time and none is recorded yet."""
+    if any(key == "when" for key, _ in extra):
+        return extra
+    value = when_value(text, time)
+    return (*extra, ("when", value)) if value else extra
+
+
+_VALUE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
+
+
+def parse_when(value: str) -> list[Span]:
+    """Spans of a ``when=`` value (``2023-05-07``, ``2023-05``, ``2023``, ``a..b``, ``;``-joined);
+    parts that do not parse are skipped (the value may have been edited by hand)."""
+    spans: list[Span] = []
+    for part in value.split(";"):
+        first, _, last = part.strip().partition("..")
+        try:
+            start = _bound(first, end=False)
+            end = _bound(last or first, end=True)
+        except ValueError:
+            continue
+        if start <= end:
+            spans.append(Span(start, end))
+    return spans
+
+
+def _bound(text: str, end: bool) -> date:
+    match = _VALUE.match(text.strip())
+    if not match:
+        raise ValueError(text)
+    year = int(match.group(1))
+    if match.group(3):
+        return date(year, int(match.group(2)), int(match.group(3)))
+    if match.group(2):
+        month = int(match.group(2))
+        return _month(year, month).end if end else date(year, month, 1)
+    return date(year, 12, 31) if end else date(year, 1, 1)
+
+
+def describe(span: Span) -> str:
+    """Words a question may use for the span: month names, years, and the weekday of a single day."""
+    words: list[str] = []
+    cursor = span.start.replace(day=1)
+    while cursor <= span.end and len(words) < 24:
+        words += [calendar.month_name[cursor.month], str(cursor.year)]
+        cursor = _month(cursor.year, cursor.month + 1).start
+    if span.start == span.end:
+        words.append(calendar.day_name[span.start.weekday()])
+    return " ".join(dict.fromkeys(words))
+
+
+def as_datetime(day: date, end: bool = False) -> datetime:
+    return datetime.combine(day, datetime.max.time() if end else datetime.min.time())

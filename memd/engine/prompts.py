@@ -1,0 +1,74 @@
+"""Prompt templates: the repository's ``templates/`` folder, shipped inside the
+package as ``memd.templates``, overridable per vault by a file of the same name
+in ``.memd/templates/``.
+
+A template may show a worked example between ``<example>`` and ``</example>``;
+the text of every JSON string in a template (example or format line) is known
+here, so a reply that copies one instead of reading its input can be refused.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from importlib.abc import Traversable
+from pathlib import Path
+
+from memd.core.errors import NotFound
+
+NAMES = (
+    "extract",
+    "rewrite",
+    "plan",
+    "update_topic",
+    "split",
+    "merge_groups",
+    "summarise",
+    "title",
+    "agent_step",
+    "answer",
+)
+_STRING = re.compile(r'"((?:[^"\\\n]|\\.){6,})"')
+_PLACEHOLDER = re.compile(r"^<[^<>]*>$|^\.\.\.$")
+
+
+def load(name: str, vault_meta: Path | None = None) -> str:
+    if vault_meta is not None:
+        override = vault_meta / "templates" / f"{name}.md"
+        if override.is_file():
+            return override.read_text(encoding="utf-8")
+    try:
+        return _shipped().joinpath(f"{name}.md").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise NotFound(f"no prompt template {name!r}") from None
+
+
+@cache
+def _shipped() -> Traversable:
+    # A source checkout (or an editable install of one) reads the folder
+    # itself; an installed wheel holds it as the memd.templates package.
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "templates" / "extract.md").is_file():
+        return root / "templates"
+    return resources.files("memd.templates")
+
+
+def template_strings(template: str) -> frozenset[str]:
+    """Normalised texts of the JSON strings a template shows (examples, format
+    lines), at least two words each: a reply containing one echoes the prompt."""
+    found = set()
+    for raw in _STRING.findall(template):
+        text = normal(raw)
+        if len(text.split()) >= 2 and not _PLACEHOLDER.match(raw.strip()):
+            found.add(text)
+    return frozenset(found)
+
+
+def is_placeholder(text: str) -> bool:
+    """``<a statement>`` or ``...``: a format line's slot, copied instead of filled."""
+    return bool(_PLACEHOLDER.match(text.strip()))
+
+
+def normal(text: str) -> str:
+    return " ".join(re.findall(r"[^\W_]+", text.lower()))

@@ -1,0 +1,322 @@
+"""Git history of the vault: memd's commits, people's edits, ``memd log``.
+
+Git is driven through its command line (no long-lived repository objects in
+the daemon), and only the vault's own paths are ever staged, so a vault that
+lives inside a larger repository never commits anything else.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from memd.core.errors import FormatError, GitError
+from memd.core.layout import VERSIONED
+from memd.git.command import run_git
+from memd.git.commits import commit_exact
+from memd.vault.vault import Vault
+
+_AUTHOR = re.compile(r"^\s*(?P<name>[^<]+?)\s*<(?P<email>[^>]+)>\s*$")
+_TRAILER = re.compile(r"^(Memd-[A-Za-z-]+):\s*(.*)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    author: str
+    email: str
+    time: str
+    subject: str
+    trailers: dict[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "kind": self.kind}
+
+    @property
+    def kind(self) -> str:
+        for kind in ("consolidate", "edit"):
+            if self.subject.startswith(f"{kind}:"):
+                return kind
+        return "other"
+
+
+def blocked(vault: Vault) -> str | None:
+    """Why memd cannot commit now (None when it can)."""
+    try:
+        result = run_git(vault, "rev-parse", "--git-dir")
+    except GitError:
+        return "git is not installed"
+    if result.returncode != 0:
+        return "the vault is not in a git repository (run `git init` in it)"
+    git_dir = Path(result.stdout.strip())
+    if not git_dir.is_absolute():
+        git_dir = vault.root / git_dir
+    for marker, what in (
+        ("MERGE_HEAD", "a merge"),
+        ("rebase-merge", "a rebase"),
+        ("rebase-apply", "a rebase"),
+        ("CHERRY_PICK_HEAD", "a cherry-pick"),
+        ("REVERT_HEAD", "a revert"),
+    ):
+        if (git_dir / marker).exists():
+            return f"{what} is in progress in the vault's repository"
+    return None
+
+
+def _specs(vault: Vault) -> list[str]:
+    return [p for p in VERSIONED if (vault.root / p).exists() or _tracked(vault, p)]
+
+
+def _tracked(vault: Vault, path: str) -> bool:
+    return bool(run_git(vault, "ls-files", "--", path).stdout.strip())
+
+
+# Notes anywhere in the vault are memory too (memd/core/layout.py); what they match
+# is filtered by ``classify`` (no .obsidian/, no inbox/...).
+_NOTE_SPECS = (":(glob)**/*.md", ":(glob)**/*.markdown")
+
+
+def _memory(vault: Vault, rel: str) -> bool:
+    path = vault.root / rel
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        return False  # a link is never followed (it may lead out of the vault), a pipe never read
+    return any(rel == spec or rel.startswith(spec + "/") for spec in VERSIONED) or vault.kind(rel) == "note"
+
+
+def changed_paths(vault: Vault) -> list[str]:
+    """Vault files that differ from the last commit (vault-relative)."""
+    specs = [*_specs(vault), *_NOTE_SPECS]
+    out = run_git(vault, "status", "--porcelain", "-z", "--untracked-files=all", "--", *specs).stdout
+    paths = []
+    records = out.split("\0")
+    i = 0
+    while i < len(records):
+        record = records[i]
+        if len(record) > 3:
+            paths.append(record[3:])
+            if record[0] in "RC":
+                i += 1  # a rename's source path follows
+        i += 1
+    prefix = run_git(vault, "rev-parse", "--show-prefix").stdout.strip()
+    found = {p[len(prefix) :] if prefix and p.startswith(prefix) else p for p in paths}
+    return sorted(p for p in found if _memory(vault, p))
+
+
+def commit(vault: Vault, message: str, paths: list[str], author: str | None) -> str | None:
+    """Commit the working-tree content of ``paths`` (files or folders, vault-
+    relative) as it is now. ``author`` None = the person's git identity.
+    Returns the new commit's sha, or None when there was nothing to commit."""
+    if not paths:
+        return None
+    wanted = [p.rstrip("/") for p in paths]
+    files = [p for p in changed_paths(vault) if any(p == w or p.startswith(w + "/") for w in wanted)]
+    return commit_exact(vault, message, {rel: _disk(vault, rel) for rel in files}, author)
+
+
+def _disk(vault: Vault, rel: str) -> bytes | None:
+    try:
+        return (vault.root / rel).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def commit_as_memd(
+    vault: Vault,
+    message: str,
+    paths: list[str] | Mapping[str, bytes | None],
+    trailers: Mapping[str, str] | None = None,
+) -> tuple[str | None, str | None]:
+    """memd's own commit: the exact ``{path: content}`` it wrote (or the current
+    content of ``paths``), under its configured author, trailers appended.
+
+    Returns (sha or None, why it was not committed or None). Never raises:
+    the files are already safe on disk, so a refusing git is a warning and the
+    change is committed next time.
+    """
+    reason = blocked(vault)
+    if reason:
+        return None, f"not committed: {reason}; the files are safe and will be committed next time"
+    if trailers:
+        message = message.rstrip("\n") + "\n\n" + "\n".join(f"{k}: {v}" for k, v in trailers.items())
+    try:
+        if isinstance(paths, Mapping):
+            return commit_exact(vault, message, paths, vault.config.git_author), None
+        return commit(vault, message, paths, vault.config.git_author), None
+    except GitError as err:
+        return None, f"not committed: {err}"
+
+
+def commit_hand_edits(
+    vault: Vault,
+    removed: str | None = None,
+    snapshot: Mapping[str, str | None] | None = None,
+    hold: Collection[str] = (),
+) -> str | None:
+    """Commit what people changed by hand since the last commit, as their own
+    commit. memd's own appends to CURRENT.md and its state file are not hand
+    edits; they are committed with the next consolidation. ``removed`` names
+    buffered seqs the person deleted (a ``Memd-Removed`` trailer for verify).
+    Paths in ``hold`` are left out (the daemon holds a file that looks like it
+    holds a secret until the person decides)."""
+    paths = [
+        p for p in changed_paths(vault) if p != ".memd/state.json" and p not in hold and not _only_appended(vault, p)
+    ]
+    if not paths:
+        return None
+    message = f"edit: {', '.join(paths[:5])}" + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    message += "\n\nMemd-Auto: committed by memd for the person who edited the files"
+    if removed:
+        message += f"\nMemd-Removed: {removed}"
+    seen = snapshot or {}
+    files = {rel: _encode(seen[rel]) if rel in seen else _disk(vault, rel) for rel in paths}
+    return commit_exact(vault, message, files, None)
+
+
+def _encode(text: str | None) -> bytes | None:
+    return None if text is None else text.encode("utf-8", errors="surrogateescape")
+
+
+def _only_appended(vault: Vault, path: str) -> bool:
+    """True when the working file is the committed one plus new signed entries."""
+    if path != "CURRENT.md":
+        return False
+    committed = run_git(vault, "show", f"HEAD:./{path}")
+    if committed.returncode != 0:
+        return False
+    try:
+        current = (vault.root / path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if not current.startswith(committed.stdout):
+        return False
+    added = current[len(committed.stdout) :].splitlines()
+    return all(line.startswith("- <seq=") or line.startswith("  ") for line in added if line.strip())
+
+
+def log(vault: Vault, limit: int = 50) -> list[Commit]:
+    if blocked(vault) == "the vault is not in a git repository (run `git init` in it)":
+        return []
+    fmt = "%H%x1f%an%x1f%ae%x1f%aI%x1f%s%x1f%b%x1e"
+    result = run_git(vault, "log", f"-n{limit}", f"--format={fmt}", "--", *_specs(vault), *_NOTE_SPECS)
+    commits = []
+    for record in result.stdout.split("\x1e"):
+        fields = record.strip("\n").split("\x1f")
+        if len(fields) < 6:
+            continue
+        sha, name, email, when, subject, body = fields[:6]
+        commits.append(Commit(sha, name, email, when, subject, dict(_TRAILER.findall(body))))
+    return commits
+
+
+def vault_specs(vault: Vault) -> list[str]:
+    """The vault paths git should see (existing or tracked)."""
+    return _specs(vault)
+
+
+_SEQ_VALUE = re.compile(r"<seq=([0-9+\-]+)")
+
+
+def seqs_by_commit(vault: Vault, after: str | None = None) -> list[tuple[str, list[str], set[int], bool]]:
+    """(sha, parents, seqs present, made by a person) for each commit that
+    changed CURRENT.md or topics, and every merge, parents before children
+    (only those after commit ``after`` when given)."""
+    machine = machine_email(vault)
+    span = [f"{after}..HEAD"] if after else []
+    listing = run_git(
+        vault,
+        "log",
+        "--full-history",
+        "--parents",
+        "--topo-order",
+        "--reverse",
+        "--format=%H%x1f%P%x1f%ae",
+        *span,
+        "--",
+        "CURRENT.md",
+        "topics",
+    )
+    history = []
+    for line in listing.stdout.splitlines():
+        sha, parents, email = [*line.split("\x1f"), "", ""][:3]
+        history.append((sha, parents.split(), seqs_at(vault, sha), email != machine))
+    return history
+
+
+def machine_email(vault: Vault) -> str:
+    """The email of memd's own commits (anything else was made by a person)."""
+    match = _AUTHOR.match(vault.config.git_author)
+    return match.group("email") if match else "memd@localhost"
+
+
+def removed_by_person(vault: Vault) -> set[int]:
+    """Buffered seqs a person deleted, as recorded in their edit commits
+    (``Memd-Removed`` trailers; only commits not made by memd count)."""
+    from memd.core.signature import SeqSet
+
+    machine = machine_email(vault)
+    listing = run_git(vault, "log", "--format=%ae%x1f%b%x1e", "--grep=^Memd-Removed:", "--", "CURRENT.md")
+    found: set[int] = set()
+    for record in listing.stdout.split("\x1e"):
+        email, _, body = record.strip("\n").partition("\x1f")
+        if not email or email == machine:
+            continue
+        for key, value in _TRAILER.findall(body):
+            if key == "Memd-Removed":
+                try:
+                    found.update(SeqSet.parse(value.strip()))
+                except FormatError:
+                    continue
+    return found
+
+
+def removed_in_own_commits(vault: Vault, seqs: set[int], since: str) -> set[int]:
+    """Which of ``seqs`` a person removed in a commit they made themselves
+    (not one memd made for them) since ``since`` (an ISO time)."""
+    machine = machine_email(vault)
+    listing = run_git(vault, "log", f"--since={since}", "--format=%H%x1f%ae%x1f%B%x1e", "--", "CURRENT.md", "topics")
+    found: set[int] = set()
+    for record in listing.stdout.split("\x1e"):
+        sha, _, rest = record.strip("\n").partition("\x1f")
+        email, _, body = rest.partition("\x1f")
+        if not sha or email == machine or "Memd-Auto:" in body:
+            continue
+        before = seqs_at(vault, f"{sha}^")
+        after = seqs_at(vault, sha)
+        found |= (before - after) & seqs
+    return found
+
+
+def seqs_at(vault: Vault, rev: str, paths: tuple[str, ...] = ("CURRENT.md", "topics")) -> set[int]:
+    """Every seq a signature names in ``paths`` at commit ``rev`` (read from git objects)."""
+    from memd.core.signature import MAX_SEQS_PER_ENTRY, SeqSet
+
+    if not paths:
+        return set()
+    out = run_git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", rev, "--", *paths).stdout
+    seqs: set[int] = set()
+    for value in _SEQ_VALUE.findall(out):
+        try:
+            seqs.update(SeqSet.parse(value, MAX_SEQS_PER_ENTRY))  # as typed in a file: a typo is not expanded
+        except FormatError:
+            continue
+    return seqs
+
+
+def seqs_at_head(vault: Vault, paths: list[str]) -> set[int]:
+    """Seqs the last commit holds in ``paths`` (files deleted from the working tree since)."""
+    return seqs_at(vault, "HEAD", tuple(paths))
+
+
+def undone_by(vault: Vault) -> dict[str, str]:
+    """Undo commit -> the consolidation it undid (its ``Memd-Undo`` trailer)."""
+    out = run_git(vault, "log", "--grep=^Memd-Undo:", "--format=%H%x1f%B%x1e").stdout
+    found = {}
+    for record in out.split("\x1e"):
+        sha, _, body = record.strip("\n").partition("\x1f")
+        match = re.search(r"^Memd-Undo:\s*([0-9a-f]{40})\s*$", body, re.MULTILINE)
+        if sha and match:
+            found[sha] = match.group(1)
+    return found

@@ -1,0 +1,193 @@
+"""The CURRENT.md buffer: appending entries and measuring it against thresholds."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from memd.core import timeutil
+from memd.core.atomic import append_bytes, atomic_write, read_text, storable
+from memd.core.document import Document, LocatedEntry, make_entry, parse_document
+from memd.core.errors import FormatError
+from memd.core.redact import redact_all, redact_value
+from memd.core.signature import Signature
+from memd.core.timeexpr import with_when
+from memd.core.tokens import count_tokens
+from memd.vault import acks
+from memd.vault.journal import pending, recover
+from memd.vault.state import allocate, read_state
+from memd.vault.vault import CURRENT_TEMPLATE, Vault
+
+_SIGNED = re.compile(r"^[-*+][ \t]+<seq=", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class NewEntry:
+    """An entry before it has a seq."""
+
+    text: str
+    time: str | None = None
+    source: str | None = "user"
+    src: str | None = None
+    extra: tuple[tuple[str, str], ...] = ()
+
+
+def redact_fields(item: NewEntry) -> NewEntry:
+    """``item`` with secrets taken out of its signature values (a key that is
+    itself a secret becomes ``redacted``)."""
+    extra: list[tuple[str, str]] = []
+    for key, value in item.extra:
+        clean_key, n = key, 1
+        while redact_value(clean_key) != clean_key or any(clean_key == k for k, _ in extra):
+            n += 1
+            clean_key = "redacted" if n == 2 else f"redacted_{n - 1}"
+        extra.append((clean_key, redact_value(value, key)))
+    src = redact_value(item.src) if item.src is not None else None
+    source = redact_value(item.source) if item.source is not None else None
+    return replace(item, src=src, source=source, extra=tuple(extra))
+
+
+def _valid(item: NewEntry) -> NewEntry:
+    """Text UTF-8 can hold: a terminal's undecodable bytes arrive as lone
+    surrogates, which would make the append fail half-way."""
+    return replace(
+        item,
+        text=storable(item.text),
+        time=storable(item.time) if item.time else item.time,
+        source=storable(item.source) if item.source else item.source,
+        src=storable(item.src) if item.src else item.src,
+        extra=tuple((storable(k), storable(v)) for k, v in item.extra),
+    )
+
+
+@dataclass(frozen=True)
+class Added:
+    """One entry appended to CURRENT.md, as ``memd add`` and MCP ``memory_add`` report it."""
+
+    seq: int
+    line: int
+    signature: str
+    text: str
+    path: str = "CURRENT.md"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "path": self.path, "line": self.line, "signature": self.signature, "text": self.text}
+
+
+def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
+    """Append entries to CURRENT.md with fresh seqs; returns them once durable.
+
+    The entries are appended with one ``O_APPEND`` write of whole lines and an
+    fsync: earlier bytes are never rewritten, so a person or an editor
+    changing CURRENT.md at the same moment loses nothing to memd. Then each
+    entry is recorded in the acknowledgement log (acks.py) before returning.
+    The vault lock is held only for these few milliseconds, so appends never
+    wait for a consolidation's long steps.
+    """
+    # Secrets are replaced before anything reaches the file (memd/core/redact.py):
+    # in the text, taken as a whole (a key given one line per entry), and in
+    # every signature value (src, source, extra keys and their values).
+    items = [_valid(item) for item in items]
+    texts = redact_all([item.text for item in items])
+    items = [replace(redact_fields(item), text=text.text) for item, text in zip(items, texts, strict=True)]
+    items = [item for item in items if item.text.strip()]
+    if not items:
+        raise FormatError("nothing to add: the text is empty")
+    for item in items:
+        if item.time is not None:
+            timeutil.parse_time(item.time)
+    with vault.locked():
+        if pending(vault):
+            recover(vault)  # never append on top of a half-applied consolidation
+        if not vault.current.exists():
+            atomic_write(vault.current, CURRENT_TEMPLATE)
+        # Only what the append needs is read from the buffer (its newline style, its
+        # length in lines, whether it holds an entry): no parse, so an add costs the
+        # same with 10 or 10,000 entries waiting.
+        text = read_text(vault.current, "CURRENT.md")
+        stamp = timeutil.format_time(timeutil.now())
+        empty = _SIGNED.search(text) is None
+        seqs = allocate(vault, len(items), buffer_was_empty=empty, at=stamp)
+        newline = "\r\n" if "\r\n" in text else "\n"
+        lead = newline if text and not text.endswith(("\n", "\r")) else ""
+        line = (text + lead).count(newline) + 1
+        added: list[Added] = []
+        chunks: list[str] = []
+        for seq, item in zip(seqs, items, strict=True):
+            # A relative time ("yesterday") is recorded as a date beside the words (memd/core/timeexpr.py).
+            extra = with_when(item.extra, item.text, item.time or stamp)
+            signature = Signature.make(seq, item.time or stamp, item.source, item.src, extra)
+            entry = make_entry(signature, item.text)
+            chunks.append(newline.join(entry.lines()) + newline)
+            added.append(Added(seq, line, signature.render(), entry.full_text))
+            line += len(entry.lines())
+        append_bytes(vault.current, (lead + "".join(chunks)).encode("utf-8"))
+        acks.record(vault, [acks.Ack(a.seq, chunk, stamp) for a, chunk in zip(added, chunks, strict=True)])
+    return added
+
+
+@dataclass(frozen=True)
+class BufferStatus:
+    entries: int
+    unsigned: int
+    tokens: int
+    token_threshold: int
+    since: datetime | None
+    age_seconds: float | None
+    age_threshold_seconds: float
+
+    @property
+    def due_reason(self) -> str | None:
+        if self.entries == 0:
+            return None
+        if self.tokens >= self.token_threshold:
+            return "tokens"
+        if self.age_seconds is not None and self.age_seconds >= self.age_threshold_seconds:
+            return "age"
+        return None
+
+
+def buffer_status(vault: Vault, document: Document | None = None) -> BufferStatus:
+    """Tokens of entry text (signatures excluded) and age of the buffer.
+
+    Age runs from when the first entry arrived in an empty buffer (state.json
+    ``buffer_since``), not from entry times: an import of last year's notes is
+    not "a year old" in the buffer. Without that record, the oldest entry time.
+    """
+    if document is None:
+        document = vault.read(vault.current) if vault.current.exists() else parse_document("")
+    entries = document.entries()
+    signed = [e for e in entries if e.entry.signature is not None]
+    tokens = sum(count_tokens(e.entry.full_text) for e in entries)
+    since = _buffer_since(vault, signed)
+    age = (timeutil.now() - since).total_seconds() if since is not None and entries else None
+    config = vault.config
+    return BufferStatus(
+        entries=len(entries),
+        unsigned=len(entries) - len(signed),
+        tokens=tokens,
+        token_threshold=config.buffer_tokens,
+        since=since if entries else None,
+        age_seconds=age,
+        age_threshold_seconds=config.buffer_age.total_seconds(),
+    )
+
+
+def _buffer_since(vault: Vault, signed: list[LocatedEntry]) -> datetime | None:
+    state, _ = read_state(vault)
+    if state.buffer_since:
+        try:
+            return timeutil.parse_time(state.buffer_since)
+        except FormatError:
+            pass
+    times = []
+    for located in signed:
+        value = located.entry.signature.time if located.entry.signature else None
+        if value:
+            try:
+                times.append(timeutil.parse_time(value))
+            except FormatError:
+                continue
+    return min(times) if times else None

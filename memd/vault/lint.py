@@ -1,0 +1,167 @@
+"""``memd lint``: every problem in the vault's files as ``path:line: message``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from memd.core.atomic import read_text
+from memd.core.document import Document, parse_document
+from memd.core.errors import DocumentError, FormatError
+from memd.core.layout import DOCUMENT_KINDS
+from memd.core.timeutil import parse_time
+from memd.core.yamlio import FrontmatterError
+from memd.vault.state import highest_seq, read_state
+from memd.vault.vault import Vault
+
+_DATE_KEYS = ("created", "updated", "date")
+_DATE_LIKE = re.compile(r"^\s*\d{1,4}-\d{1,2}-\d{1,2}")
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    line: int
+    message: str
+    severity: str = "error"  # "error" fails lint; "warning" is only shown
+
+    def __str__(self) -> str:
+        prefix = "warning: " if self.severity == "warning" else ""
+        return f"{self.path}:{self.line}: {prefix}{self.message}"
+
+
+def lint_vault(vault: Vault, paths: list[Path] | None = None) -> list[Problem]:
+    """Check the given files (default: every Markdown file that is memory) and state.json."""
+    if paths is None:
+        rels = [vault.rel_of(p) for p in vault.documents()]
+    else:
+        rels = [vault.rel(p) for p in paths if p.suffix.lower() in (".md", ".markdown")]
+    problems: list[Problem] = []
+    seen: dict[int, str] = {}
+    for rel in rels:
+        kind = vault.kind(rel) or "note"
+        if kind == "source":
+            try:
+                problems += _lint_secrets(rel, read_text(vault.root / rel, rel))
+            except DocumentError as err:
+                problems.append(Problem(err.path, err.line, err.message))
+        else:
+            problems += _lint_document(vault, vault.root / rel, kind, seen)
+    if paths is None:
+        problems += _lint_links(vault)
+        problems += _lint_state(vault)
+    return problems
+
+
+def _lint_document(vault: Vault, path: Path, kind: str, seen: dict[int, str]) -> list[Problem]:
+    name = vault.rel_of(path)
+    try:
+        text = read_text(path, name)
+    except DocumentError as err:
+        return [Problem(err.path, err.line, err.message)]
+    is_topic = kind == "topic"
+    if is_topic and not text.strip():
+        return [Problem(name, 1, "empty file where a topic document is expected")]
+    document = parse_document(text)
+    problems = [Problem(name, line, message) for line, message in document.problems]
+    problems += _lint_secrets(name, text)
+    problems += _lint_frontmatter(vault, path, name, document, is_topic)
+    for located in document.signed():
+        signature = located.entry.signature
+        assert signature is not None
+        if signature.time:
+            try:
+                parse_time(signature.time)
+            except FormatError as err:
+                problems.append(Problem(name, located.line, str(err)))
+        for seq in signature.seq:
+            where = f"{name}:{located.line}"
+            if seq in seen:
+                problems.append(Problem(name, located.line, f"duplicate seq {seq} (also at {seen[seq]})"))
+            else:
+                seen[seq] = where
+    return problems
+
+
+def duplicate_places(vault: Vault, limit: int = 3) -> list[str]:
+    """``path:line`` of the first entries whose seq another entry holds too."""
+    seen: dict[int, str] = {}
+    places: list[str] = []
+    for path in vault.entry_files():
+        rel = vault.rel_of(path)
+        try:
+            document = parse_document(read_text(path, rel))
+        except DocumentError:
+            continue
+        for located in document.signed():
+            assert located.entry.signature is not None
+            where = f"{rel}:{located.line}"
+            for seq in located.entry.signature.seq:
+                if seq in seen:
+                    places += [p for p in (seen[seq], where) if p not in places]
+                    break
+                seen[seq] = where
+            if len(places) >= limit:
+                return places[:limit]
+    return places
+
+
+def _lint_secrets(name: str, text: str) -> list[Problem]:
+    from memd.core.redact import find_secrets
+
+    return [Problem(name, line, f"possible secret ({kind})") for line, kind in find_secrets(text)]
+
+
+def _lint_frontmatter(vault: Vault, path: Path, name: str, document: Document, is_topic: bool) -> list[Problem]:
+    if document.frontmatter is None:
+        first = document.blocks[0].lines()[0] if document.blocks else ""
+        if first == "---":
+            return [Problem(name, 1, "frontmatter is not closed by a --- line")]
+        if is_topic:
+            message = "no frontmatter yet (memd adds id and summary when it next updates this topic)"
+            return [Problem(name, 1, message, "warning")]
+        return []
+    try:
+        data = document.frontmatter.data
+    except FrontmatterError as err:
+        return [Problem(name, 1 + err.line, str(err))]
+    problems = []
+    if is_topic and "id" in data and str(data["id"]) != vault.doc_id(path):
+        problems.append(Problem(name, 1, f"frontmatter id {data['id']!r} does not match the file name", "warning"))
+    for key in _DATE_KEYS:
+        value = data.get(key)
+        if isinstance(value, str) and _DATE_LIKE.match(value):
+            try:
+                parse_time(value)
+            except FormatError:
+                message = f"frontmatter {key} {value[:40]!r} is not a real date or time; memd reads it as text"
+                problems.append(Problem(name, 1, message, "warning"))
+    return problems
+
+
+def _lint_links(vault: Vault) -> list[Problem]:
+    """Symbolic links where memory would be: memd never follows them (a link
+    may lead out of the vault), so say why their content is not found."""
+    return [
+        Problem(rel, 1, "a symbolic link; memd does not follow links, so this is not memory", "warning")
+        for rel in vault.links()
+        if vault.kind(rel) in DOCUMENT_KINDS
+    ]
+
+
+def _lint_state(vault: Vault) -> list[Problem]:
+    state, why = read_state(vault)
+    if why:
+        return [Problem(".memd/state.json", 1, f"{why}; memd rebuilds it from the files on the next write", "warning")]
+    top = highest_seq(vault)
+    if state.next_seq <= top:
+        return [
+            Problem(
+                ".memd/state.json",
+                1,
+                f"next_seq {state.next_seq} is not above the highest seq in use ({top}); the next write repairs it",
+                "warning",
+            )
+        ]
+    return []

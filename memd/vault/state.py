@@ -1,0 +1,280 @@
+"""``.memd/state.json`` and seq allocation.
+
+Seqs are monotonic for the vault's whole life and never reused. The next seq
+is the larger of the stored counter and one past the highest seq found in any
+vault file, so a missing, corrupt or stale state.json (restored from an old
+commit, say) cannot hand out a seq that is already in use; and a hand-deleted
+entry cannot free its seq, because the stored counter never goes down.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from memd.core.atomic import atomic_write
+from memd.core.signature import MAX_SEQ, MAX_SEQS_PER_ENTRY
+from memd.vault.vault import Vault
+
+_SEQ_VALUE = re.compile(rb"<seq=([0-9+\-]+)")
+_DIGITS = len(str(MAX_SEQ))
+_SINGLE = re.compile(rb"<seq=([1-9][0-9]{0,%d})[,>]" % (_DIGITS - 1))
+_MERGED = re.compile(rb"<seq=([0-9]*[+\-][0-9+\-]*)")
+
+
+@dataclass(frozen=True)
+class State:
+    next_seq: int = 1
+    epoch: int = 0  # consolidations completed in this vault
+    last_consolidation: str | None = None
+    buffer_since: str | None = None  # when the buffer last went from empty to non-empty
+    # Next seq of each registered device's space, by device index (ARCHITECTURE.md §7);
+    # ``next_seq`` stays the counter of space 0, the only one a never-synced vault uses.
+    spaces: dict[str, int] = field(default_factory=dict)
+
+    def next_in(self, space: int) -> int:
+        from memd.vault.spaces import bounds
+
+        if space == 0:
+            return self.next_seq
+        return max(self.spaces.get(str(space), 0), bounds(space).start)
+
+    def advanced(self, space: int, stop: int) -> State:
+        """The state with space ``space``'s counter moved on to at least ``stop``."""
+        if space == 0:
+            return replace(self, next_seq=max(self.next_seq, stop))
+        return replace(self, spaces={**self.spaces, str(space): max(self.next_in(space), stop)})
+
+
+def read_state(vault: Vault) -> tuple[State, str | None]:
+    """The stored state and, when it is unusable, why (then defaults are used)."""
+    from memd.core.atomic import _describe, read_bytes
+
+    try:
+        text = read_bytes(vault.state_path).decode("utf-8")  # a link is not followed
+    except FileNotFoundError:
+        return State(), "state.json is missing"
+    except OSError as err:
+        return State(), f"state.json is unreadable ({_describe(err)})"
+    except UnicodeDecodeError as err:
+        return State(), f"state.json is unreadable ({err.reason} at byte {err.start})"
+    return parse_state(text)
+
+
+def parse_state(text: str) -> tuple[State, str | None]:
+    """``read_state`` for a text (from git, say). Every value is checked: a
+    wrong one is named in the problem and replaced by its default, never
+    passed on (``buffer_since: 7``, ``next_seq: 10**30``)."""
+    try:
+        raw = json.loads(text)
+    except (ValueError, RecursionError) as err:  # bad JSON, a 5,000-digit number, deep nesting
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        return State(), f"state.json is unreadable ({first[:100]})"
+    if not isinstance(raw, dict) or not _is_int(raw.get("next_seq")) or raw["next_seq"] < 1:
+        return State(), "state.json has no valid next_seq"
+    if raw["next_seq"] > MAX_SEQ + 1:
+        return State(), f"state.json: next_seq {_short(raw['next_seq'])} is out of range (a seq has at most 15 digits)"
+    state, problems = State(next_seq=raw["next_seq"]), []
+    if _is_int(raw.get("epoch", 0)) and raw.get("epoch", 0) >= 0:
+        state = replace(state, epoch=raw.get("epoch", 0))
+    else:
+        problems.append(f"epoch {_short(raw.get('epoch'))} is not a count")
+    times: dict[str, str | None] = {}
+    for key in ("last_consolidation", "buffer_since"):
+        value = raw.get(key)
+        if value is None or (isinstance(value, str) and _is_time(value)):
+            times[key] = value
+        else:
+            problems.append(f"{key} {_short(value)} is not a time")
+    state = replace(state, last_consolidation=times.get("last_consolidation"), buffer_since=times.get("buffer_since"))
+    spaces = raw.get("spaces", {})
+    if isinstance(spaces, dict):
+        kept = {str(k): v for k, v in spaces.items() if _is_int(v) and 0 < v <= MAX_SEQ + 1 and str(k).isdigit()}
+        state = replace(state, spaces=kept)
+    return state, ("state.json: " + "; ".join(problems)) if problems else None
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_time(value: str) -> bool:
+    from memd.core.errors import FormatError
+    from memd.core.timeutil import parse_time
+
+    try:
+        parse_time(value)
+    except FormatError:
+        return False
+    return True
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def advance_past(state: State, reserved: range) -> State:
+    """The state with the counter of the space ``reserved`` came from moved past it."""
+    from memd.vault.spaces import space_of
+
+    return state.advanced(space_of(reserved.start), reserved.stop) if reserved else state
+
+
+def render_state(state: State) -> str:
+    data = asdict(state)
+    if not data["spaces"]:
+        del data["spaces"]  # a vault that was never synced keeps the exact file it always had
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def write_state(vault: Vault, state: State) -> None:
+    atomic_write(vault.state_path, render_state(state))
+
+
+def seqs_in_text(text: str) -> set[int]:
+    """Every seq a signature in ``text`` names (ranges bounded, see ``SeqSet``)."""
+    from memd.core.errors import FormatError
+    from memd.core.signature import SeqSet
+
+    found: set[int] = set()
+    for match in _SEQ_VALUE.finditer(text.encode("utf-8", errors="surrogateescape")):
+        try:
+            found.update(SeqSet.parse(match.group(1).decode(), MAX_SEQS_PER_ENTRY))
+        except FormatError:
+            continue
+    return found
+
+
+def seqs_in_files(paths: list[Path]) -> set[int]:
+    found: set[int] = set()
+    for path in paths:
+        try:
+            found |= seqs_in_text(path.read_bytes().decode("utf-8", errors="surrogateescape"))
+        except OSError:
+            continue
+    return found
+
+
+def highest_seq_in(paths: list[Path], within: range | None = None) -> int:
+    """The highest seq named in any signature in these files (0 if none),
+    counting only seqs ``within`` a device's space when given."""
+    best = 0
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        # Single seqs (nearly all of them) in one fast pass; merged ones one by one.
+        singles = map(int, _SINGLE.findall(data))
+        best = max(best, max(singles if within is None else (n for n in singles if n in within), default=0))
+        for match in _MERGED.finditer(data):
+            best = max(best, _highest_valid(match.group(1), within))
+    return best
+
+
+def _highest_valid(value: bytes, within: range | None) -> int:
+    """The highest seq (``within`` the range, if given) of a merged seq value;
+    0 when it is not valid: a typo like ``1-999999999999`` must not move the
+    counter, and is never expanded to find out."""
+    from memd.core.errors import FormatError
+    from memd.core.signature import SeqSet
+
+    try:
+        parts = SeqSet.parse(value.decode(), MAX_SEQS_PER_ENTRY).parts
+    except FormatError:
+        return 0
+    if within is None:
+        return max(end for _, end in parts)
+    return max(
+        (min(end, within.stop - 1) for start, end in parts if start < within.stop and end >= within.start), default=0
+    )
+
+
+def highest_seq(vault: Vault) -> int:
+    """The highest seq of space 0 (all of them in a vault that was never synced)."""
+    from memd.vault.spaces import bounds
+
+    return highest_seq_in(vault.entry_files(), bounds(0))
+
+
+def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: str | None = None) -> range:
+    """Reserve ``count`` fresh seqs. Call with the vault lock held.
+
+    The next seq is past the stored counter, past every seq this machine ever
+    handed out, and past every seq in any file: an old state.json restored
+    from git, or a topic pulled from another clone, cannot make a seq come
+    back. The cost follows the change, not the vault: a machine-local cache
+    (``.memd/seq.local``, never committed) keeps each file's highest seq with
+    its size and mtime, so only files that changed since are read again. The
+    counter is saved before the caller writes any entry, so a crash in
+    between leaves a gap, never a reused seq.
+
+    Seqs come from this clone's device space (ARCHITECTURE.md §7): space 0
+    in a vault that was never synced, so such a vault allocates exactly as
+    it always did.
+    """
+    from memd.vault.spaces import allocation_space, bounds
+
+    state, problem = read_state(vault)
+    cache = _load_cache(vault) if problem is None else None
+    space, device = allocation_space(vault, cache[2] if cache is not None else None)
+    if cache is not None and cache[3] != space:
+        cache = None  # the cached highs were counted in another space
+    mark, files = (cache[0], cache[1]) if cache is not None else (0, {})
+    within = bounds(space)
+    highest, fresh = 0, {}
+    for path in vault.entry_files():
+        rel = vault.rel_of(path)
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        known = files.get(rel)
+        if known is not None and known[0] == stat.st_mtime_ns and known[1] == stat.st_size:
+            high = known[2]
+        else:
+            high = highest_seq_in([path], within)
+        fresh[rel] = (stat.st_mtime_ns, stat.st_size, high)
+        highest = max(highest, high)
+    start = max(state.next_in(space), mark + 1, highest + 1, within.start)
+    if start + count > within.stop:
+        from memd.core.errors import VaultError
+
+        raise VaultError(f"seq range {space} is full ({within.stop - within.start} seqs); no entry was written")
+    updated = state.advanced(space, start + count)
+    if buffer_was_empty and at is not None:
+        updated = replace(updated, buffer_since=at)
+    write_state(vault, updated)
+    _save_cache(vault, start + count - 1, fresh, device, space)
+    return range(start, start + count)
+
+
+_CACHE = "seq.local"
+
+
+def _load_cache(vault: Vault) -> tuple[int, dict[str, tuple[int, int, int]], Any, int] | None:
+    """(mark, per-file highs, device record, space the highs were counted in)."""
+    try:
+        raw = json.loads((vault.meta_dir / _CACHE).read_text(encoding="utf-8"))
+        files = {str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in raw["files"].items()}
+        return int(raw["mark"]), files, raw.get("device"), int(raw.get("space", 0))
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
+
+
+def _save_cache(
+    vault: Vault, mark: int, files: dict[str, tuple[int, int, int]], device: dict[str, Any], space: int
+) -> None:
+    record: dict[str, Any] = {"mark": mark, "files": files}
+    if space or device:
+        record.update(space=space, device=device)
+    atomic_write(vault.meta_dir / _CACHE, json.dumps(record, separators=(",", ":")))
+
+
+def forget_cache(vault: Vault) -> None:
+    """Drop the machine-local cache (this clone's device space changed). Call under the vault lock."""
+    (vault.meta_dir / _CACHE).unlink(missing_ok=True)
