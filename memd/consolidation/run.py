@@ -21,7 +21,7 @@ from memd.consolidation.sections import adopt_unsigned, sections_of
 from memd.consolidation.stale import drop_stale_copies, drop_topic_copies
 from memd.consolidation.supersessions import mark_supersessions, replaced_entries
 from memd.consolidation.upkeep import merge_topics, split_topic
-from memd.consolidation.verify import account
+from memd.consolidation.verify import account, reworded
 from memd.consolidation.workspace import Workspace
 from memd.core import cancel, ledger
 from memd.core.atomic import atomic_write, read_text
@@ -205,6 +205,9 @@ def _consolidate(
     after = [*final_docs.values(), remaining]
     live = {s for document in after for e in document.signed() for s in e.entry.signature.seq}  # type: ignore[union-attr]
     problems = account(before_seqs, after, run.superseded, space.elsewhere(live | set(before_seqs)))
+    altered = reworded([current, *space.read_documents()], after)
+    if altered:
+        problems.append(f"the words of seqs {SeqSet.of(altered)} would change")
     if problems:
         from memd.vault.lint import duplicate_places
 
@@ -319,9 +322,19 @@ def _route_batch(
         titles = {str(i.seqs): sec.title for sec in update.sections for i in sec.items}
         run.moves.extend(Move(str(item.seqs), topic_id, titles.get(str(item.seqs), "")) for item in block.items)
     run.replaced.update(replaced_entries(rewrite.superseded, batch))
+    # In a chain (Lisbon -> Porto -> Kyoto in one buffer) the entry that
+    # superseded Lisbon is itself superseded: the record goes to the topic of
+    # the value that is live at the end, so every step is on record.
+    later = {str(record.old): record.new for record in rewrite.superseded}
     for record in rewrite.superseded:
         run.superseded.append(record)
-        holder = next((m.topic for m in run.moves if set(record.new) <= set(SeqSet.parse(m.seqs))), None)
+        live, seen = record.new, set()
+        while str(live) in later and str(live) not in seen:
+            seen.add(str(live))
+            live = later[str(live)]
+        holder = next((m.topic for m in run.moves if set(live) <= set(SeqSet.parse(m.seqs))), None)
+        if holder is None and run.moves:
+            holder = run.moves[-1].topic  # never unrecorded: verify counts on the log
         if holder is not None:
             run.logs.setdefault(holder, []).append(f"seq {record.new} supersedes seq {record.old} ({record.reason})")
 

@@ -56,6 +56,36 @@ def account(
     return problems
 
 
+def reworded(before: Iterable[Document], after: Iterable[Document]) -> set[int]:
+    """Seqs whose entry ``after`` no longer says every word its entry said
+    ``before`` (``core.words.contains``): a fold keeps the text that holds
+    the others, and nothing else may change what a person wrote."""
+    return changed_words(_texts(before), _texts(after))
+
+
+def changed_words(before: dict[int, list[str]], after: dict[int, list[str]]) -> set[int]:
+    """Of the seqs in both maps (seq -> the texts of the entries holding it),
+    those with an entry after that says none of its texts before in full. A
+    seq held twice before (an editor's old copy beside memd's) keeps its
+    words if either copy's are kept."""
+    from memd.core.words import contains
+
+    return {
+        seq
+        for seq, texts in after.items()
+        if seq in before and not all(any(contains(text, old) for old in before[seq]) for text in texts)
+    }
+
+
+def _texts(documents: Iterable[Document]) -> dict[int, list[str]]:
+    found: dict[int, list[str]] = {}
+    for document in documents:
+        for located in document.signed():
+            for seq in located.entry.signature.seq:  # type: ignore[union-attr]
+                found.setdefault(seq, []).append(located.entry.full_text)
+    return found
+
+
 def superseded_in(documents: Iterable[Document]) -> set[int]:
     """Seqs recorded as superseded in topics' ``update_log``."""
     found: set[int] = set()
@@ -131,6 +161,11 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
                 lost &= seqs_at(vault, f"{undone[commit]}^")
             if lost:
                 problems.append(f"seqs {_span(lost)} vanished in memd commit {commit[:10]} without a record")
+        problems += [
+            f"seqs {_span(seqs)} lost words in memd commit {commit[:10]} (a consolidation may fold entries, "
+            f"never change what they say; `git show {commit[:10]}` shows the change)"
+            for commit, seqs in walk.reworded
+        ]
         unrecorded = walk.last - set(live) - superseded
         if unrecorded:
             problems.append(
@@ -168,6 +203,7 @@ class _Walk:
     last: set[int]  # seqs in the newest commit
     deleted: set[int]  # removed in commits people made
     vanished: tuple[tuple[str, set[int]], ...]  # (memd commit, seqs it dropped): explained later or a loss
+    reworded: tuple[tuple[str, set[int]], ...] = ()  # (consolidation commit, seqs whose words it changed)
 
 
 CHECKPOINT = "verify.json"
@@ -175,7 +211,7 @@ CHECKPOINT = "verify.json"
 
 def _walk(vault: Vault, full: bool) -> _Walk:
     from memd.git.command import head, is_ancestor
-    from memd.git.log import seqs_at, seqs_by_commit
+    from memd.git.log import consolidation_commits, entry_texts_at, paths_changed_by, seqs_at, seqs_by_commit
 
     start = None if full else _load(vault)
     tip = head(vault)
@@ -184,7 +220,11 @@ def _walk(vault: Vault, full: bool) -> _Walk:
     previous = set(start.last) if start else set()
     deleted = set(start.deleted) if start else set()
     vanished = list(start.vanished) if start else []
+    reworded = list(start.reworded) if start else []
     history = seqs_by_commit(vault, start.head if start else None)
+    # A consolidation may fold entries, never change their words: each one is
+    # compared with its parent over the files it changed (read once, in one stream).
+    consolidations = consolidation_commits(vault, start.head if start else None) if history else set()
     held: dict[str, set[int]] = {start.head: previous} if start and start.head else {}
     for commit, parents, seqs, by_hand in history:
         # A merge (two devices' histories joined) is compared with all its parents at once;
@@ -196,8 +236,16 @@ def _walk(vault: Vault, full: bool) -> _Walk:
             deleted |= dropped
         elif dropped:
             vanished.append((commit, dropped))
+        if commit in consolidations and len(parents) == 1:
+            paths = paths_changed_by(vault, commit)
+            old, new = entry_texts_at(vault, (parents[0], commit), paths)
+            changed = changed_words(old, new)
+            if changed:
+                reworded.append((commit, changed))
         previous = seqs
-    walk = _Walk(tip, (start.commits if start else 0) + len(history), previous, deleted, tuple(vanished))
+    walk = _Walk(
+        tip, (start.commits if start else 0) + len(history), previous, deleted, tuple(vanished), tuple(reworded)
+    )
     _save(vault, walk)
     return walk
 
@@ -211,6 +259,7 @@ def _load(vault: Vault) -> _Walk | None:
             set(SeqSet.parse(raw["last"])) if raw["last"] else set(),
             set(SeqSet.parse(raw["deleted"])) if raw["deleted"] else set(),
             tuple((str(c), set(SeqSet.parse(s))) for c, s in raw["vanished"]),
+            tuple((str(c), set(SeqSet.parse(s))) for c, s in raw.get("reworded", [])),
         )
     except (OSError, ValueError, KeyError, TypeError, RecursionError, FormatError):
         return None
@@ -223,6 +272,7 @@ def _save(vault: Vault, walk: _Walk) -> None:
         "last": _span(walk.last),
         "deleted": _span(walk.deleted),
         "vanished": [[c, _span(s)] for c, s in walk.vanished],
+        "reworded": [[c, _span(s)] for c, s in walk.reworded],
     }
     with contextlib.suppress(MemdError):  # a checkpoint is only a shortcut; the next verify walks again
         atomic_write(vault.meta_dir / CHECKPOINT, json.dumps(data))

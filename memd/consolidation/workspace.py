@@ -120,6 +120,10 @@ class Workspace:
         """Each topic read so far, as read, by vault-relative path."""
         return {f"topics/{topic_id}.md": topic.text for topic_id, topic in self.originals.items()}
 
+    def read_documents(self) -> list[Document]:
+        """The topics read, as they were read."""
+        return [topic.document for topic in self.originals.values()]
+
     def read_seqs(self) -> list[int]:
         """Live seqs of the topics read, as they were read."""
         return [

@@ -4,8 +4,8 @@ Most of what a conversation adds is routine: a new remark on a subject memory
 already files in one clear place, with nothing it repeats or contradicts. The
 model is asked only about the rest:
 
-- a near-repeat of a *different* fact (content words overlap a lot, but not
-  enough to be the same statement): duplicate or update? only meaning tells;
+- a near-repeat of a *different* fact (content words overlap a lot, but the
+  words are not the same): an update, or two facts? only meaning tells;
 - a contradiction candidate (the same "X is ..." subject with another value);
 - a block whose routing is a close call between two topics, or that fits no
   topic although topics exist (a new subject, or one the words miss).
@@ -19,10 +19,10 @@ from collections.abc import Sequence
 
 from memd.engine.base import Item, Scored
 from memd.engine.coverage import ROUTE_THRESHOLD
-from memd.engine.rules import NEAR_DUPLICATE, statement
+from memd.engine.rules import statement
 from memd.engine.text import terms
 
-NEAR_LOW = 0.4  # Jaccard of term sets from here up to NEAR_DUPLICATE: a near-repeat
+NEAR_LOW = 0.4  # Jaccard of term sets from here up: a near-repeat (the same words exactly fold offline)
 AMBIGUOUS = 0.75  # a runner-up fitting at least this share of the best: a close call
 MIN_TERMS = 4  # shorter texts share words by chance
 
@@ -51,7 +51,7 @@ def _near(a: frozenset[str], b: frozenset[str]) -> bool:
     if len(a) < MIN_TERMS or len(b) < MIN_TERMS:
         return False
     share = len(a & b) / len(a | b)
-    return NEAR_LOW <= share < NEAR_DUPLICATE
+    return NEAR_LOW <= share < 1.0
 
 
 def _contradicts(a: tuple[str, str] | None, b: tuple[str, str] | None) -> bool:

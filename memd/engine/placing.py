@@ -46,7 +46,7 @@ def valid_update(data: dict[str, Any], sections: list[Section], block: Block) ->
         keys = seqs_of(place, keyed)
         if not any(k in incoming for k in keys):
             raise BadOutput(f"placement {keys} holds no new entry; existing entries stay where they are")
-        item = merged_entry(keys, keyed, place.get("text") if isinstance(place, dict) else None)
+        item = merged_entry(keys, keyed)
         used += keys
         placed.append(item)
         olds = [k for k in keys if k in existing]

@@ -31,7 +31,7 @@ def valid_rewrite(data: dict[str, Any], keyed: dict[str, Item]) -> Rewrite:
         for entry in listed(block, "entries"):
             keys = seqs_of(entry, keyed)
             used += keys
-            entries.append(merged_entry(keys, keyed, entry.get("text")))
+            entries.append(merged_entry(keys, keyed))
         if entries:
             blocks.append(Block(title_of(field(block, "title"), [i.text for i in entries]), tuple(entries)))
     superseded: list[Supersession] = []

@@ -4,12 +4,12 @@ what is a duplicate, and when a newer statement supersedes an older one."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from memd.core.signature import SeqSet
+from memd.core.words import contains, words
 from memd.engine.base import Item, Supersession
-from memd.engine.text import normal_form, terms
-
-NEAR_DUPLICATE = 0.85  # Jaccard of term sets
+from memd.engine.text import normal_form
 
 _FILLER = frozenset(
     (
@@ -32,52 +32,92 @@ def is_filler(sentence: str) -> bool:
 
 
 def fold_duplicates(items: list[Item]) -> list[Item]:
-    """Exact and near duplicates collapse into the newest copy, which takes
-    all their seqs and provenance."""
+    """An entry folds into another only when the other says all it said
+    (``foldable``); the kept entry takes the seqs and provenance of both.
+    Anything else stays, side by side: two runs of different lengths are two
+    facts however alike their words."""
     kept: list[Item] = []
-    term_sets: list[frozenset[str]] = []
-    forms: list[str] = []
     for item in items:
-        form, words = normal_form(item.text), frozenset(terms(item.text))
-        match = next(
-            (k for k in range(len(kept)) if forms[k] == form or _near(term_sets[k], words)),
-            None,
-        )
+        match = next((k for k in range(len(kept)) if foldable(kept[k], item)), None)
         if match is None:
             kept.append(item)
-            term_sets.append(words)
-            forms.append(form)
-            continue
-        kept[match] = combine(kept[match], item)
+        else:
+            kept[match] = combine(kept[match], item)
     return kept
 
 
-def _near(a: frozenset[str], b: frozenset[str]) -> bool:
-    return len(a) >= 4 and len(b) >= 4 and len(a & b) / len(a | b) >= NEAR_DUPLICATE
+# Keys that say where an entry came from, not what it says: two entries that
+# differ only in these can be one entry with the provenance of both.
+_PROVENANCE = frozenset(("seq", "time", "src", "supersedes"))
+
+
+def foldable(a: Item, b: Item) -> bool:
+    """One of ``a`` and ``b`` contains every word of the other (``core.words``),
+    and they agree on every piece of metadata that is not provenance: a fold
+    never turns a person's entry into an ``ai`` one, nor drops a ``project=``."""
+    if not (contains(a.text, b.text) or contains(b.text, a.text)):
+        return False
+    meta_a = {k: v for k, v in a.signature.fields if k not in _PROVENANCE}
+    meta_b = {k: v for k, v in b.signature.fields if k not in _PROVENANCE}
+    return meta_a == meta_b
 
 
 def combine(older: Item, newer: Item) -> Item:
-    """``newer`` wins the text and time; the seqs and sources of both stay."""
+    """The entry that contains the other's words keeps its text and time (the
+    newer when both say the same words); the seqs and sources of both stay.
+    Callers check ``foldable`` first."""
     seqs = SeqSet.of([*older.seqs, *newer.seqs])
     refs = [r for ref in (older.signature.src, newer.signature.src) if ref for r in ref.split(";")]
     src = ";".join(dict.fromkeys(refs)) or None
-    return Item(newer.signature.replace(seq=str(seqs), src=src), newer.text)
+    replaced = [v for item in (older, newer) if (v := item.signature.get("supersedes"))]
+    marks = "+".join(replaced) if len(replaced) > 1 else (replaced[0] if replaced else None)
+    holder = newer if contains(newer.text, older.text) else older
+    return Item(holder.signature.replace(seq=str(seqs), src=src, supersedes=marks), holder.text)
+
+
+# A supersession needs an attribute: "Sam's city is Lisbon" -> "... is Kyoto"
+# gives Sam's city a new value, while "Priya is the tech lead" and "Priya is
+# vegetarian" are two predicates of one person, both true. The subject must
+# be possessed ("Sam's", "my", "our" ...) and end in a noun that names an
+# attribute with one value at a time, or be said to be one thing ("a ...").
+_OWNER = re.compile(r"^(?:(?:my|our|his|her|their|its|your)|[^\s']+'s?)\s+(?P<attribute>.+)$")
+_ATTRIBUTES = frozenset(
+    (
+        "address age birthday budget car city code colour color company country date day deadline dentist "
+        "doctor editor email employer handle height home hometown id job language lead location manager name "
+        "number partner password phone pin plan position price rent role salary school size status team time "
+        "title town username version weight wifi"
+    ).split()
+)
+_FAVOURITE = frozenset(("favourite", "favorite"))
 
 
 def statement(text: str) -> tuple[str, str] | None:
-    """``(subject, value)`` for a short "X is Y" statement with a concrete subject."""
+    """``(subject, value)`` for a short "X's A is V" statement, A an attribute."""
     match = _STATEMENT.match(" ".join(text.split()))
     if not match:
         return None
-    subject = normal_form(match.group("subject"))
+    subject = normal_form(match.group("subject").replace("’", "'"))
     words = subject.split()
-    if not 1 <= len(words) <= 6 or set(words) & _VAGUE_SUBJECT:
+    if not 2 <= len(words) <= 6 or set(words) & _VAGUE_SUBJECT:
         return None
-    return subject, normal_form(match.group("value"))
+    owned = _OWNER.match(subject)
+    if owned is None:
+        return None
+    attribute = owned.group("attribute").split()
+    value = normal_form(match.group("value"))
+    # "Dana's bike is a green Brompton": a possessed thing said to be one
+    # thing (an indefinite noun phrase) has one such identity at a time.
+    identity = value.split(" ", 1)[0] in ("a", "an")
+    if attribute[-1] not in _ATTRIBUTES and not set(attribute) & _FAVOURITE and not identity:
+        return None
+    return subject, value
 
 
 def supersede(items: list[Item]) -> tuple[list[Item], list[Supersession]]:
-    """A later "X is Y" replaces an earlier "X is Z" about the same X."""
+    """A later "X's A is V" replaces an earlier "X's A is W" about the same
+    attribute; a chain (V1 -> V2 -> V3) records each step, so every value
+    but the newest is accounted for."""
     latest: dict[str, int] = {}
     dropped: set[int] = set()
     records = []
@@ -98,9 +138,9 @@ def supersede(items: list[Item]) -> tuple[list[Item], list[Supersession]]:
 def fold_into_existing(
     existing: list[tuple[int, Item]], incoming: list[Item]
 ) -> tuple[list[tuple[Item | None, Item]], list[Supersession]]:
-    """Pair each incoming item with the existing item it duplicates (if any)
-    and find existing statements it supersedes."""
-    forms = {normal_form(item.text): item for _, item in existing}
+    """Pair each incoming item with the older existing item it folds with (if
+    any, ``foldable``) and find existing statements it supersedes."""
+    folds = _FoldIndex([item for _, item in existing])
     subjects = {}
     for _, item in existing:
         found = statement(item.text)
@@ -109,8 +149,8 @@ def fold_into_existing(
     paired: list[tuple[Item | None, Item]] = []
     superseded = []
     for item in incoming:
-        old = forms.get(normal_form(item.text))
-        if old is not None and old.seqs.last < item.seqs.first:
+        old = next((o for o in folds.candidates(item) if o.seqs.last < item.seqs.first and foldable(o, item)), None)
+        if old is not None:
             paired.append((old, combine(old, item)))
             continue
         found = statement(item.text)
@@ -119,3 +159,32 @@ def fold_into_existing(
             superseded.append(Supersession(item.seqs, old_item.seqs, f"{found[0]}: now {found[1]!r}"))
         paired.append((None, item))
     return paired, superseded
+
+
+class _FoldIndex:
+    """The existing items that could fold with a new one, without comparing it
+    with every entry of a big topic: one that contains the new text holds its
+    rarest word; one the new text contains has its own rarest word in it."""
+
+    def __init__(self, items: list[Item]) -> None:
+        self.frequency: Counter[str] = Counter(w for item in items for w in set(words(item.text)))
+        self.holding: dict[str, list[Item]] = {}
+        self.by_rarest: dict[str, list[Item]] = {}
+        for item in items:
+            unique = set(words(item.text))
+            for w in unique:
+                self.holding.setdefault(w, []).append(item)
+            if unique:
+                self.by_rarest.setdefault(self._rarest(unique), []).append(item)
+
+    def _rarest(self, unique: set[str]) -> str:
+        return min(unique, key=lambda w: (self.frequency[w], w))
+
+    def candidates(self, item: Item) -> list[Item]:
+        unique = set(words(item.text))
+        if not unique:
+            return []
+        found = {id(c): c for w in unique for c in self.by_rarest.get(w, ())}
+        if all(w in self.frequency for w in unique):
+            found.update((id(c), c) for c in self.holding.get(self._rarest(unique), ()))
+        return sorted(found.values(), key=lambda c: c.seqs.first)

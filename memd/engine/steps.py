@@ -19,12 +19,13 @@ from functools import reduce
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memd.core.words import holder_of
 from memd.engine.base import Item, Supersession
 from memd.engine.breaker import Unavailable
 from memd.engine.client import BadOutput, ModelClient, ModelError, parse_json, prompt_size
-from memd.engine.fidelity import SUPPORT, Sources, same_subject, uncovered, unsupported
+from memd.engine.fidelity import same_subject
 from memd.engine.prompts import is_placeholder, load, normal, template_strings
-from memd.engine.rules import combine
+from memd.engine.rules import combine, foldable
 from memd.engine.text import terms
 
 T = TypeVar("T")
@@ -236,29 +237,19 @@ def seqs_of(entry: Any, keyed: dict[str, Item], name: str = "seqs") -> list[str]
     return keys
 
 
-def merged_entry(keys: list[str], keyed: dict[str, Item], text: Any) -> Item:
-    """An output entry as an Item: metadata always from memd. Words from the
-    model only when they are faithful to the members' words, never for an
-    entry a person wrote; a merge must keep what each member said."""
+def merged_entry(keys: list[str], keyed: dict[str, Item]) -> Item:
+    """An output entry as an Item, its words and metadata always memd's: a
+    consolidation never rewords an entry (``memd verify`` proves it), so the
+    model only says which entries repeat each other, and they fold only when
+    one of them says everything the others said (``rules.foldable``)."""
     members = sorted((keyed[k] for k in keys), key=lambda i: i.seqs.last)
-    merged = reduce(combine, members)
-    personal = any(m.signature.source in PERSONAL for m in members)
-    chosen = merged.text
-    if text is not None and text != "" and not personal:
-        words = text_of(text, "entry text")
-        if normal(words) != normal(merged.text):
-            problem = unsupported(words, Sources([m.text for m in members], [m.signature.time for m in members]))
-            if problem:
-                raise BadOutput(f"entry {'+'.join(keys)}: {problem}")
-        chosen = words
-    if len(members) > 1:
-        lost = uncovered(chosen, [m.text for m in members], 1.0 if personal else SUPPORT)
-        if lost is not None:
-            raise BadOutput(
-                f"seqs {', '.join(keys)} say different things (the merged text loses {lost[:60]!r}); "
-                "merge only entries that repeat each other"
-            )
-    return Item(merged.signature, chosen)
+    holder = holder_of([m.text for m in members])
+    if holder is None or not all(foldable(members[holder], m) for m in members):
+        raise BadOutput(
+            f"seqs {', '.join(keys)} say different things; merge only entries whose words one of them "
+            "holds in full, with the same metadata"
+        )
+    return reduce(combine, members)
 
 
 def checked_supersession(record: Any, keyed: dict[str, Item], holder: Item | None) -> Supersession:

@@ -320,3 +320,39 @@ def undone_by(vault: Vault) -> dict[str, str]:
         if sha and match:
             found[sha] = match.group(1)
     return found
+
+
+def consolidation_commits(vault: Vault, after: str | None = None) -> set[str]:
+    """The commits memd made for a consolidation (``Memd-Consolidation`` trailer), after ``after``."""
+    span = [f"{after}..HEAD"] if after else []
+    out = run_git(vault, "log", "--grep=^Memd-Consolidation:", "--format=%H", *span, "--", "CURRENT.md", "topics")
+    return set(out.stdout.split())
+
+
+def paths_changed_by(vault: Vault, sha: str) -> tuple[str, ...]:
+    """The memory files (CURRENT.md, topics) a single-parent commit changed."""
+    out = run_git(vault, "diff-tree", "--no-commit-id", "--name-only", "-r", sha, "--", "CURRENT.md", "topics")
+    return tuple(out.stdout.split("\n")[:-1]) if out.stdout else ()
+
+
+def entry_texts_at(vault: Vault, revs: tuple[str, ...], paths: tuple[str, ...]) -> list[dict[int, list[str]]]:
+    """For each of ``revs``: seq -> the whole texts of the entries holding it in ``paths`` there
+    (read from git objects in one stream; a path a commit lacks is skipped)."""
+    from memd.core.document import parse_document
+    from memd.git.command import cat_file, decode
+
+    names = [f"{rev}:{path}" for rev in revs for path in paths]
+    objects = cat_file(vault.root, names) if names else []
+    found: list[dict[int, list[str]]] = [{} for _ in revs]
+    for n, obj in enumerate(objects):
+        if obj is None or obj.kind != "blob":
+            continue
+        texts = found[n // len(paths)]
+        try:
+            document = parse_document(decode(obj.data))
+        except FormatError:
+            continue  # a file memd cannot read names no seq memd could have changed
+        for located in document.signed():
+            for seq in located.entry.signature.seq:  # type: ignore[union-attr]
+                texts.setdefault(seq, []).append(located.entry.full_text)
+    return found
