@@ -48,7 +48,7 @@ def load(name: str, vault_meta: Path | None = None) -> str:
 def _shipped() -> Traversable:
     # A source checkout (or an editable install of one) reads the folder
     # itself; an installed wheel holds it as the memd.templates package.
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # memd/engine/prompts.py -> the checkout
     if (root / "pyproject.toml").is_file() and (root / "templates" / "extract.md").is_file():
         return root / "templates"
     return resources.files("memd.templates")

@@ -9,7 +9,7 @@ from collections import Counter
 from memd.core.signature import SeqSet
 from memd.core.words import contains, words
 from memd.engine.base import Item, Supersession
-from memd.engine.text import normal_form
+from memd.engine.text import _SPEAKER, normal_form
 
 _FILLER = frozenset(
     (
@@ -94,10 +94,17 @@ _FAVOURITE = frozenset(("favourite", "favorite"))
 
 def statement(text: str) -> tuple[str, str] | None:
     """``(subject, value)`` for a short "X's A is V" statement, A an attribute."""
-    match = _STATEMENT.match(" ".join(text.split()))
+    flat = " ".join(text.split())
+    # In a transcript, "Caroline: My city is Lisbon" is about Caroline's city,
+    # and Melanie's "my city" is another subject.
+    label = _SPEAKER.match(flat)
+    speaker = normal_form(label.group(0)).replace(" ", "_") if label else None
+    match = _STATEMENT.match(flat[label.end() :] if label else flat)
     if not match:
         return None
     subject = normal_form(match.group("subject").replace("’", "'"))
+    if speaker and subject.split(" ", 1)[0] in ("my", "our"):
+        subject = f"{speaker}'s {subject.split(' ', 1)[1]}" if " " in subject else subject
     words = subject.split()
     if not 2 <= len(words) <= 6 or set(words) & _VAGUE_SUBJECT:
         return None
