@@ -190,7 +190,10 @@ def _consolidate(
     splits = [s for t in sorted(space.touched) for s in split_topic(space, engine, t, vault.config.split_tokens)]
     merges = merge_topics(space, engine, vault.config.merge_tokens, vault.config.split_tokens)
     for survivor, absorbed in merges:
-        run.logs.setdefault(survivor, []).append(f"merged topic {absorbed}")
+        # This run's lines for the absorbed topic (its supersession records)
+        # go with its entries: a deleted topic's log is never written.
+        run.logs.setdefault(survivor, []).extend(run.logs.pop(absorbed, []))
+        run.logs[survivor].append(f"merged topic {absorbed}")
     for topic_id, parts in splits:
         for part in parts:
             run.logs.setdefault(part, []).append(f"split from {topic_id}")

@@ -45,11 +45,17 @@ def account(
     consolidation left unread, so unchanged), each once."""
     live = live_counts(after)
     live.update(elsewhere)
+    # What verify will read: a supersession counts only once a topic's
+    # update_log written by this run records it, not because the run meant to.
     gone = {seq for record in superseded for seq in record.old}
+    recorded = superseded_in(after)
     problems = []
     missing = {seq for seq in before if seq not in live and seq not in gone}
     if missing:
         problems.append(f"seqs missing from every topic: {_span(missing)}")
+    unrecorded = {seq for seq in before if seq not in live and seq in gone and seq not in recorded}
+    if unrecorded:
+        problems.append(f"seqs superseded without a record in any topic's update_log: {_span(unrecorded)}")
     doubled = {seq for seq, count in live.items() if count > 1}
     if doubled:
         problems.append(f"seqs in more than one entry: {_span(doubled)}")
