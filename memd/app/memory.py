@@ -248,7 +248,7 @@ class Memory:
 
     def ask(self, question: str, *, budget: int = 1500, report: Callable[[Any], None] | None = None) -> Answer:
         """Answer from memory with cited evidence, the way the vault's engine answers."""
-        from memd.engine.answering import answer
+        from memd.ask.answering import answer
 
         self.recover()
         return answer(self.vault, question, budget=budget, report=report)
@@ -257,7 +257,7 @@ class Memory:
         self, question: str, when: str, *, budget: int = 1500, report: Callable[[Any], None] | None = None
     ) -> tuple[PastVault, Answer]:
         """``ask`` over the vault as it was at ``when`` (a date or a revision), read from git."""
-        from memd.engine.answering import answer
+        from memd.ask.answering import answer
         from memd.review.asof import past_vault
 
         past = past_vault(self.vault, when)
@@ -300,7 +300,7 @@ class Memory:
     def status(self) -> Status:
         """The buffer against its thresholds, topics, seqs, consolidations."""
         from memd.core.timeutil import format_time
-        from memd.engine.answering import describe
+        from memd.engine import describe
         from memd.index.backends import describe_index
         from memd.index.embedding import describe_retrieval
         from memd.vault.buffer import buffer_status
