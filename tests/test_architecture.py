@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "memd"
+REPOSITORY = PACKAGE.parent
 # Bottom to top. "memd" is the top-level __init__ (the version, the lazy
 # ``memd.Memory``); the MCP server and ``__main__`` are modules of the top.
 LAYERS: tuple[tuple[str, ...], ...] = (
@@ -259,3 +263,20 @@ def test_the_git_spawn_finder_sees_each_way_of_starting_git() -> None:
     assert git_spawns('GIT = "git"\nsubprocess.run([GIT, "init"])') == [2]
     assert git_spawns('subprocess.run([sys.executable, "-m", "memd"])\nChoice(["claude", "git"])') == []
     assert git_spawns(GIT_SEAM.read_text(encoding="utf-8")) != []  # the seam itself would be found
+
+
+def test_architecture_md_names_every_package_and_no_other() -> None:
+    text = (REPOSITORY / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`memd/([a-z_]+)/", text))
+    existing = {p.name for p in PACKAGE.iterdir() if p.is_dir() and any(p.glob("*.py"))}
+    assert not named - existing, f"ARCHITECTURE.md names packages that do not exist: {sorted(named - existing)}"
+    assert not existing - named, f"ARCHITECTURE.md does not name these packages: {sorted(existing - named)}"
+
+
+@pytest.mark.parametrize("doc", ["ARCHITECTURE.md", "README.md", "CONTRIBUTING.md"])
+def test_every_module_a_document_names_exists(doc: str) -> None:
+    text = (REPOSITORY / doc).read_text(encoding="utf-8")
+    missing = sorted(
+        {path for path in re.findall(r"(?<![.\w])memd/[\w/]+\.py", text) if not (REPOSITORY / path).is_file()}
+    )
+    assert not missing, f"{doc} names modules that do not exist: {missing}"
