@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from memd.engine.base import Engine
     from memd.git.log import Commit
     from memd.index import IndexStore
-    from memd.ingest import InboxJob, InboxOutcome, IngestResult
+    from memd.ingest import InboxJob, IngestResult
     from memd.review.asof import PastVault
     from memd.review.diff import MemoryDiff
     from memd.review.life import Life
@@ -126,13 +126,6 @@ class Memory:
 
         self.recover()
         return InboxJob(self.vault, path)
-
-    def ingest_inbox_file(self, path: Path) -> InboxOutcome:
-        """Ingest one file dropped in ``inbox/`` and move it to done/ or rejected/ (never raises)."""
-        from memd.ingest import process_inbox_file
-
-        self.recover()
-        return process_inbox_file(self.vault, path)
 
     def consolidate(
         self, *, if_due: bool = False, dry_run: bool = False, trigger: str = "manual", progress: Progress | None = None
