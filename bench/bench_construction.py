@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memd import engine as engines  # noqa: E402
+from memd.ask.answering import answer  # noqa: E402
 from memd.consolidation.run import consolidate  # noqa: E402
 from memd.consolidation.sections import sections_of  # noqa: E402
 from memd.core.ledger import read  # noqa: E402
@@ -233,7 +234,7 @@ def build(conversation: dict[str, Any], url: str, gating: str, asks: int, folder
     cpu = time.process_time() - started
     questions = [q["question"] for q in conversation.get("qa", []) if q.get("category") in (1, 2, 3, 4)][:asks]
     for question in questions:
-        engine.ask(vault, question)
+        answer(vault, question, engine=engine)
     lines = [c for c in read(vault.meta_dir / "ledger.jsonl") if "operation" in c]
     steps: dict[str, dict[str, int]] = defaultdict(lambda: {"calls": 0, "tokens": 0})
     for call in lines:

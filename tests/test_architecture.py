@@ -1,28 +1,35 @@
 """Architecture boundaries, checked by reading the source with ``ast``.
 
-memd is layered: front doors (CLI, MCP server, daemon) -> the application
-layer (memd.app.Memory) -> the library (vault core, consolidation, index,
-ingest, engines). These tests keep the layers honest as the code grows.
+memd's folders are its layers (ARCHITECTURE.md, "Layers"): a package may
+import packages of its own layer or below, never above, and no two folders
+import each other. These tests keep the layers honest as the code grows.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "memd"
-FRONT_DOORS = ("memd.cli", "memd.mcp_server", "memd.daemon")
-# What a front door must reach only through memd.app.
-INTERNALS = (
-    "memd.vault.buffer",
-    "memd.ask.tools",
-    "memd.ask.offline",
-    "memd.ask.agent",
-    "memd.vault.state",
-    "memd.consolidation",
+REPOSITORY = PACKAGE.parent
+# Bottom to top. "memd" is the top-level __init__ (the version, the lazy
+# ``memd.Memory``); the MCP server and ``__main__`` are modules of the top.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("core",),
+    ("git",),
+    ("vault",),
+    ("index",),
+    ("engine",),
+    ("ask",),
+    ("consolidation",),
+    ("review", "ingest"),
+    ("sync",),
+    ("app",),
+    ("daemon", "cli", "mcp_server", "memd", "__main__"),
 )
 
 
@@ -44,10 +51,14 @@ def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
 def imports_of(path: Path) -> set[str]:
     """Every memd module ``path`` imports, at any depth (lazy imports count), but
     not imports made only for the type checker."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return imports_of_source(path.read_text(encoding="utf-8"), module_name(path), path.name == "__init__.py")
+
+
+def imports_of_source(source: str, me: str, is_package: bool) -> set[str]:
+    """``imports_of`` for the source of module ``me``."""
+    tree = ast.parse(source)
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    me = module_name(path)
-    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    package = me if is_package else me.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(tree):
         if _type_checking_only(node, parents):
@@ -118,17 +129,76 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
-@pytest.mark.parametrize("door", FRONT_DOORS)
-def test_front_doors_reach_the_library_only_through_the_application_layer(door: str) -> None:
+def package_of(module: str) -> str:
+    """The folder a module lives in (``memd.vault.buffer`` -> ``vault``); the
+    modules directly in ``memd/`` are their own (``memd.mcp_server`` -> ``mcp_server``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def folder_edges(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Which folders import which (a folder importing itself left out)."""
+    folders: dict[str, set[str]] = {}
+    for module, targets in edges.items():
+        mine = package_of(module)
+        folders.setdefault(mine, set()).update(package_of(t) for t in targets if package_of(t) != mine)
+    return folders
+
+
+def upward_imports(edges: dict[str, set[str]], layers: tuple[tuple[str, ...], ...] = LAYERS) -> list[str]:
+    """Each import of a package from a higher layer, and each package that no
+    layer names. Imports made only for the type checker (under
+    ``if TYPE_CHECKING:``) are not in ``edges`` (see ``imports_of``): a lower
+    layer may name a higher one's type in an annotation, never run its code."""
+    level = {package: n for n, layer in enumerate(layers) for package in layer}
+    offenders = [f"{package} is in no layer" for package in sorted({package_of(m) for m in edges} - set(level))]
+    for module, targets in sorted(edges.items()):
+        for target in sorted(targets):
+            mine, theirs = package_of(module), package_of(target)
+            if mine in level and theirs in level and level[theirs] > level[mine]:
+                offenders.append(f"{module} ({mine}) imports {target} ({theirs}), a higher layer")
+    return offenders
+
+
+def test_each_package_imports_only_its_own_layer_or_below() -> None:
+    offenders = upward_imports(graph())
+    assert not offenders, offenders
+
+
+def test_no_two_folders_import_each_other() -> None:
+    cycle = find_cycle(folder_edges(graph()))
+    assert cycle is None, "folder import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_layering_check_sees_a_lower_package_importing_a_higher_one() -> None:
     edges = graph()
-    offenders = {
-        f"{module} imports {target}"
-        for module, targets in edges.items()
-        if module == door or module.startswith(door + ".")
-        for target in targets
-        if any(target == internal or target.startswith(internal + ".") for internal in INTERNALS)
-    }
-    assert not offenders, sorted(offenders)
+    before = upward_imports(edges)
+
+    def new(changed: dict[str, set[str]]) -> list[str]:
+        return [offender for offender in upward_imports(changed) if offender not in before]
+
+    # core reaching up into the application layer, as one new import would.
+    broken = {**edges, "memd.core.atomic": {*edges["memd.core.atomic"], "memd.app.memory"}}
+    assert new(broken) == ["memd.core.atomic (core) imports memd.app.memory (app), a higher layer"]
+    # A new folder must be given a layer.
+    assert new({**edges, "memd.newthing.x": set()}) == ["newthing is in no layer"]
+    # Two folders of one layer importing each other are a folder cycle.
+    tangled = {**edges, "memd.review.diff": {*edges["memd.review.diff"], "memd.ingest.formats"}}
+    tangled["memd.ingest.pipeline"] = {*edges["memd.ingest.pipeline"], "memd.review.diff"}
+    assert not new(tangled)
+    assert find_cycle(folder_edges(tangled)) is not None
+
+
+def test_imports_for_the_type_checker_only_are_not_edges() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "from memd.core.errors import MemdError\n"
+        "if TYPE_CHECKING:\n"
+        "    from memd.app.memory import Memory\n"
+        "def later() -> None:\n"
+        "    from memd.vault.vault import Vault\n"
+    )
+    assert imports_of_source(source, "memd.core.mod", is_package=False) == {"memd.core.errors", "memd.vault.vault"}
 
 
 def test_no_code_outside_the_engine_package_tests_an_engine_name() -> None:
@@ -193,3 +263,20 @@ def test_the_git_spawn_finder_sees_each_way_of_starting_git() -> None:
     assert git_spawns('GIT = "git"\nsubprocess.run([GIT, "init"])') == [2]
     assert git_spawns('subprocess.run([sys.executable, "-m", "memd"])\nChoice(["claude", "git"])') == []
     assert git_spawns(GIT_SEAM.read_text(encoding="utf-8")) != []  # the seam itself would be found
+
+
+def test_architecture_md_names_every_package_and_no_other() -> None:
+    text = (REPOSITORY / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`memd/([a-z_]+)/", text))
+    existing = {p.name for p in PACKAGE.iterdir() if p.is_dir() and any(p.glob("*.py"))}
+    assert not named - existing, f"ARCHITECTURE.md names packages that do not exist: {sorted(named - existing)}"
+    assert not existing - named, f"ARCHITECTURE.md does not name these packages: {sorted(existing - named)}"
+
+
+@pytest.mark.parametrize("doc", ["ARCHITECTURE.md", "README.md", "CONTRIBUTING.md"])
+def test_every_module_a_document_names_exists(doc: str) -> None:
+    text = (REPOSITORY / doc).read_text(encoding="utf-8")
+    missing = sorted(
+        {path for path in re.findall(r"(?<![.\w])memd/[\w/]+\.py", text) if not (REPOSITORY / path).is_file()}
+    )
+    assert not missing, f"{doc} names modules that do not exist: {missing}"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from memd.app.evaluate import load_locomo
 from memd.consolidation.run import consolidate
 from memd.consolidation.verify import verify_vault
+from memd.ingest.locomo import load_locomo
 from memd.vault.buffer import NewEntry, append_entries
 from memd.vault.vault import Vault
 

@@ -8,8 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from memd.app.evaluate import evidence_found, load_locomo, session_time
+from memd.app.evaluate import evidence_found
 from memd.index.records import Record
+from memd.ingest.locomo import load_locomo, session_time
 
 
 def conversation() -> dict:

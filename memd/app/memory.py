@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from memd.engine.base import Engine
     from memd.git.log import Commit
     from memd.index import IndexStore
-    from memd.ingest import InboxJob, InboxOutcome, IngestResult
+    from memd.ingest import InboxJob, IngestResult
     from memd.review.asof import PastVault
     from memd.review.diff import MemoryDiff
     from memd.review.life import Life
@@ -126,13 +126,6 @@ class Memory:
 
         self.recover()
         return InboxJob(self.vault, path)
-
-    def ingest_inbox_file(self, path: Path) -> InboxOutcome:
-        """Ingest one file dropped in ``inbox/`` and move it to done/ or rejected/ (never raises)."""
-        from memd.ingest import process_inbox_file
-
-        self.recover()
-        return process_inbox_file(self.vault, path)
 
     def consolidate(
         self, *, if_due: bool = False, dry_run: bool = False, trigger: str = "manual", progress: Progress | None = None
@@ -248,7 +241,7 @@ class Memory:
 
     def ask(self, question: str, *, budget: int = 1500, report: Callable[[Any], None] | None = None) -> Answer:
         """Answer from memory with cited evidence, the way the vault's engine answers."""
-        from memd.engine.answering import answer
+        from memd.ask.answering import answer
 
         self.recover()
         return answer(self.vault, question, budget=budget, report=report)
@@ -257,7 +250,7 @@ class Memory:
         self, question: str, when: str, *, budget: int = 1500, report: Callable[[Any], None] | None = None
     ) -> tuple[PastVault, Answer]:
         """``ask`` over the vault as it was at ``when`` (a date or a revision), read from git."""
-        from memd.engine.answering import answer
+        from memd.ask.answering import answer
         from memd.review.asof import past_vault
 
         past = past_vault(self.vault, when)
@@ -300,7 +293,7 @@ class Memory:
     def status(self) -> Status:
         """The buffer against its thresholds, topics, seqs, consolidations."""
         from memd.core.timeutil import format_time
-        from memd.engine.answering import describe
+        from memd.engine import describe
         from memd.index.backends import describe_index
         from memd.index.embedding import describe_retrieval
         from memd.vault.buffer import buffer_status

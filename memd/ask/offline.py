@@ -7,7 +7,7 @@ their heading block, hits in CURRENT to their neighbours; blocks are
 de-duplicated and kept within a token budget. The answer quotes the best
 supporting entries, newest first, since a newer statement supersedes an older
 one on the same subject. With a model, ``memd.ask.agent`` gathers evidence with
-the same tools and this answer is its floor (see ``Engine.ask``).
+the same tools and this answer is its floor (see answering.py).
 """
 
 from __future__ import annotations

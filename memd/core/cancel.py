@@ -26,10 +26,6 @@ def clear() -> None:
     _stop.clear()
 
 
-def requested() -> bool:
-    return _stop.is_set()
-
-
 def check() -> None:
     if _stop.is_set():
         raise Cancelled("stopped on request before finishing; nothing was left half-done")

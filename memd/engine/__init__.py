@@ -1,15 +1,17 @@
 """Engines behind one seam (see base.py), chosen by name from ``ENGINES``.
 
-Front doors never look at which engine runs: they call ``get_engine(vault)``
-and use the seam, e.g. ``get_engine(vault).ask(vault, question, budget=...)``
-for ``memd ask`` (the model's agentic answer, or the extractive one, with
-``Answer.fallback`` saying when a configured model was not used).
+The seam offers the judgement steps of ingest and consolidation; callers
+never look at which engine runs: they call ``get_engine(vault)`` and use the
+seam. ``memd ask`` lives above it (memd/ask/answering.py), and picks the
+model's agent loop or the extractive answer by ``Engine.client``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from memd.core.config import Config
 from memd.core.errors import ConfigError
 from memd.engine.base import Engine
 from memd.vault.vault import Vault
@@ -40,3 +42,23 @@ def get_engine(vault: Vault, name: str | None = None) -> Engine:
     if factory is None:
         raise ConfigError(f"unknown engine {chosen!r}; engines: {', '.join(ENGINES)}")
     return factory(vault)
+
+
+def describe(config: Config) -> dict[str, Any]:
+    """Which engine runs, and whether memory content leaves this machine."""
+    if config.engine != "llm":
+        return {"name": "offline", "local": True, "summary": "offline (no model; nothing leaves this machine)"}
+    from urllib.parse import urlparse
+
+    from memd.engine.client import is_local
+
+    host = urlparse(config.llm.base_url or "https://api.openai.com/v1").hostname or "?"
+    local = is_local(config.llm.base_url)
+    where = "local: nothing leaves this machine" if local else f"content is sent to {host}"
+    return {
+        "name": "llm",
+        "model": config.llm.model,
+        "base_url": config.llm.base_url,
+        "local": local,
+        "summary": f"llm ({config.llm.model} at {host}, {where})",
+    }

@@ -17,8 +17,7 @@ from memd.core.signature import SeqSet, Signature
 from memd.core.timeutil import time_or_none
 
 if TYPE_CHECKING:
-    from memd.ask.offline import Answer, Report
-    from memd.vault.vault import Vault
+    from memd.engine.client import ModelClient
 
 
 @dataclass(frozen=True)
@@ -191,10 +190,10 @@ class Engine(Protocol):
         """What went wrong since the last call (fallbacks), for the record."""
         ...
 
-    def ask(self, vault: Vault, question: str, *, budget: int | None = None, report: Report | None = None) -> Answer:
-        """Answer a question from the vault with cited evidence. ``Answer.engine``
-        says who answered and ``Answer.fallback`` why the offline answer was
-        given instead of a model's, if it was."""
+    @property
+    def client(self) -> ModelClient | None:
+        """The model behind the engine, if any: ``memd ask`` (memd/ask/) runs the
+        model's agent loop with it, or answers extractively without one."""
         ...
 
     def extract(self, text: str) -> list[Extracted]:

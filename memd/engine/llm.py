@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from memd.engine.base import (
     Background,
@@ -59,10 +58,6 @@ from memd.engine.placing import valid_update
 from memd.engine.replies import valid_groups, valid_rewrite, valid_routes, valid_split, valid_summaries
 from memd.engine.steps import Stepper, title_of
 
-if TYPE_CHECKING:
-    from memd.ask.offline import Answer, Report
-    from memd.vault.vault import Vault
-
 MAX_CATALOG = 24  # topics shown to plan (the closest ones) or merge_groups
 BATCH = 12  # inputs per batched call (extraction, summaries)
 
@@ -91,13 +86,6 @@ class LLMEngine:
 
     def drain_notes(self) -> list[str]:
         return self.steps.drain()
-
-    def ask(self, vault: Vault, question: str, *, budget: int | None = None, report: Report | None = None) -> Answer:
-        from memd.ask.agent import agent_ask
-        from memd.ask.offline import EVIDENCE_TOKENS
-
-        model = self.client.settings.ask_model or None
-        return agent_ask(vault, question, self.client, model=model, report=report, budget=budget or EVIDENCE_TOKENS)
 
     # --- extraction -----------------------------------------------------------
 

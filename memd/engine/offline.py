@@ -12,7 +12,6 @@ in ``coverage.py``, titles and summaries in ``naming.py``.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from memd.engine import clustering, coverage, naming
 from memd.engine.base import Background, Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
@@ -21,10 +20,6 @@ from memd.engine.text import Weights, cosine, vocabulary
 
 PLACE_THRESHOLD = 0.12  # the least cosine that places a new entry in an existing section
 
-if TYPE_CHECKING:
-    from memd.ask.offline import Answer, Report
-    from memd.vault.vault import Vault
-
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 
 
@@ -32,19 +27,13 @@ class OfflineEngine:
     name = "offline"
     provenance = "offline"
     uses_model = False
+    client = None  # no model: `memd ask` answers extractively
 
     def begin(self, run: str) -> None:
         pass
 
     def drain_notes(self) -> list[str]:
         return []
-
-    def ask(self, vault: Vault, question: str, *, budget: int | None = None, report: Report | None = None) -> Answer:
-        """The extractive answer: the best matching entries, quoted and cited."""
-        from memd.ask.offline import EVIDENCE_TOKENS
-        from memd.ask.offline import ask as offline_ask
-
-        return offline_ask(vault, question, budget or EVIDENCE_TOKENS)
 
     # --- extraction -----------------------------------------------------
 

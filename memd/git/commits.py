@@ -18,12 +18,16 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memd.core.crashpoints import crashpoint
 from memd.core.errors import GitError
 from memd.git.command import check, last_line, run_bytes, run_git
 from memd.git.command import head as head_commit
-from memd.vault.vault import Vault
+
+if TYPE_CHECKING:
+    # Only a type here: git sits below the vault, which passes itself in.
+    from memd.vault.vault import Vault
 
 ZERO = "0" * 40
 _AUTHOR = re.compile(r"^\s*(?P<name>[^<]+?)\s*<(?P<email>[^>]+)>\s*$")

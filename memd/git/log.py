@@ -11,13 +11,16 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memd.core.errors import FormatError, GitError
 from memd.core.layout import VERSIONED
 from memd.git.command import run_git
 from memd.git.commits import commit_exact
-from memd.vault.vault import Vault
+
+if TYPE_CHECKING:
+    # Only a type here: git sits below the vault, which passes itself in.
+    from memd.vault.vault import Vault
 
 _AUTHOR = re.compile(r"^\s*(?P<name>[^<]+?)\s*<(?P<email>[^>]+)>\s*$")
 _TRAILER = re.compile(r"^(Memd-[A-Za-z-]+):\s*(.*)$", re.MULTILINE)

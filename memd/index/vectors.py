@@ -46,7 +46,6 @@ from memd.index.sentences import sentences
 # read: their record vectors are kept and the sentences embedded at the next sync.
 FORMAT = 3
 READABLE_FORMATS = (1, 2, FORMAT)
-FILE_NAME = "vectors.npz"
 # The most characters of a record given to the model: it reads 256 tokens at
 # most, and a 40-line prose partition is cut there anyway.
 TEXT_CHARS = 1500

@@ -123,7 +123,7 @@ def claude_ai(conversations: list[dict[str, Any]]) -> Parsed:
 
 
 def locomo(path: Path | None) -> Parsed:
-    from memd.app.evaluate import load_locomo
+    from memd.ingest.locomo import load_locomo
 
     if path is None:
         raise Rejected("LoCoMo input must be read from a file")

@@ -153,10 +153,6 @@ class IngestJob:
         return job
 
     @property
-    def finished(self) -> bool:
-        return self.result is not None
-
-    @property
     def total(self) -> int:
         return len(self.units)
 

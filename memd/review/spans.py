@@ -52,9 +52,5 @@ def minus(a: Runs, b: Runs) -> Runs:
     return tuple(out)
 
 
-def to_seqset(value: Runs) -> SeqSet | None:
-    return SeqSet(value) if value else None
-
-
 def text(value: Runs) -> str:
     return str(SeqSet(value)) if value else ""

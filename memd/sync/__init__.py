@@ -1,6 +1,5 @@
 """One memory on several machines, synchronised through a git remote (ARCHITECTURE.md §7).
 
-- ``device.py``: device ids and their seq ranges (``.memd/devices.json``);
 - ``merge.py``: the three-way merge of memd's own documents, entry by entry,
   over ``sides.py`` (each side cut into entries and lines), ``diff3.py``,
   ``hunks.py`` (a region both sides changed) and ``frontmatter.py``;
@@ -9,8 +8,9 @@
 - ``integrate.py``: a fast-forward or a merge commit, planned on objects;
 - ``apply.py``: writing it into the working tree, journaled;
 - ``flow.py``: ``memd sync`` from start to end (``report.py``: what it did);
-- ``clone.py``: ``memd init --from``; ``status.py``: what ``memd status`` shows.
+- ``status.py``: what ``memd status`` shows.
 
-This package's ``__init__`` imports nothing, so ``memd.vault.state`` can ask
-``device.py`` for a seq range without pulling in the rest of sync.
+Device ids and their seq ranges (``.memd/devices.json``) live below, in
+``memd/vault/spaces.py``, since seq allocation needs them; ``memd init
+--from`` is ``memd/app/clone.py``.
 """

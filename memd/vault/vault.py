@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,7 +16,6 @@ from memd.core.layout import (
     CURRENT_NAME,
     DOCUMENT_KINDS,
     INBOX,
-    WINDOWS_RESERVED,
     classify,
     counts_entries,
     skipped_dir,
@@ -62,10 +60,6 @@ def missing_ignores(gitignore: str) -> list[str]:
     # A pattern ignoring all of .memd/ covers every one of memd's files in it.
     whole = bool(present & {".memd", ".memd/", "/.memd", "/.memd/", ".memd/*", "/.memd/*", ".memd/**", "/.memd/**"})
     return [line for line in wanted if line not in present and not (whole and line.startswith(".memd/"))]
-
-
-# Lowercase letters of any script, digits and hyphens (memd/engine/text.py slugify).
-_SLUG_PART = re.compile(r"^[^\W_](?:[^\W_]|-)*$")
 
 
 @dataclass(frozen=True)
@@ -238,12 +232,6 @@ class Vault:
     def doc_id(self, path: Path) -> str:
         """``topics/coffee.md`` -> ``coffee``; CURRENT.md -> ``CURRENT``."""
         return _doc_id(self.rel(path))
-
-    def topic_path(self, doc_id: str) -> Path:
-        parts = doc_id.split("/")
-        if not all(_SLUG_PART.match(p) and p == p.lower() and p not in WINDOWS_RESERVED for p in parts):
-            raise VaultError(f"invalid topic id {doc_id!r} (use lowercase letters, digits and -)")
-        return self.topics_dir / f"{doc_id}.md"
 
     def resolve_doc(self, name: str) -> Path:
         """Find a document by id (``coffee``), path (``topics/coffee.md``) or CURRENT."""
