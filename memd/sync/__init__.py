@@ -9,7 +9,9 @@
 - ``integrate.py``: a fast-forward or a merge commit, planned on objects;
 - ``apply.py``: writing it into the working tree, journaled;
 - ``flow.py``: ``memd sync`` from start to end (``report.py``: what it did);
-- ``clone.py``: ``memd init --from``; ``status.py``: what ``memd status`` shows.
+- ``branches.py``: which of the remote's branches holds the vault (for
+  ``memd init --from``, in ``memd.app.clone``, and for a sync that tracks none);
+- ``status.py``: what ``memd status`` shows.
 
 This package's ``__init__`` imports nothing, so ``memd.vault.state`` can ask
 ``device.py`` for a seq range without pulling in the rest of sync.
