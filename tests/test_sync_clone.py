@@ -63,7 +63,8 @@ def test_a_vault_pushed_as_main_is_cloned_though_the_remotes_head_names_master(t
     assert git(b.vault.root, "rev-parse", "--abbrev-ref", "main@{upstream}").strip() == "origin/main"
     add(b, *from_b[:6])
     b("sync")
-    a("sync")  # a tracks no branch and the remote has no `master`: it follows main, where its history is
+    followed = a("sync")  # a tracks no branch and the remote has no `master`: it follows main, its history's
+    assert "following origin/main, which holds this vault's history" in followed.output
     add(a, *from_a[6:])
     add(b, *from_b[6:])
     b("sync")
@@ -186,6 +187,26 @@ def test_a_clone_follows_the_remotes_head_branch_among_branches_of_one_vault(tmp
     git(remote, "symbolic-ref", "HEAD", "refs/heads/elsewhere")
     stopped = init_from(tmp_path, remote, "c", ok=False)
     assert stopped.exit_code == 1 and "on several branches (backup, main)" in stopped.output
+
+
+def test_a_vault_shared_beside_a_hosting_services_readme_branch_is_the_one_cloned(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path)
+    readme = tmp_path / "readme"
+    readme.mkdir()
+    git(readme, "init", "-q", "-b", "main")
+    (readme / "README.md").write_text("# memory\n", encoding="utf-8")
+    git(readme, "add", "README.md")
+    git(readme, "commit", "-qm", "Initial commit")
+    git(readme, "push", "-q", str(remote), "main")
+    laptop = Memd(init_vault(tmp_path / "laptop").vault)
+    git(laptop.vault.root, "branch", "-m", "master")
+    git(laptop.vault.root, "remote", "add", "origin", str(remote))
+    add(laptop, "the laptop's words")
+    laptop("sync")  # main holds no vault: the vault goes on a branch of its own, as before
+
+    assert remote_branches(remote) == ["main", "master"]
+    assert "cloned the vault on branch master" in init_from(tmp_path, remote, "desktop").output
+    assert list(live(Vault((tmp_path / "desktop").resolve())).values()) == ["the laptop's words"]
 
 
 def _branch(name: str, vault: bool, *roots: str) -> Branch:
