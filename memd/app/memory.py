@@ -169,22 +169,25 @@ class Memory:
         return sha
 
     # -- several machines ---------------------------------------------------------
-    def sync(self, remote: str | None = None) -> SyncReport:
+    def sync(self, remote: str | None = None, branch: str | None = None) -> SyncReport:
         """Commit what is pending, merge the remote's history, push (ARCHITECTURE.md §7).
 
-        Raises ``SyncConflict`` (with its report) when a person must decide;
-        nothing in the working tree is changed then."""
+        Follows the remote's branch the vault tracks; ``branch`` names another
+        one to follow and track from now on. Raises ``SyncConflict`` (with its
+        report) when a person must decide; nothing in the working tree is
+        changed then."""
         from memd.sync.flow import sync
 
         self.recover()
-        return sync(self.vault, remote)
+        return sync(self.vault, remote, branch=branch)
 
     @staticmethod
-    def init_from(url: str, path: str | os.PathLike[str]) -> Cloned:
-        """Clone the vault at ``url`` onto this machine and register it as a device."""
+    def init_from(url: str, path: str | os.PathLike[str], branch: str | None = None) -> Cloned:
+        """Clone the vault at ``url`` (its ``branch``, else the one holding its
+        vault) onto this machine and register it as a device."""
         from memd.app.clone import clone_vault
 
-        return clone_vault(url, Path(path).expanduser())
+        return clone_vault(url, Path(path).expanduser(), branch)
 
     # -- reading ----------------------------------------------------------------
     def search(

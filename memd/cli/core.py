@@ -16,26 +16,35 @@ _RESERVED_KEYS = {"seq", "time", "source", "src"}
 @click.command()
 @click.argument("path", required=False, default=".", type=click.Path(path_type=Path))
 @click.option("--from", "url", metavar="URL", help="Clone the vault at URL and register this machine as a device.")
+@click.option(
+    "--branch", metavar="NAME", help="With --from: the remote's branch to clone (default: the one holding the vault)."
+)
 @json_option
-def init(path: Path, url: str | None, as_json: bool) -> None:
+def init(path: Path, url: str | None, branch: str | None, as_json: bool) -> None:
     """Create a vault at PATH (default: here); existing files are kept.
 
     On an existing vault, adds to its .gitignore the patterns of memd's
     local files that it lacks (a vault made by an older memd), and
     changes nothing else. Runs `git init` too unless PATH is already inside a git repository.
     With --from, clones an existing vault from a git remote instead and
-    registers this machine as one of its devices (see `memd sync`).
+    registers this machine as one of its devices (see `memd sync`). It
+    takes the remote's HEAD branch when that holds a vault, else the only
+    branch that does; when several hold unrelated vaults it stops and lists
+    them (pick one with --branch). Only an empty remote gets a new vault.
 
     \b
     Examples:
         memd init ~/memory
         memd init ~/memory --from git@example.com:me/memory.git
+        memd init ~/memory --from git@example.com:me/memory.git --branch main
     """
     from memd.app import Memory
 
     if url is not None:
-        _init_from(url, path, as_json)
+        _init_from(url, path, branch, as_json)
         return
+    if branch is not None:
+        raise click.UsageError("--branch goes with --from URL")
     result = Memory.init(path)
     if as_json:
         emit_json(
@@ -61,16 +70,18 @@ def init(path: Path, url: str | None, as_json: bool) -> None:
         click.echo("  + git repository")
 
 
-def _init_from(url: str, path: Path, as_json: bool) -> None:
+def _init_from(url: str, path: Path, branch: str | None, as_json: bool) -> None:
     from memd.app import Memory
 
-    cloned = Memory.init_from(url, path)
+    cloned = Memory.init_from(url, path, branch)
     if as_json:
         emit_json(cloned.to_json())
         return
     device = cloned.report.device or {}
-    what = "created a new vault at" if cloned.created else "cloned the vault into"
-    click.echo(f"{what} {cloned.vault.root} (remote origin: {url})")
+    if cloned.created:
+        click.echo(f"created a new vault at {cloned.vault.root} ({url} had no branch; shared as its {cloned.branch})")
+    else:
+        click.echo(f"cloned the vault on branch {cloned.branch} of {url} into {cloned.vault.root}")
     if device.get("registered"):
         click.echo(f"  this machine is device {device.get('name')} #{device['index']}: seqs from {device['first_seq']}")
 
@@ -231,11 +242,12 @@ def _sync_lines(sync: dict[str, Any]) -> None:
     elif device.get("devices"):
         click.echo("device      not registered yet: run `memd sync` (seqs come from the shared range until then)")
     if sync.get("remote"):
+        remote = sync["remote"] + ("" if sync.get("tracked") else " (not tracked yet; the next `memd sync` picks one)")
         if sync.get("ahead") is None:
-            click.echo(f"remote      {sync['remote']}: never fetched (run `memd sync`)")
+            click.echo(f"remote      {remote}: never fetched (run `memd sync`)")
         else:
             where = f"{sync['ahead']} ahead, {sync['behind']} behind"
-            click.echo(f"remote      {sync['remote']}: {where} (as of the last sync)")
+            click.echo(f"remote      {remote}: {where} (as of the last sync)")
 
 
 @click.command()

@@ -11,9 +11,12 @@ from memd.cli import emit_json, get_memory, json_option
 
 @click.command()
 @click.option("--remote", metavar="NAME", help="The git remote (default: [sync] remote, else origin).")
+@click.option(
+    "--branch", metavar="NAME", help="The remote's branch to follow, tracked from now on (default: the tracked one)."
+)
 @json_option
 @click.pass_context
-def sync(ctx: click.Context, remote: str | None, as_json: bool) -> None:
+def sync(ctx: click.Context, remote: str | None, branch: str | None, as_json: bool) -> None:
     """Share the vault with your other machines through a git remote.
 
     Commits what is pending (your edits under your name), fetches, merges
@@ -24,16 +27,21 @@ def sync(ctx: click.Context, remote: str | None, as_json: bool) -> None:
     twice. When you edited the same line on two machines, sync stops, changes
     nothing in your files, and says what to decide. Exits 1 when it stopped.
 
+    It follows the remote's branch the vault tracks (set by `memd init
+    --from`; `memd status` shows it), else the one of the local branch's
+    name; a vault that tracks none follows the branch holding its history.
+
     \b
     Examples:
         memd sync
+        memd sync --branch main
         memd sync --remote backup --json
     """
     from memd.core.errors import MemdError
 
     memory = get_memory(ctx)
     try:
-        report = memory.sync(remote)
+        report = memory.sync(remote, branch)
     except MemdError as err:
         stopped = getattr(err, "report", None)
         if stopped is None:

@@ -8,6 +8,8 @@
 - ``integrate.py``: a fast-forward or a merge commit, planned on objects;
 - ``apply.py``: writing it into the working tree, journaled;
 - ``flow.py``: ``memd sync`` from start to end (``report.py``: what it did);
+- ``branches.py``: which of the remote's branches holds the vault (for
+  ``memd init --from``, in ``memd.app.clone``, and for a sync that tracks none);
 - ``status.py``: what ``memd status`` shows.
 
 Device ids and their seq ranges (``.memd/devices.json``) live below, in

@@ -2,7 +2,10 @@
 
 1. Commit what is pending here: an owed consolidation commit, the person's
    hand edits (under their name), memd's own appends and state.
-2. Fetch the remote's branch (no lock held: appends never wait for the network).
+2. Fetch the remote's branch (no lock held: appends never wait for the network):
+   the one the vault tracks (set at clone), else the local branch's name; a
+   vault that tracks none, on a remote without that name, follows the branch
+   holding its history (``branches.py``), so it never starts a second one.
 3. Integrate with a merge: fast-forward when only the remote moved; else a
    merge commit whose memd files are merged by entry (``merge.py``), built on
    objects, then written to the working tree all at once (``apply.py``). When
@@ -35,8 +38,9 @@ from memd.sync.gitops import (
     prefix,
     push,
     resolve_remote,
+    track,
 )
-from memd.sync.integrate import integrate
+from memd.sync.integrate import Unrelated, integrate
 from memd.sync.report import SyncConflict, SyncReport, Tally
 from memd.vault import acks
 from memd.vault.journal import finish_commit
@@ -60,12 +64,17 @@ ATTEMPTS = 4
 STATE = ".memd/state.json"
 
 
-def sync(vault: Vault, remote_name: str | None = None, *, timeout: float = NETWORK_TIMEOUT) -> SyncReport:
-    """Synchronise the vault with its remote; see the module doc for the steps."""
+def sync(
+    vault: Vault, remote_name: str | None = None, *, branch: str | None = None, timeout: float = NETWORK_TIMEOUT
+) -> SyncReport:
+    """Synchronise the vault with its remote; see the module doc for the steps.
+    ``branch`` names the remote's branch to follow (and track from now on)."""
+    from memd.sync import branches
+
     reason = blocked(vault)
     if reason:
         raise SyncError(f"cannot sync: {reason}")
-    remote = resolve_remote(vault, remote_name or vault.config.sync_remote or "origin")
+    remote = resolve_remote(vault, remote_name or vault.config.sync_remote or "origin", branch)
     if head(vault) is None:
         raise SyncError("the vault's repository has no commit yet (run `memd init` in it first)")
     tally = Tally()
@@ -73,10 +82,14 @@ def sync(vault: Vault, remote_name: str | None = None, *, timeout: float = NETWO
         tally.committed += commit_pending(vault, tally.warnings)
         crashpoint()  # local work committed, nothing fetched yet
         theirs = fetch(vault, remote, timeout)
+        if theirs is None and not remote.chosen:
+            remote, theirs = branches.follow(vault, remote, tally.warnings, timeout)
         crashpoint()
         _confirm_published(vault, theirs, tally)
         try:
             integrate(vault, remote, theirs, tally)
+        except Unrelated:
+            raise branches.unrelated(vault, remote, timeout) from None
         except apply_mod.EditedDuringSync as err:
             tally.warnings.append(f"{err}; tried again")
             continue
@@ -86,6 +99,7 @@ def sync(vault: Vault, remote_name: str | None = None, *, timeout: float = NETWO
         local = head(vault)
         assert local is not None
         if theirs == local:
+            track(vault, remote)
             return _report(vault, remote, tally)
         outgoing = count(vault, f"{theirs}..{local}" if theirs else local)
         pushed = push(vault, remote, local, timeout)
@@ -94,6 +108,7 @@ def sync(vault: Vault, remote_name: str | None = None, *, timeout: float = NETWO
             tally.pushed += outgoing
             if device is not None:
                 _confirm_published(vault, local, tally)
+            track(vault, remote)
             return _report(vault, remote, tally)
         if not pushed.rejected:
             raise RemoteUnreachable(f"could not push to {remote.name}: {pushed.message}")

@@ -33,8 +33,12 @@ class RemoteUnreachable(SyncError):
 
 @dataclass(frozen=True)
 class Remote:
+    """The remote and the branch of it that the vault follows."""
+
     name: str
-    branch: str
+    branch: str  # the remote's branch
+    tracked: bool = False  # git's config names it the upstream of the local branch (set at clone or first sync)
+    chosen: bool = False  # named on the command line (``memd sync --branch``)
 
     @property
     def tracking(self) -> str:
@@ -48,10 +52,42 @@ def current_branch(vault: Vault) -> str:
     return result.stdout.strip()
 
 
-def resolve_remote(vault: Vault, name: str) -> Remote:
+def resolve_remote(vault: Vault, name: str, branch: str | None = None) -> Remote:
+    """The remote ``name`` and its branch to follow: ``branch`` when given, else
+    the one the local branch tracks there, else the local branch's name."""
     if run_git(vault, "remote", "get-url", name).returncode != 0:
         raise SyncError(f"the vault's repository has no remote named {name!r} (add one: git remote add {name} URL)")
-    return Remote(name, current_branch(vault))
+    local = current_branch(vault)
+    if branch is not None:
+        if run_git(vault, "check-ref-format", "--branch", branch).returncode != 0:
+            raise SyncError(f"{branch!r} is not a valid branch name")
+        return Remote(name, branch, tracked=upstream(vault, local) == (name, branch), chosen=True)
+    followed = upstream(vault, local)
+    if followed is not None and followed[0] == name:
+        return Remote(name, followed[1], tracked=True)
+    return Remote(name, local)
+
+
+def upstream(vault: Vault, local: str) -> tuple[str, str] | None:
+    """The (remote, branch) git's config says ``local`` tracks; None when it tracks none."""
+    remote = run_git(vault, "config", "--get", f"branch.{local}.remote").stdout.strip()
+    merge = run_git(vault, "config", "--get", f"branch.{local}.merge").stdout.strip()
+    if not remote or not merge.startswith("refs/heads/"):
+        return None
+    return remote, merge.removeprefix("refs/heads/")
+
+
+def track(vault: Vault, remote: Remote) -> bool:
+    """Record ``remote``'s branch as the one the local branch tracks, unless it
+    tracks a branch of another remote already (that is the person's to change)
+    and this one was not asked for by name. True when it changed."""
+    local = current_branch(vault)
+    now = upstream(vault, local)
+    if now == (remote.name, remote.branch) or (now is not None and now[0] != remote.name and not remote.chosen):
+        return False
+    check(run_git(vault, "config", f"branch.{local}.remote", remote.name), "config")
+    check(run_git(vault, "config", f"branch.{local}.merge", f"refs/heads/{remote.branch}"), "config")
+    return True
 
 
 def toplevel(vault: Vault) -> Path:

@@ -31,6 +31,10 @@ from memd.vault.vault import Vault
 STATE = ".memd/state.json"
 
 
+class Unrelated(SyncError):
+    """The remote's branch holds a vault with no history in common with this one."""
+
+
 def integrate(vault: Vault, remote: Remote, theirs: str | None, tally: Tally) -> None:
     local = head(vault)
     assert local is not None
@@ -52,10 +56,7 @@ def integrate(vault: Vault, remote: Remote, theirs: str | None, tally: Tally) ->
     else:
         base = merge_base(vault, local, theirs)
         if base is None:
-            raise SyncError(
-                f"this vault and {remote.name}/{remote.branch} have no history in common (they were started "
-                "separately); to bring a vault onto this machine, clone it: memd init PATH --from URL"
-            )
+            raise Unrelated(f"this vault and {remote.name}/{remote.branch} have no history in common")
         plan, resolved, received, conflicts = _merge_plan(vault, remote, local, theirs, base, pre)
         if conflicts:
             report = SyncReport(

@@ -36,7 +36,8 @@ def device_facts(vault: Vault) -> dict[str, Any]:
 
 
 def sync_facts(vault: Vault, remote_name: str | None) -> dict[str, Any]:
-    """Device, remote, and how far ahead of / behind the remote this clone is, as of the last fetch."""
+    """Device, the remote's branch the vault follows, and how far ahead of /
+    behind it this clone is, as of the last fetch."""
     facts: dict[str, Any] = {"device": device_facts(vault), "remote": None}
     if blocked(vault) == "the vault is not in a git repository (run `git init` in it)":
         return facts
@@ -46,6 +47,7 @@ def sync_facts(vault: Vault, remote_name: str | None) -> dict[str, Any]:
         return facts
     local, known = head(vault), tracking(vault, remote)
     facts["remote"] = f"{remote.name}/{remote.branch}"
+    facts["tracked"] = remote.tracked  # False: no branch tracked yet (the next sync picks and records one)
     if local and known:
         ahead, behind = ahead_behind(vault, local, known)
         facts.update(ahead=ahead, behind=behind)
