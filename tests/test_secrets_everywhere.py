@@ -165,3 +165,20 @@ def test_a_held_file_is_released_when_the_person_commits_it(vault: Vault) -> Non
     handler.run_due()
     assert handler.held == {}
     assert (read_status(vault) or handler.book.data)["held_files"] == {}
+
+
+@pytest.mark.parametrize("secret", [GITHUB, OPENAI, AWS_ID, f"password: {PASSWORD}"])
+def test_a_secret_typed_into_current_md_never_reaches_a_commit(memd: Memd, vault: Vault, secret: str) -> None:
+    memd("add", "Takes coffee with oat milk")
+    with vault.current.open("a") as current:
+        current.write(f"- token for the fine github repo {secret}\n")  # typed by hand, no daemon running
+    result = memd("consolidate")
+    assert "possible secret" in result.output and "CURRENT.md:" in result.output
+    objects = git_objects(vault)
+    for part in tokens(secret if not secret.startswith("password") else PASSWORD):
+        assert part.encode() not in objects
+        assert all(part not in p.name.lower() for p in vault.topics_dir.iterdir())
+    assert "[REDACTED:" in "".join(p.read_text() for p in vault.topic_files())
+    assert json.loads(memd("verify", "--json").output)["ok"]
+    memd("add", "Runs on Tuesdays")  # every later command still works
+    memd("consolidate")

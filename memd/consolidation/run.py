@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from memd.consolidation.outcome import ConsolidationError, Move, Outcome, commit_message
 from memd.consolidation.recovery import recover
 from memd.consolidation.restore import Vanished, restore
+from memd.consolidation.scrub import without_secrets
 from memd.consolidation.sections import adopt_unsigned, sections_of
 from memd.consolidation.stale import drop_stale_copies, drop_topic_copies
 from memd.consolidation.supersessions import mark_supersessions, replaced_entries
@@ -142,6 +143,8 @@ def _attempt(
                 f"CURRENT.md held {dropped + changed} entries already filed in topics (an editor saved an old copy): "
                 f"dropped {dropped} identical copies, kept {changed} changed ones as new entries"
             )
+        if not dry_run:
+            current_text, current = without_secrets(vault, current_text, current, warnings)
         unsigned = sum(1 for e in current.entries() if e.entry.signature is None) + space.unsigned()
         reserved = allocate(vault, unsigned) if unsigned and not dry_run else range(state.next_seq, state.next_seq)
     if not dry_run:
