@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memd.index import IndexStore, minilm
+from memd.index import IndexStore, embedding, minilm
 from memd.index.embedding import _minilm_folder, embed_many, embed_query, load_embedder
 from memd.index.minilm import WEIGHTS_SHA256, ModelUnavailable, check_weights
 from memd.index.vectors import VectorIndex
@@ -231,6 +231,35 @@ def test_the_weights_are_hashed_once_until_the_file_changes(tmp_path: Path, monk
         handle.write(bytes([byte[0] ^ 1]))
     with pytest.raises(ModelUnavailable, match="checksum differs"):
         check_weights(weights, note)
+
+
+def test_installs_sharing_a_cache_folder_hash_their_weights_once_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    installs = []
+    for name in ("one", "two"):  # two environments on one machine, one user's cache folder
+        folder = tmp_path / name
+        folder.mkdir()
+        for file in ("model.safetensors", "tokenizer.json"):
+            shutil.copyfile(_minilm_folder() / file, folder / file)
+        installs.append(folder)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    hashed: list[int] = []
+    sha256 = minilm.hashlib.sha256
+
+    def counted(data: bytes) -> object:
+        hashed.append(len(data))
+        return sha256(data)
+
+    monkeypatch.setattr(minilm.hashlib, "sha256", counted)
+    for _ in range(3):  # processes of either install, taking turns
+        for folder in installs:
+            monkeypatch.setenv("MEMD_MINILM_DIR", str(folder))
+            embedding._minilm()
+    assert len(hashed) == 2  # each install's weights once, then its own note vouches for them
+    notes = sorted((tmp_path / "cache" / "memd").glob("*.checked"))
+    assert len(notes) == 2
+    assert {note.read_text().split()[-1] for note in notes} == {str(f / "model.safetensors") for f in installs}
 
 
 def test_without_the_model_search_is_lexical_and_status_says_why(
