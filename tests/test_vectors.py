@@ -384,3 +384,25 @@ def test_an_older_vector_file_keeps_no_rows_of_a_file_deleted_before_the_upgrade
     store.sync()
     store.close()
     assert {rid.split("#")[0] for rid in stored(talk).rids} == {"topics/talk.md"}
+
+
+def test_status_says_how_many_vectors_there_are_and_which_files_wait(
+    life: Vault, memd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def index_line() -> str:
+        return next(line for line in memd("status").output.splitlines() if line.startswith("index"))
+
+    assert index_line() == "index       tantivy, not built yet"
+    search(memd, "cycling")
+    assert index_line() == "index       tantivy, 6 records; 4 vectors"  # one per entry; none for sections of entries
+    (life.root / "notes.md").write_text("# Plans\nA walk along the coast in May.\n", encoding="utf-8")
+    (life.index_dir / "vectors.npz").unlink()
+    assert "no vectors yet (embedded at the next search or by the daemon)" in index_line()
+    search(memd, "cycling")
+    (life.root / "more.md").write_text("# More\nA swim in the lake.\n", encoding="utf-8")
+    with monkeypatch.context() as words_only:  # the new file is indexed, not embedded
+        words_only.setenv("MEMD_EMBEDDING", "none")
+        memd("search", "swim")
+    assert index_line().endswith("; 5 vectors, 1 of 4 files not embedded yet (at the next search or by the daemon)")
+    data = json.loads(memd("status", "--json").output)
+    assert "1 of 4 files not embedded yet" in data["index"]["summary"]

@@ -340,6 +340,7 @@ class Memory:
             due=buffer.due_reason,
         )
         sync = sync_facts(self.vault)
+        retrieval = describe_retrieval(self.vault.config.embedding)
         return Status(
             vault=str(self.vault.root),
             engine=describe(self.vault.config),
@@ -350,8 +351,10 @@ class Memory:
             last_consolidation=state.last_consolidation,
             state_problem=problem,
             extra={
-                "retrieval": describe_retrieval(self.vault.config.embedding),
-                "index": describe_index(self.vault.index_dir, self.vault.config.index_backend),
+                "retrieval": retrieval,
+                "index": describe_index(
+                    self.vault.index_dir, self.vault.config.index_backend, vectors=retrieval["mode"] == "hybrid"
+                ),
                 "uncommitted": owed_commit(self.vault),
                 "endpoint": endpoint_health(self.vault),
                 "sync": sync,
