@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import json
+import random
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memd import Memory
+from memd.app.init import init_vault
+from memd.core.signature import SeqSet
+from memd.review.spans import RunIndex, minus, overlaps, runs
+from memd.vault.vault import Vault
 
 from .conftest import Memd
 from .review_story import BREAD, COFFEE, NEW_CAR, NEW_PHONE, OLD_CAR, OLD_PHONE, Story, build
@@ -114,3 +125,80 @@ def test_bad_revisions_are_one_line_errors(memd: Memd) -> None:
 def test_a_fresh_vault_has_nothing_to_diff(vault) -> None:  # type: ignore[no-untyped-def]
     result = Memd(vault)("diff", ok=False)
     assert result.exit_code == 1 and "no consolidation yet" in result.output
+
+
+def reorganise(vault: Vault, count: int) -> str:
+    """``count`` entries in topics, committed; then one commit moves every one to
+    another file and section, changes the words of one in ten and folds one in
+    twenty into the entry before it. Returns the ``A..B`` range of that commit."""
+
+    def write(entries: list[tuple[str, str]], prefix: str) -> None:
+        for old in vault.topics_dir.glob("*.md"):
+            old.unlink()
+        for n in range(0, len(entries), 50):
+            lines = ["---", f"id: {prefix}-{n}", "summary: notes", "---"]
+            for h in range(5):
+                lines.append(f"# {prefix} {h}")
+                lines += [
+                    f"- <seq={seqs},time=2026-03-01T09:00,source=user> {said}"
+                    for seqs, said in entries[n + h : n + 50 : 5]
+                ]
+            (vault.topics_dir / f"{prefix}-{n}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def commit(message: str) -> str:
+        subprocess.run(["git", "-C", str(vault.root), "add", "-A"], check=True)
+        subprocess.run(["git", "-C", str(vault.root), "commit", "-q", "-m", message], check=True)
+        return subprocess.run(
+            ["git", "-C", str(vault.root), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+        ).stdout.strip()
+
+    entries = [(str(seq), f"note number {seq} about the garden") for seq in range(1, count + 1)]
+    write(entries, "before")
+    base = commit("notes")
+    after: list[tuple[str, str]] = []
+    for i, (seqs, said) in enumerate(entries):
+        if i % 20 == 19:
+            folded, words = after.pop()
+            after.append((f"{folded}+{seqs}", words))
+        else:
+            after.append((seqs, said + " again" if i % 10 == 3 else said))
+    random.Random(count).shuffle(after)
+    write(after, "after")
+    return f"{base}..{commit('reorganise')}"
+
+
+def test_a_reorganisation_of_many_entries_is_listed_entry_by_entry(vault: Vault) -> None:
+    spec = reorganise(vault, 400)
+    found = Memory.open(vault.root).diff(spec)
+    assert found.count("merged") == 20  # one in twenty folded into the entry before it
+    assert found.count("moved") == 360  # every other one changed file and section
+    assert sum("words changed" in change.detail for change in found.entries) == 40
+    assert len(found.entries) == 380 and not found.count("removed") and not found.count("added")
+
+
+def test_diff_costs_what_it_reads_not_its_square(tmp_path: Path) -> None:
+    cpu = {}
+    for count in (500, 2000):
+        vault = init_vault(tmp_path / str(count)).vault
+        spec = reorganise(vault, count)
+        memory = Memory.open(vault.root)
+        started = time.process_time()
+        assert len(memory.diff(spec).entries) == count - count // 20
+        cpu[count] = time.process_time() - started
+    # Four times the entries: about four times the work (pairing every new entry
+    # against every old one made it sixteen).
+    assert cpu[2000] < 8 * cpu[500]
+
+
+@given(st.lists(st.lists(st.tuples(st.integers(1, 60), st.integers(0, 6)), max_size=4), max_size=12), st.data())
+def test_seq_runs_compare_as_the_sets_they_stand_for(raw: list[list[tuple[int, int]]], data: st.DataObject) -> None:
+    sets = [runs(SeqSet(tuple((start, start + width) for start, width in parts))) if parts else () for parts in raw]
+    numbers = [{n for start, end in value for n in range(start, end + 1)} for value in sets]
+    index = RunIndex(sets)
+    for a, a_numbers in zip(sets, numbers, strict=True):
+        assert index.meeting(a) == [i for i, b_numbers in enumerate(numbers) if a_numbers & b_numbers]
+        b = data.draw(st.sampled_from(sets)) if sets else ()
+        b_numbers = {n for start, end in b for n in range(start, end + 1)}
+        assert overlaps(a, b) == bool(a_numbers & b_numbers)
+        assert {n for start, end in minus(a, b) for n in range(start, end + 1)} == a_numbers - b_numbers
+        assert minus(a, b) == runs(SeqSet(minus(a, b))) if minus(a, b) else True  # still sorted, disjoint runs

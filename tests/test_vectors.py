@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memd.index import IndexStore, minilm
+from memd.index import IndexStore, embedding, minilm
 from memd.index.embedding import _minilm_folder, embed_many, embed_query, load_embedder
 from memd.index.minilm import WEIGHTS_SHA256, ModelUnavailable, check_weights
 from memd.index.vectors import VectorIndex
@@ -233,6 +233,35 @@ def test_the_weights_are_hashed_once_until_the_file_changes(tmp_path: Path, monk
         check_weights(weights, note)
 
 
+def test_installs_sharing_a_cache_folder_hash_their_weights_once_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    installs = []
+    for name in ("one", "two"):  # two environments on one machine, one user's cache folder
+        folder = tmp_path / name
+        folder.mkdir()
+        for file in ("model.safetensors", "tokenizer.json"):
+            shutil.copyfile(_minilm_folder() / file, folder / file)
+        installs.append(folder)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    hashed: list[int] = []
+    sha256 = minilm.hashlib.sha256
+
+    def counted(data: bytes) -> object:
+        hashed.append(len(data))
+        return sha256(data)
+
+    monkeypatch.setattr(minilm.hashlib, "sha256", counted)
+    for _ in range(3):  # processes of either install, taking turns
+        for folder in installs:
+            monkeypatch.setenv("MEMD_MINILM_DIR", str(folder))
+            embedding._minilm()
+    assert len(hashed) == 2  # each install's weights once, then its own note vouches for them
+    notes = sorted((tmp_path / "cache" / "memd").glob("*.checked"))
+    assert len(notes) == 2
+    assert {note.read_text().split()[-1] for note in notes} == {str(f / "model.safetensors") for f in installs}
+
+
 def test_without_the_model_search_is_lexical_and_status_says_why(
     life: Vault, memd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -355,3 +384,25 @@ def test_an_older_vector_file_keeps_no_rows_of_a_file_deleted_before_the_upgrade
     store.sync()
     store.close()
     assert {rid.split("#")[0] for rid in stored(talk).rids} == {"topics/talk.md"}
+
+
+def test_status_says_how_many_vectors_there_are_and_which_files_wait(
+    life: Vault, memd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def index_line() -> str:
+        return next(line for line in memd("status").output.splitlines() if line.startswith("index"))
+
+    assert index_line() == "index       tantivy, not built yet"
+    search(memd, "cycling")
+    assert index_line() == "index       tantivy, 6 records; 4 vectors"  # one per entry; none for sections of entries
+    (life.root / "notes.md").write_text("# Plans\nA walk along the coast in May.\n", encoding="utf-8")
+    (life.index_dir / "vectors.npz").unlink()
+    assert "no vectors yet (embedded at the next search or by the daemon)" in index_line()
+    search(memd, "cycling")
+    (life.root / "more.md").write_text("# More\nA swim in the lake.\n", encoding="utf-8")
+    with monkeypatch.context() as words_only:  # the new file is indexed, not embedded
+        words_only.setenv("MEMD_EMBEDDING", "none")
+        memd("search", "swim")
+    assert index_line().endswith("; 5 vectors, 1 of 4 files not embedded yet (at the next search or by the daemon)")
+    data = json.loads(memd("status", "--json").output)
+    assert "1 of 4 files not embedded yet" in data["index"]["summary"]

@@ -4,7 +4,9 @@ Opening finds the vault and finishes or undoes an interrupted consolidation
 (before anything reads or writes); every verb checks again, cheaply, because
 a long-lived process (the daemon, the MCP server) may outlive a crash in
 another one. The engine and settings are looked up per call, so a daemon sees
-edits to ``.memd/config.toml`` without a restart.
+edits to ``.memd/config.toml`` without a restart. The search index is opened
+once and kept for the object's life (``close`` lets it go): each search
+brings it in step with the files first, reading only what changed.
 
 Example::
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import builtins
 import os
+import threading
 from collections.abc import Callable, Collection, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -55,6 +58,15 @@ class Memory:
     def __init__(self, vault: Vault, *, warn: Warn | None = None) -> None:
         self.vault = vault
         self._warn = warn or (lambda message: None)
+        self._store: IndexStore | None = None
+        self._store_turn = threading.Lock()  # one search at a time uses the kept store
+
+    def close(self) -> None:
+        """Let go of the search index held open between searches (the next search opens it again)."""
+        with self._store_turn:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
 
     # -- opening ----------------------------------------------------------------
     @classmethod
@@ -206,7 +218,7 @@ class Memory:
         each hit cites ``path:line@commit``."""
         from memd.ask.tools import search
         from memd.core.timeutil import time_bound
-        from memd.index import Filters
+        from memd.index import Filters, IndexStore
 
         self.recover()
         filters = Filters(since=time_bound(since), until=time_bound(until, end_of_day=True), source=source)
@@ -215,7 +227,15 @@ class Memory:
 
             past = search_as_of(self.vault, query, as_of, limit, filters)
             return Hits(query, past.hits, past.past.to_json())
-        return Hits(query, tuple(search(self.vault, query, limit, filters, progress=progress)))
+        with self._store_turn:
+            if self._store is not None and self._store.settings_changed():
+                self._store.close()
+                self._store = None
+            if self._store is None:
+                self._store = IndexStore(self.vault)
+            # In step with the files first (hand edits included); cheap when nothing changed.
+            self._store.sync(progress)
+            return Hits(query, tuple(search(self.vault, query, limit, filters, store=self._store)))
 
     def grep(
         self, pattern: str, *, doc: str | None = None, limit: int = 30, context: int = 3, ignore_case: bool = True
@@ -316,6 +336,7 @@ class Memory:
             due=buffer.due_reason,
         )
         sync = sync_facts(self.vault)
+        retrieval = describe_retrieval(self.vault.config.embedding)
         return Status(
             vault=str(self.vault.root),
             engine=describe(self.vault.config),
@@ -326,8 +347,10 @@ class Memory:
             last_consolidation=state.last_consolidation,
             state_problem=problem,
             extra={
-                "retrieval": describe_retrieval(self.vault.config.embedding),
-                "index": describe_index(self.vault.index_dir, self.vault.config.index_backend),
+                "retrieval": retrieval,
+                "index": describe_index(
+                    self.vault.index_dir, self.vault.config.index_backend, vectors=retrieval["mode"] == "hybrid"
+                ),
                 "uncommitted": owed_commit(self.vault),
                 "endpoint": endpoint_health(self.vault),
                 "sync": sync,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+# The name backends give this analysis (``Backend.analysis``): both index its words.
+ANALYSIS = "whoosh-stemming"
 _TOKEN = re.compile(r"\w+(?:\.\w+)*")  # whoosh_backend._analyzer's expression
 
 

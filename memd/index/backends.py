@@ -92,21 +92,30 @@ def open_backend(name: str, folder: Path, create: bool = False) -> Backend:
     return BACKENDS[name](folder, create)
 
 
-def describe_index(index_dir: Path, name: str) -> dict[str, Any]:
-    """What ``memd status`` says of the index, from the manifest alone (no engine imported)."""
+def describe_index(index_dir: Path, name: str, vectors: bool = False) -> dict[str, Any]:
+    """What ``memd status`` says of the index, from the manifest alone (no engine imported);
+    with ``vectors`` (meaning is on), how far the stored vectors cover the indexed files."""
     name = resolve(name)
     records: int | None = None
     built_by: str | None = None
+    digests: dict[str, str] = {}
     try:
         manifest = json.loads((index_dir / "manifest.json").read_text(encoding="utf-8"))
         if isinstance(manifest, dict) and isinstance(manifest.get("records"), int):
             records, built_by = manifest["records"], manifest.get("engine")
-    except (OSError, ValueError):
+            files = manifest.get("files")
+            if isinstance(files, dict):
+                digests = {str(rel): str(entry[2]) for rel, entry in files.items() if isinstance(entry, list)}
+    except (OSError, ValueError, IndexError):
         pass
     problem = missing_package(name)
     summary = f"{name}, " + (f"{records:,} records" if records is not None else "not built yet")
     if built_by is not None and built_by != name:
         summary += f" (built by {built_by}: rebuilt on the next search)"
+    elif vectors and records is not None:
+        from memd.index.coverage import describe_vectors
+
+        summary += "; " + describe_vectors(index_dir, digests)
     suggestion = None
     if name == "whoosh" and records is not None and records > SUGGEST_TANTIVY_RECORDS:
         # Judged by size alone: no query times are recorded, and Whoosh's grow with the records.

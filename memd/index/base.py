@@ -34,6 +34,10 @@ class Hit:
 
 
 class Backend(Protocol):
+    # The name of the analysis ``analyse`` applies: backends that share it turn
+    # any text into the same terms, so what is remembered of one holds for all.
+    analysis: str
+
     def replace_files(self, removed: Iterable[str], records: Sequence[Record]) -> None:
         """Drop every record of the ``removed`` paths, then add ``records``, atomically."""
 

@@ -64,9 +64,10 @@ def _minilm_folder() -> Path:
 
 
 def _minilm() -> Embedder:
-    from memd.index.minilm import MiniLM
+    from memd.index.minilm import MiniLM, note_path
 
-    return MiniLM(_minilm_folder(), checked=_cache_dir() / "minilm-l6-weights.checked")
+    folder = _minilm_folder()
+    return MiniLM(folder, checked=note_path(_cache_dir(), folder / "model.safetensors"))
 
 
 def _cache_dir() -> Path:

@@ -62,6 +62,7 @@ class HybridBackend:
         self.lexical = lexical
         self.vectors = vectors
         self.embedder = embedder
+        self.analysis = lexical.analysis
 
     def similar(self, query: str) -> Similarity:
         """How close every record is to ``query`` in meaning."""

@@ -95,6 +95,15 @@ def _mapped(path: Path) -> Any:
         return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
 
+def note_path(cache: Path, weights: Path) -> Path:
+    """Where ``check_weights`` notes that ``weights`` passed: one note per weights
+    file, named by its path, so installs sharing a cache folder (every memd of
+    one user shares ``~/.cache/memd``) keep their own instead of overwriting
+    one another's and hashing 90 MB again in every process."""
+    key = hashlib.blake2b(str(weights.resolve()).encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
+    return cache / f"minilm-l6-weights-{key}.checked"
+
+
 def check_weights(path: Path, checked: Path | None = None) -> None:
     """Raise ``ModelUnavailable`` unless ``path`` holds the expected weights.
 

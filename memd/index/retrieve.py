@@ -35,10 +35,10 @@ The heading an entry sits under is part of what BM25 matches (its own field).
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any
 
 from memd.index import signals
@@ -177,14 +177,25 @@ def _with_semantic(
     return hits + extra, {hit.record.rid for hit in extra}
 
 
-@lru_cache(maxsize=50_000)
-def _analysed(analyse: Any, text: str) -> frozenset[str]:
-    return frozenset(analyse(text))
+TERMS_KEPT = 50_000  # texts whose analysed words are remembered per process
+# Keyed by values alone (the analysis's name and the text): a key holding the
+# backend (its bound ``analyse``) kept every backend ever searched alive, with
+# its vectors and record cache, and a long-lived process grew by megabytes a search.
+_TERMS: dict[tuple[str, str], frozenset[str]] = {}
+_TERMS_LOCK = threading.Lock()
 
 
 def _terms(backend: Backend, text: str) -> frozenset[str]:
     """The analysed words of a record's text (remembered: the same records come up query after query)."""
-    return _analysed(backend.analyse, text)
+    key = (backend.analysis, text)
+    found = _TERMS.get(key)
+    if found is None:
+        found = frozenset(backend.analyse(text))
+        with _TERMS_LOCK:
+            while len(_TERMS) >= TERMS_KEPT:
+                del _TERMS[next(iter(_TERMS))]  # the oldest first: dicts keep insertion order
+            _TERMS[key] = found
+    return found
 
 
 def _diversify(backend: Backend, results: list[Result], limit: int, weight: float) -> list[Result]:

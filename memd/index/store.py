@@ -13,6 +13,12 @@ a full rebuild from the files, so a stale index is never served.
 Index writes take ``.memd/index/lock`` rather than the vault lock, so a
 search never waits for a long consolidation and vice versa.
 
+A store may live as long as its process (``Memory`` keeps one): the backend
+and the vectors stay open between queries, and each ``sync`` costs the stats
+above. When another process rewrote the manifest or the vectors since this
+store last read or wrote them (the daemon indexing a hand edit, a
+``memd reindex``), the store opens them afresh, as a new reader would.
+
 When the vault's embedding model is installed, ``vectors.npz`` beside the
 lexical index holds sentence vectors (``memd.index.vectors``); each sync
 brings them in step with the manifest's file hashes, embedding only texts
@@ -30,6 +36,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from memd.core.atomic import _describe, atomic_write
@@ -41,8 +48,9 @@ from memd.vault.vault import Vault
 
 SCHEMA_VERSION = 6
 Progress = Callable[[int, int], None]
-# Parsed manifests by path, with the (inode, mtime, ctime, size) they were read at.
-_MANIFESTS: dict[str, tuple[tuple[int, int, int, int], dict[str, Any]]] = {}
+Stamp = tuple[int, int, int, int]  # a file's (inode, mtime, ctime, size): any rewrite changes it
+# Parsed manifests by path, with the stamp they were read at.
+_MANIFESTS: dict[str, tuple[Stamp, dict[str, Any]]] = {}
 
 
 @dataclass(frozen=True)
@@ -81,9 +89,12 @@ class IndexStore:
         from memd.index.backends import require, resolve
 
         self.vault = vault
+        config = vault.config
         # Which engine (memd/index/backends.py): the vault's [index] backend unless named.
-        self.backend_name = resolve(backend or vault.config.index_backend)
+        self.backend_name = resolve(backend or config.index_backend)
         require(self.backend_name)
+        self._named_backend = backend
+        self.embedding = config.embedding
         self.folder = vault.index_dir
         self.manifest_path = self.folder / "manifest.json"
         self.engine_dir = self.folder / self.backend_name
@@ -94,6 +105,10 @@ class IndexStore:
         self.semantic_off: str | None = None  # why retrieval is lexical only (None: hybrid)
         self._semantic_checked = False
         self._just_read: dict[str, list[Record]] = {}
+        # The manifest and vectors files as this store last read or wrote them: another
+        # stamp means another process wrote since, and what is held open is stale.
+        self._manifest_seen: Stamp | None = None
+        self._vectors_seen: Stamp | None = None
 
     # -- public -------------------------------------------------------------
     def backend(self) -> Backend:
@@ -107,11 +122,21 @@ class IndexStore:
             return HybridBackend(self._backend, self._vectors, self._embedder)
         return self._backend
 
+    def settings_changed(self) -> bool:
+        """Whether the vault's settings now name another backend or embedding model
+        than this store was opened with (a long-lived process sees config edits)."""
+        config = self.vault.config
+        from memd.index.backends import resolve
+
+        backend = self.backend_name if self._named_backend else resolve(config.index_backend)
+        return backend != self.backend_name or config.embedding != self.embedding
+
     @_one_line_errors
     def sync(self, progress: Progress | None = None) -> SyncReport:
         """Bring the index up to date with the files (cheap when nothing changed)."""
         started = time.monotonic()
         manifest = self._load_manifest()
+        self._follow_others()
         if manifest is not None and self._backend is None:
             self._backend = self._open_backend()
             if self._backend is not None and not self._count_matches(manifest):
@@ -131,6 +156,7 @@ class IndexStore:
             return SyncReport(False, (), (), manifest["records"], time.monotonic() - started)
         with self._locked():
             manifest = self._load_manifest()
+            self._follow_others()  # a writer may have come between the check above and the lock
             if self._backend is None and manifest is not None:
                 self._backend = self._open_backend()
             if manifest is None or self._backend is None or not self._count_matches(manifest):
@@ -150,8 +176,18 @@ class IndexStore:
         if self._backend is not None:
             self._backend.close()
             self._backend = None
+        self._manifest_seen = None
 
     # -- internals ------------------------------------------------------------
+    def _follow_others(self) -> None:
+        """Let go of the open backend when another process rewrote the manifest
+        since this store opened or wrote the index: reopened, it is counted
+        against the manifest again, and tantivy's padding totals are read anew
+        (a write from stale totals would skew every score). Vectors are
+        followed the same way (``_load_vectors``)."""
+        if self._backend is not None and _stamp(self.manifest_path) != self._manifest_seen:
+            self.close()
+
     @contextmanager
     def _locked(self) -> Iterator[None]:
         from memd.core.lock import vault_lock
@@ -163,6 +199,8 @@ class IndexStore:
     def _open_backend(self, create: bool = False) -> Backend | None:
         from memd.index.backends import open_backend
 
+        # Stamped before opening: the backend is at least as new as the manifest noted.
+        self._manifest_seen = _stamp(self.manifest_path)
         try:
             return open_backend(self.backend_name, self.engine_dir, create=create)
         except MemdError:
@@ -177,11 +215,9 @@ class IndexStore:
         (a long-lived reader checks freshness before every query). The parsed
         value is shared: callers copy before changing it."""
         key = str(self.manifest_path)
-        try:
-            stat = os.stat(key)
-        except OSError:
+        version = _stamp(self.manifest_path)
+        if version is None:
             return None
-        version = (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
         cached = _MANIFESTS.get(key)
         if cached is not None and cached[0] == version:
             data = cached[1]
@@ -300,17 +336,25 @@ class IndexStore:
             from memd.index.minilm import ModelUnavailable
 
             try:
-                self._embedder = load_embedder(self.vault.config.embedding)
+                self._embedder = load_embedder(self.embedding)
             except ModelUnavailable as err:
                 self.semantic_off = str(err)
                 return False
             from memd.index.embedding import one_blas_thread_from_now
-            from memd.index.vectors import VectorIndex
 
             one_blas_thread_from_now()
+        if self._embedder is not None:
+            self._load_vectors()
+        return self._embedder is not None
+
+    def _load_vectors(self) -> None:
+        """The stored vectors, read again only when the file changed since this store read or wrote it."""
+        seen = _stamp(self.vectors_path)
+        if self._vectors is None or seen != self._vectors_seen:
+            from memd.index.vectors import VectorIndex
 
             self._vectors = VectorIndex.load(self.vectors_path, self._embedder.name, self._embedder.dim)
-        return self._embedder is not None
+            self._vectors_seen = seen
 
     def _vectors_stale(self, manifest: dict[str, Any]) -> bool:
         if not self._semantic():
@@ -334,6 +378,7 @@ class IndexStore:
             digests, lambda rel: self._read_or_empty(rel), lambda texts: embed_many(self._embedder, texts), known
         )
         self._vectors.save()
+        self._vectors_seen = _stamp(self.vectors_path)  # under the index lock: no other writer since
         return replace(report, embedded=done.embedded, seconds=time.monotonic() - started)
 
     def _read_or_empty(self, rel: str) -> list[Record]:
@@ -352,6 +397,16 @@ class IndexStore:
             "ignore": list(self.vault.ignore),
         }
         atomic_write(self.manifest_path, json.dumps(data, separators=(",", ":")))
+        if self._backend is not None:
+            self._manifest_seen = _stamp(self.manifest_path)  # under the index lock: no other writer since
+
+
+def _stamp(path: Path) -> Stamp | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
 
 
 def _digests(manifest: dict[str, Any]) -> dict[str, str]:

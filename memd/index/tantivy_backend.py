@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import tantivy
 
 from memd.core.errors import VaultError
-from memd.index.analysis import analyse
+from memd.index.analysis import ANALYSIS, analyse
 from memd.index.base import Filters, Hit
 from memd.index.bm25 import whoosh_idf
 from memd.index.fields import BM25_K1, context_text, record_from_data
@@ -67,6 +67,8 @@ def _damage_is_one_line(method: Callable[..., _T]) -> Callable[..., _T]:
 
 class TantivyBackend:
     """One tantivy index in ``folder``; created empty when absent."""
+
+    analysis = ANALYSIS
 
     def __init__(self, folder: Path, create: bool = False) -> None:
         self.folder = folder

@@ -21,6 +21,7 @@ from whoosh.fields import DATETIME, ID, KEYWORD, STORED, TEXT, Schema
 from whoosh.reading import TermNotFound
 
 from memd.core.timeexpr import as_datetime
+from memd.index.analysis import ANALYSIS
 from memd.index.base import Filters, Hit
 from memd.index.fields import BM25_B, BM25_K1, FIELD_BOOSTS, context_text, naive_time, record_data, record_from_data
 from memd.index.records import Record, when_spans
@@ -53,6 +54,8 @@ def make_schema() -> Schema:
 
 class WhooshBackend:
     """One Whoosh index in ``folder``; created empty when absent."""
+
+    analysis = ANALYSIS  # its analyser is the one memd.index.analysis reproduces
 
     def __init__(self, folder: Path, create: bool = False) -> None:
         self.folder = folder

@@ -6,7 +6,9 @@ Only the memory files that differ between the two commits are read, once
 each at both ends; the commit messages in between say which entries were
 superseded (with the replaced words, even for entries that never left the
 buffer), which topics were split or merged, and which seqs came from the
-buffer.
+buffer. Entries are paired across the two ends through an index of their
+seqs (``RunIndex``), so the work grows with the entries read, not with
+their square.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from memd.review.entries import Sighting, sightings, unsigned
 from memd.review.message import Message, parse_message
 from memd.review.pattern import signature_pattern
 from memd.review.repo import MEMORY_PATHS, CommitInfo, HistoryError, Repo, decode
-from memd.review.spans import Runs, minus, overlaps, runs, text, union
+from memd.review.spans import RunIndex, Runs, minus, overlaps, runs, text, union
 from memd.vault.vault import Vault
 
 # The order changes are listed in.
@@ -168,24 +170,34 @@ class _Changes:
         self.hand_written = hand_written
         self.buffer: Runs = union(*(m.buffer for m in messages))
         self.replacements = [r for m in messages for r in m.replacements]
+        self._replaced = RunIndex([runs(r.old) for r in self.replacements])
         self.undo = any(c.kind == "undo" for c in commits)
+        self._new: list[Sighting] = []
+        self._new_index = RunIndex([])
+
+    def _first_new(self, seqs: Runs) -> Sighting | None:
+        """The first entry at the target end holding any of ``seqs``."""
+        found = self._new_index.meeting(seqs)
+        return self._new[found[0]] if found else None
 
     def compare(self, old: list[Sighting], new: list[Sighting]) -> list[EntryChange]:
         changes: list[EntryChange] = []
         paired: set[int] = set()
+        old_index = RunIndex([o.runs for o in old])
+        self._new, self._new_index = new, RunIndex([n.runs for n in new])
         for entry in new:
-            olds = [o for o in old if overlaps(o.runs, entry.runs)]
-            paired.update(id(o) for o in olds)
+            found = old_index.meeting(entry.runs)  # in the old entries' order, as a scan would list them
+            olds = [old[i] for i in found]
+            paired.update(found)
             change = self._changed(olds, entry) if olds else self._appeared(entry)
             if change is not None:
                 changes.append(change)
-        for entry in old:
-            if id(entry) not in paired:
-                changes.append(self._vanished(entry, new))
-        seen = runs([s.signature.seq for s in old])
+        for i, entry in enumerate(old):
+            if i not in paired:
+                changes.append(self._vanished(entry))
         for replacement in self.replacements:
             # Superseded before it left the buffer: only the message holds it.
-            if overlaps(runs(replacement.old), seen):
+            if old_index.meeting(runs(replacement.old)):
                 continue
             replaced = replacement.entry
             before = (
@@ -193,7 +205,7 @@ class _Changes:
                 if replaced and replaced.signature
                 else ()
             )
-            by = next((n for n in new if overlaps(n.runs, runs(replacement.new))), None)
+            by = self._first_new(runs(replacement.new))
             reason = f": {replacement.reason}" if replacement.reason else ""
             changes.append(
                 EntryChange(
@@ -261,10 +273,11 @@ class _Changes:
         by_hand = changer is not None and changer.by_hand
         return EntryChange(kinds[0], "; ".join(notes), entry, tuple(olds), by_hand=by_hand)
 
-    def _vanished(self, entry: Sighting, new: list[Sighting]) -> EntryChange:
-        replacement = next((r for r in self.replacements if overlaps(runs(r.old), entry.runs)), None)
-        if replacement is not None:
-            by = next((n for n in new if overlaps(n.runs, runs(replacement.new))), None)
+    def _vanished(self, entry: Sighting) -> EntryChange:
+        replaced = self._replaced.meeting(entry.runs)
+        if replaced:
+            replacement = self.replacements[replaced[0]]
+            by = self._first_new(runs(replacement.new))
             reason = f": {replacement.reason}" if replacement.reason else ""
             return EntryChange(
                 "superseded", f"replaced by seq {replacement.new}{reason}", None, (entry,), by, str(replacement.new)

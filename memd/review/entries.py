@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from memd.core.document import parse_document
 from memd.core.signature import Signature
@@ -25,7 +26,7 @@ class Sighting:
     def seq(self) -> str:
         return str(self.signature.seq)
 
-    @property
+    @cached_property
     def runs(self) -> Runs:
         return runs(self.signature.seq)
 
