@@ -43,6 +43,35 @@ class Outcome:
     skipped: str | None = None
     consolidation: int = 0
     fallbacks: int = 0  # steps the model failed, done by the offline engine instead
+    left: int = 0  # buffer entries left for the next part of a big consolidation
+
+    @classmethod
+    def joined(cls, parts: list[Outcome]) -> Outcome:
+        """The parts of one consolidation of a big buffer (each its own commit) as one outcome."""
+        if len(parts) == 1:
+            return parts[0]
+        last = parts[-1]
+        seqs = "+".join(p.seqs for p in parts if p.seqs)
+        return cls(
+            entries=sum(p.entries for p in parts),
+            seqs=seqs,
+            trigger=last.trigger,
+            engine=last.engine,
+            moves=tuple(m for p in parts for m in p.moves),
+            new_topics=tuple(sorted({t for p in parts for t in p.new_topics})),
+            touched_topics=tuple(sorted({t for p in parts for t in p.touched_topics})),
+            superseded=tuple(s for p in parts for s in p.superseded),
+            replaced=tuple(r for p in parts for r in p.replaced),
+            splits=tuple(s for p in parts for s in p.splits),
+            merges=tuple(m for p in parts for m in p.merges),
+            commit=last.commit,
+            dry_run=last.dry_run,
+            warnings=tuple(w for p in parts for w in p.warnings),
+            skipped=last.skipped if all(p.skipped for p in parts) else None,
+            consolidation=last.consolidation,
+            fallbacks=sum(p.fallbacks for p in parts),
+            left=last.left,
+        )
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

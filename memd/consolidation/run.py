@@ -11,29 +11,28 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import replace
 
-from memd.consolidation.outcome import ConsolidationError, Move, Outcome, commit_message
+from memd.consolidation.filing import Filing, batches_of, file_batch
+from memd.consolidation.outcome import ConsolidationError, Outcome, commit_message
 from memd.consolidation.recovery import recover
 from memd.consolidation.restore import Vanished, restore
 from memd.consolidation.scrub import without_secrets
-from memd.consolidation.sections import adopt_unsigned, sections_of
+from memd.consolidation.sections import adopt_unsigned
 from memd.consolidation.stale import drop_stale_copies, drop_topic_copies
-from memd.consolidation.supersessions import mark_supersessions, replaced_entries
 from memd.consolidation.upkeep import merge_topics, split_topic
 from memd.consolidation.verify import account, reworded
 from memd.consolidation.workspace import Workspace
 from memd.core import cancel, ledger
 from memd.core.atomic import atomic_write, read_text
 from memd.core.document import Document, Entry, parse_document
-from memd.core.errors import GitError
+from memd.core.errors import GitError, MemdError
 from memd.core.signature import SeqSet
 from memd.core.timeutil import format_time, now
 from memd.core.tokens import count_tokens
 from memd.engine import get_engine
-from memd.engine.base import Engine, Item, Supersession
-from memd.engine.shortlist import route_shortlist
+from memd.engine.base import Engine, Item
 from memd.git.log import blocked, commit_hand_edits
 from memd.vault import acks
 from memd.vault import journal as journal_mod
@@ -43,17 +42,7 @@ from memd.vault.state import State, advance_past, allocate, highest_seq, read_st
 from memd.vault.vault import Vault
 
 ATTEMPTS = 3
-
-
-@dataclass
-class _Run:
-    """Mutable bookkeeping for one consolidation (never leaves this module)."""
-
-    moves: list[Move] = field(default_factory=list)
-    superseded: list[Supersession] = field(default_factory=list)
-    replaced: dict[str, str] = field(default_factory=dict)
-    logs: dict[str, list[str]] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+PART_ENTRIES = 2_000  # the most buffer entries one commit files (a bigger buffer goes in parts)
 
 
 def consolidate(
@@ -78,6 +67,29 @@ def consolidate(
     """
     engine = engine or get_engine(vault)
     notes = [n for n in [finish_commit(vault)[1]] if n]
+    total = buffered_entries(vault)
+    parts: list[Outcome] = []
+    while True:
+        # A huge buffer goes in parts, each written and committed before the
+        # next is judged: an interrupted run keeps every part it finished.
+        base = sum(part.entries for part in parts)
+        step = _offset(progress, base, total) if progress else None
+        part = _with_retries(vault, engine, trigger, dry_run, if_due and not parts, notes, step)
+        parts.append(part)
+        notes = []
+        if dry_run or part.skipped or not part.left:
+            return Outcome.joined(parts)
+
+
+def _with_retries(
+    vault: Vault,
+    engine: Engine,
+    trigger: str,
+    dry_run: bool,
+    if_due: bool,
+    notes: list[str],
+    progress: Callable[[int, int], None] | None,
+) -> Outcome:
     for attempt in range(1, ATTEMPTS + 1):
         try:
             return _attempt_once(vault, engine, trigger, dry_run, if_due, notes, progress)
@@ -87,6 +99,18 @@ def consolidate(
             if attempt == ATTEMPTS:
                 raise
     raise AssertionError("unreachable")
+
+
+def buffered_entries(vault: Vault) -> int:
+    """Entries in CURRENT.md now (the progress bar's length over every part)."""
+    try:
+        return read_text(vault.current, "CURRENT.md").count("\n- <seq=") if vault.current.exists() else 0
+    except MemdError:
+        return 0  # unreadable: the attempt itself says why
+
+
+def _offset(progress: Callable[[int, int], None], base: int, total: int) -> Callable[[int, int], None]:
+    return lambda done, size: progress(base + done, max(total, base + size))
 
 
 def _attempt_once(
@@ -177,15 +201,19 @@ def _consolidate(
         return Outcome(
             0, "", trigger, engine.provenance, dry_run=dry_run, skipped="the buffer is empty", warnings=tuple(warnings)
         )
+    left = max(len(items) - PART_ENTRIES, 0)
+    items = items[:PART_ENTRIES]
     epoch = state.epoch + 1
     engine.begin(f"consolidation {epoch}")
-    run = _Run(warnings=warnings)
-    batches = _batches(items, vault.config.buffer_tokens)
-    for done, batch in enumerate(batches, 1):
+    run = Filing(warnings=warnings)
+    batches = batches_of(items, vault.config.buffer_tokens)
+    done = 0
+    for batch in batches:
         cancel.check()
-        _route_batch(space, engine, batch, run, counter, stamp)
+        file_batch(space, engine, batch, run, counter, stamp)
+        done += len(batch)
         if progress:
-            progress(done, len(batches))
+            progress(done, len(items))
     cancel.check()
     # Seqs were reserved for every topic's unsigned items; a topic no block was routed to signs its own here.
     for topic_id, count in space.adopt_everywhere(counter, stamp).items():
@@ -236,6 +264,7 @@ def _consolidate(
         warnings=tuple(run.warnings),
         consolidation=epoch,
         fallbacks=len(fallbacks),
+        left=left,
     )
     if dry_run:
         return outcome
@@ -291,72 +320,6 @@ def _appended_since(snapshot: str, now: str) -> str:
         if line.strip() and not (line.startswith("- <seq=") or line.startswith((" ", "\t"))):
             raise HandEditConflict("CURRENT.md was edited while memd was consolidating; starting over")
     return tail
-
-
-def _route_batch(
-    space: Workspace, engine: Engine, batch: list[Item], run: _Run, counter: Iterator[int], stamp: str
-) -> None:
-    rewrite = engine.rewrite(batch)
-    blocks = list(rewrite.blocks)
-    index = space.index()
-    shortlist, background = route_shortlist(blocks, index)
-    topics = index.infos(shortlist)
-    routes = engine.plan(blocks, topics, background)
-    known = {topic.id for topic in topics}
-    new_ids: dict[str, str] = {}
-    for route in routes:
-        block = blocks[route.block]
-        if route.topic is not None and route.topic in known:
-            topic_id = route.topic
-        else:
-            title = route.new_title or block.title
-            if title not in new_ids:
-                new_ids[title] = space.create(title)
-            topic_id = new_ids[title]
-        space.adopt(topic_id, counter, stamp)
-        sections = sections_of(space.doc(topic_id))
-        update = engine.update_topic(sections, block)
-        sources = [*batch, *(item for section in sections for item in section.items)]
-        records = [*rewrite.superseded, *update.superseded]
-        space.apply(topic_id, mark_supersessions(update.sections, sources, records))
-        run.superseded.extend(update.superseded)
-        run.replaced.update(replaced_entries(update.superseded, sources))
-        added = len(block.items)
-        log = [f"+{added} entr{'y' if added == 1 else 'ies'}"]
-        log += [f"seq {s.new} supersedes seq {s.old} ({s.reason})" for s in update.superseded]
-        run.logs.setdefault(topic_id, []).extend(log)
-        titles = {str(i.seqs): sec.title for sec in update.sections for i in sec.items}
-        run.moves.extend(Move(str(item.seqs), topic_id, titles.get(str(item.seqs), "")) for item in block.items)
-    run.replaced.update(replaced_entries(rewrite.superseded, batch))
-    # In a chain (Lisbon -> Porto -> Kyoto in one buffer) the entry that
-    # superseded Lisbon is itself superseded: the record goes to the topic of
-    # the value that is live at the end, so every step is on record.
-    later = {str(record.old): record.new for record in rewrite.superseded}
-    for record in rewrite.superseded:
-        run.superseded.append(record)
-        live, seen = record.new, set()
-        while str(live) in later and str(live) not in seen:
-            seen.add(str(live))
-            live = later[str(live)]
-        holder = next((m.topic for m in run.moves if set(live) <= set(SeqSet.parse(m.seqs))), None)
-        if holder is None and run.moves:
-            holder = run.moves[-1].topic  # never unrecorded: verify counts on the log
-        if holder is not None:
-            run.logs.setdefault(holder, []).append(f"seq {record.new} supersedes seq {record.old} ({record.reason})")
-
-
-def _batches(items: list[Item], limit: int) -> list[list[Item]]:
-    """Bounded batches (by tokens) so a huge buffer never becomes one huge step."""
-    batches: list[list[Item]] = [[]]
-    size = 0
-    for item in items:
-        tokens = count_tokens(item.text)
-        if batches[-1] and size + tokens > limit:
-            batches.append([])
-            size = 0
-        batches[-1].append(item)
-        size += tokens
-    return batches
 
 
 def _without_entries(document: Document, seqs: set[int]) -> Document:

@@ -1,0 +1,95 @@
+"""Filing the buffer into topics, one bounded batch at a time: the engine
+rewrites the batch (fold, supersede, group), plans where each block goes,
+and updates each topic; supersession records go to the topic that holds the
+value live at the end."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from memd.consolidation.outcome import Move
+from memd.consolidation.sections import sections_of
+from memd.consolidation.supersessions import mark_supersessions, replaced_entries
+from memd.consolidation.workspace import Workspace
+from memd.core.signature import SeqSet
+from memd.core.tokens import count_tokens
+from memd.engine.base import Engine, Item, Supersession
+from memd.engine.shortlist import route_shortlist
+
+
+@dataclass
+class Filing:
+    """What filing the buffer did so far: mutable bookkeeping of one consolidation."""
+
+    moves: list[Move] = field(default_factory=list)
+    superseded: list[Supersession] = field(default_factory=list)
+    replaced: dict[str, str] = field(default_factory=dict)
+    logs: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def file_batch(
+    space: Workspace, engine: Engine, batch: list[Item], run: Filing, counter: Iterator[int], stamp: str
+) -> None:
+    rewrite = engine.rewrite(batch)
+    blocks = list(rewrite.blocks)
+    index = space.index()
+    shortlist, background = route_shortlist(blocks, index)
+    topics = index.infos(shortlist)
+    routes = engine.plan(blocks, topics, background)
+    known = {topic.id for topic in topics}
+    new_ids: dict[str, str] = {}
+    for route in routes:
+        block = blocks[route.block]
+        if route.topic is not None and route.topic in known:
+            topic_id = route.topic
+        else:
+            title = route.new_title or block.title
+            if title not in new_ids:
+                new_ids[title] = space.create(title)
+            topic_id = new_ids[title]
+        space.adopt(topic_id, counter, stamp)
+        sections = sections_of(space.doc(topic_id))
+        update = engine.update_topic(sections, block)
+        sources = [*batch, *(item for section in sections for item in section.items)]
+        records = [*rewrite.superseded, *update.superseded]
+        space.apply(topic_id, mark_supersessions(update.sections, sources, records))
+        run.superseded.extend(update.superseded)
+        run.replaced.update(replaced_entries(update.superseded, sources))
+        added = len(block.items)
+        log = [f"+{added} entr{'y' if added == 1 else 'ies'}"]
+        log += [f"seq {s.new} supersedes seq {s.old} ({s.reason})" for s in update.superseded]
+        run.logs.setdefault(topic_id, []).extend(log)
+        titles = {str(i.seqs): sec.title for sec in update.sections for i in sec.items}
+        run.moves.extend(Move(str(item.seqs), topic_id, titles.get(str(item.seqs), "")) for item in block.items)
+    run.replaced.update(replaced_entries(rewrite.superseded, batch))
+    # In a chain (Lisbon -> Porto -> Kyoto in one buffer) the entry that
+    # superseded Lisbon is itself superseded: the record goes to the topic of
+    # the value that is live at the end, so every step is on record.
+    later = {str(record.old): record.new for record in rewrite.superseded}
+    for record in rewrite.superseded:
+        run.superseded.append(record)
+        live, seen = record.new, set()
+        while str(live) in later and str(live) not in seen:
+            seen.add(str(live))
+            live = later[str(live)]
+        holder = next((m.topic for m in run.moves if set(live) <= set(SeqSet.parse(m.seqs))), None)
+        if holder is None and run.moves:
+            holder = run.moves[-1].topic  # never unrecorded: verify counts on the log
+        if holder is not None:
+            run.logs.setdefault(holder, []).append(f"seq {record.new} supersedes seq {record.old} ({record.reason})")
+
+
+def batches_of(items: list[Item], limit: int) -> list[list[Item]]:
+    """Bounded batches (by tokens) so a huge buffer never becomes one huge step."""
+    batches: list[list[Item]] = [[]]
+    size = 0
+    for item in items:
+        tokens = count_tokens(item.text)
+        if batches[-1] and size + tokens > limit:
+            batches.append([])
+            size = 0
+        batches[-1].append(item)
+        size += tokens
+    return batches
