@@ -434,3 +434,41 @@ def test_a_read_only_topic_with_a_typed_line_reserves_no_seqs(memd: Memd) -> Non
         memd("consolidate")
     assert "- Rides a road bike" in topic.read_text()  # not memd's to sign: it may not write there
     assert json.loads(memd("status", "--json").output)["next_seq"] == max(live_seqs(memd.vault)) + 1
+
+
+def test_an_entry_in_the_buffer_twice_is_settled_not_a_stuck_vault(memd: Memd) -> None:
+    memd("add", "Drinks rooibos at night\nAllergic to peanuts")
+    lines = memd.vault.current.read_text().splitlines(keepends=True)
+    entries = [line for line in lines if line.startswith("- <seq=")]
+    # What a torn read during an in-place save left: the same entries again, one changed by the person.
+    changed = entries[1].replace("peanuts", "peanuts and cashews")
+    with memd.vault.current.open("a") as current:
+        current.write(entries[0] + changed)
+    result = memd("consolidate")
+    assert "dropped 1 identical copies, kept 1 changed ones" in result.output
+    text = all_text(memd.vault)
+    assert text.count("> Drinks rooibos at night") == 1
+    assert "Allergic to peanuts\n" in text and "source=hand> Allergic to peanuts and cashews" in text
+    assert json.loads(memd("verify", "--json").output)["ok"]
+    memd("add", "Runs on Tuesdays")
+    memd("consolidate")
+
+
+def test_entries_missing_from_a_half_saved_buffer_are_not_put_back_twice(memd: Memd) -> None:
+    import threading
+    import time
+
+    memd("add", "\n".join(f"Garden note {n}: watered the beds" for n in range(20)))
+    full = memd.vault.current.read_text()
+    memd.vault.current.write_text(full.split("- <seq=")[0])  # truncated, as an in-place save does first
+
+    def finish_the_save() -> None:
+        time.sleep(0.2)
+        memd.vault.current.write_text(full)
+
+    saver = threading.Thread(target=finish_the_save)
+    saver.start()
+    memd("consolidate")
+    saver.join()
+    assert max(live_seqs(memd.vault).values()) == 1
+    assert json.loads(memd("verify", "--json").output)["ok"]

@@ -13,8 +13,10 @@ memd commits the person's edit, so ``memd verify`` accounts for it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from memd.core.atomic import append_bytes
 from memd.core.signature import SeqSet
@@ -85,10 +87,33 @@ def on_purpose(vault: Vault, gone: list[acks.Ack]) -> set[int]:
     return deliberate
 
 
+SETTLE = 0.5  # seconds a just-saved CURRENT.md is left alone before entries it lacks count as gone
+
+
+def _settling(path: Path) -> bool:
+    """Wait (at most a few SETTLE periods) while ``path`` was written moments
+    ago: an editor saving in place truncates the file, then writes it, and
+    a read in between finds entries "gone" that the save is about to bring
+    back; putting them back then would leave each one twice."""
+    waited = False
+    for _ in range(4):
+        try:
+            age = time.time() - path.stat().st_mtime
+        except OSError:
+            return waited
+        if age >= SETTLE or age < 0:
+            return waited
+        time.sleep(min(SETTLE - age, SETTLE))
+        waited = True
+    return waited
+
+
 def restore(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) -> Vanished:
     """Put back what vanished by accident; report what a person removed on
     purpose. Call under the vault lock."""
     gone = vanished(vault, held)
+    if gone and _settling(vault.current):
+        gone = vanished(vault, held)  # read again, whole: the save has finished
     if not gone:
         return Vanished((), ())
     deliberate = on_purpose(vault, gone)

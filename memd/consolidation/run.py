@@ -164,7 +164,8 @@ def _attempt(
                 raise HandEditConflict("CURRENT.md changed while memd was reading it; starting over")
             current_text, current = text, cleaned
             warnings.append(
-                f"CURRENT.md held {dropped + changed} entries already filed in topics (an editor saved an old copy): "
+                f"CURRENT.md held {dropped + changed} entries a second time (filed already, or twice in the buffer: "
+                "an editor saved an old copy): "
                 f"dropped {dropped} identical copies, kept {changed} changed ones as new entries"
             )
         if not dry_run:

@@ -132,7 +132,7 @@ def _updated(document: Document) -> datetime | None:
 
 def drop_stale_copies(current: Document, topics: dict[str, Document]) -> tuple[Document, int, int]:
     """CURRENT.md without entries an editor's stale save brought back after
-    they were moved into a topic: a copy identical to the topic's entry is
+    they were moved into a topic, or that it holds twice: a copy identical to the topic's (or the first) entry is
     dropped; a copy the person changed loses its signature, so it is adopted
     as their new entry (no seq is ever live twice, no words are lost).
     Returns (document, dropped, unsigned)."""
@@ -143,12 +143,21 @@ def drop_stale_copies(current: Document, topics: dict[str, Document]) -> tuple[D
                 texts[seq] = located.entry.full_text
     blocks: list[Block] = []
     dropped = unsigned = 0
+    earlier: dict[int, str] = {}  # seq -> the text of the buffer entry that holds it first
     for block in current.blocks:
-        if isinstance(block, Entry) and block.signature is not None and set(block.signature.seq) & texts.keys():
-            if all(texts.get(seq) == block.full_text for seq in block.signature.seq):
-                dropped += 1
-                continue
-            block = replace(block, signature=None, sep="")
-            unsigned += 1
+        if isinstance(block, Entry) and block.signature is not None:
+            seqs = set(block.signature.seq)
+            # An entry in the buffer twice (a read torn by an editor's in-place
+            # save, an old copy pasted back) is settled the same way: the first
+            # copy stays, an identical one goes, a changed one is a new entry.
+            holder = texts if seqs & texts.keys() else earlier if seqs & earlier.keys() else None
+            if holder is not None:
+                if all(holder.get(seq) == block.full_text for seq in seqs):
+                    dropped += 1
+                    continue
+                block = replace(block, signature=None, sep="")
+                unsigned += 1
+            else:
+                earlier.update(dict.fromkeys(seqs, block.full_text))
         blocks.append(block)
     return replace(current, blocks=tuple(blocks)), dropped, unsigned
