@@ -10,6 +10,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -454,21 +455,27 @@ def test_an_entry_in_the_buffer_twice_is_settled_not_a_stuck_vault(memd: Memd) -
     memd("consolidate")
 
 
-def test_entries_missing_from_a_half_saved_buffer_are_not_put_back_twice(memd: Memd) -> None:
-    import threading
-    import time
+def test_entries_missing_from_a_half_saved_buffer_are_not_put_back_twice(
+    memd: Memd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memd.consolidation import restore as restore_module
 
     memd("add", "\n".join(f"Garden note {n}: watered the beds" for n in range(20)))
     full = memd.vault.current.read_text()
     memd.vault.current.write_text(full.split("- <seq=")[0])  # truncated, as an in-place save does first
+    real = restore_module.vanished
+    reads = []
 
-    def finish_the_save() -> None:
-        time.sleep(0.2)
-        memd.vault.current.write_text(full)
+    def read_then_the_save_completes(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        if not reads:
+            memd.vault.current.write_text(full)  # the editor finishes writing, just after memd's read
+        reads.append(len(found))
+        return found
 
-    saver = threading.Thread(target=finish_the_save)
-    saver.start()
-    memd("consolidate")
-    saver.join()
+    monkeypatch.setattr(restore_module, "vanished", read_then_the_save_completes)
+    result = memd("consolidate")
+    assert reads[0] == 20  # the torn read did see them gone
+    assert "put back" not in result.output and "a second time" not in result.output
     assert max(live_seqs(memd.vault).values()) == 1
     assert json.loads(memd("verify", "--json").output)["ok"]
