@@ -4,7 +4,11 @@ Each round the model sees the question, today's date, the results of its
 previous calls (and, in the first round, the first page of the catalog), and
 either calls tools (search, grep, grep_doc, list_docs, read_lines) or
 finishes with evidence as document line ranges. At most ``MAX_ROUNDS``
-rounds, each prompt sized to the model's context. The evidence widens to
+rounds, each prompt sized to the model's context. Evidence must be lines the
+model saw: each range must meet lines a tool call of this ask returned (it is
+cut to them); a reply citing lines no call returned, or copying the prompt's
+example, is sent back once with the reason, and a second one gives the
+extractive answer with a note. The evidence widens to
 whole heading blocks; when it is thin (under ``MIN_EVIDENCE_TOKENS``), the
 offline retrieval tops it up, and recent CURRENT entries always come along.
 
@@ -34,8 +38,8 @@ from memd.core.tokens import count_tokens
 from memd.engine.breaker import Unavailable
 from memd.engine.client import BadOutput, ModelClient, ModelError, parse_json, prompt_size
 from memd.engine.fidelity import ANSWER_SUPPORT, Sources, sentences, unsupported
-from memd.engine.prompts import load, normal, template_strings
-from memd.engine.steps import check_echo
+from memd.engine.prompts import load
+from memd.engine.steps import check_echo, echoes_of
 from memd.index.records import read_records
 from memd.vault.vault import Vault
 
@@ -62,6 +66,17 @@ ARGS = {
     "list_docs": {"offset", "limit"},
     "read_lines": {"doc", "start", "end"},
 }
+
+
+Shown = dict[str, set[int]]  # vault-relative path -> the line numbers tool calls returned
+
+
+class _Unseen(Exception):
+    """The model cited lines no tool call returned: its evidence is not used."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class _EndpointFailed(Exception):
@@ -91,6 +106,9 @@ def agent_ask(
         reason = err.reason if isinstance(err, _EndpointFailed) else str(err)
         answer = offline_ask(vault, question, budget)
         return replace(answer, fallback=f"{reason}; answered offline", steps=tuple(steps))
+    except _Unseen as err:
+        answer = offline_ask(vault, question, budget)
+        return replace(answer, fallback=f"{err.reason}; showing the extractive answer", steps=tuple(steps))
     gathered = _evidence(vault, ranges, budget)
     baseline = offline_ask(vault, question, budget)
     spent = sum(count_tokens(e.record.text) for e in gathered)
@@ -122,6 +140,7 @@ def _explore(
     results: list[dict[str, Any]] = []
     system = load("agent_step", vault.meta_dir)
     context = client.context_tokens(model)
+    shown: Shown = {}
     for round_ in range(1, MAX_ROUNDS + 1):
         payload = {
             "question": question,
@@ -136,8 +155,11 @@ def _explore(
         if messages is None:
             _record(steps, report, Step(round_, (), True, "stopped: the prompt does not fit the model's context"))
             return []
+        _seen(results, shown)  # as shrunk to fit: what the model is shown
+        echoes, copied = echoes_of(system, messages[1]["content"])
         data = None
         note = ""
+        unseen = ""
         limit = STEP_TOKENS
         for _attempt in range(2):
             try:
@@ -146,23 +168,35 @@ def _explore(
                 raise _EndpointFailed(str(err)) from None
             if reply.truncated:
                 note = f"stopped: the reply stopped at the length limit ({limit} tokens)"
+                if prompt_size(messages) + 2 * limit > context:
+                    break  # the prompt fills the window: more room cannot help
                 limit *= 2  # never again with the same limit
                 continue
+            unseen = ""
             try:
                 data = _valid_step(reply.text)
+                check_echo(data, echoes, payload, copied)
+                if data.get("done"):
+                    data["evidence"], unseen = _shown_ranges(vault, data.get("evidence", []), shown)
+                    if unseen:
+                        raise BadOutput(f"the evidence cites lines no tool call returned ({unseen})")
                 break
             except BadOutput as err:
+                data = None
                 messages = [
                     *messages,
+                    {"role": "assistant", "content": reply.text[:RESULT_CHARS]},
                     {"role": "user", "content": f"That reply was not valid: {err}. Reply with only JSON."},
                 ]
                 note = f"stopped: {err}"
         if data is None:
             _record(steps, report, Step(round_, (), True, note))
+            if unseen:
+                raise _Unseen(f"the model cited lines no tool call returned ({unseen})")
             return []
         if data.get("done"):
             _record(steps, report, Step(round_, (), True))
-            return [(str(e["doc"]), int(e["start"]), int(e["end"])) for e in data.get("evidence", [])]
+            return list(data["evidence"])
         calls = tuple(data["calls"])
         _record(steps, report, Step(round_, calls, False))
         catalog = None  # shown once; the model can page it with list_docs
@@ -233,6 +267,48 @@ def _valid_step(reply: str) -> dict[str, Any]:
             raise BadOutput(f"unknown tool call {call!r}; tools: {', '.join(TOOLS)}")
     data["calls"] = calls[:5]
     return data
+
+
+def _seen(results: list[dict[str, Any]], shown: Shown) -> None:
+    """Add the lines these tool results show (search hits, grep matches with
+    their context, read lines) to ``shown``."""
+    for item in results:
+        result = item.get("result")
+        if not isinstance(result, dict):
+            continue
+        for hit in result.get("results") or []:  # search
+            if isinstance(hit, dict) and isinstance(hit.get("line"), int):
+                end = hit.get("end_line")
+                last = end if isinstance(end, int) else hit["line"]
+                shown.setdefault(str(hit.get("path")), set()).update(range(hit["line"], last + 1))
+        for match in result.get("matches") or []:  # grep, grep_doc
+            lines = [match, *(match.get("before") or []), *(match.get("after") or [])]
+            shown.setdefault(str(match.get("path")), set()).update(
+                line["line"] for line in lines if isinstance(line.get("line"), int)
+            )
+        if isinstance(result.get("lines"), list):  # read_lines
+            shown.setdefault(str(result.get("path")), set()).update(
+                line["line"] for line in result["lines"] if isinstance(line.get("line"), int)
+            )
+
+
+def _shown_ranges(vault: Vault, evidence: list[dict[str, Any]], shown: Shown) -> tuple[list[tuple[str, int, int]], str]:
+    """The cited ranges cut to the lines tool calls returned, and the ranges
+    (as ``doc:start-end``) that meet none of them."""
+    kept: list[tuple[str, int, int]] = []
+    unseen: list[str] = []
+    for item in evidence:
+        doc, start, end = str(item["doc"]), int(item["start"]), int(item["end"])
+        try:
+            rel = vault.rel(vault.resolve_doc(doc))
+        except MemdError:
+            rel = ""
+        lines = [n for n in shown.get(rel, ()) if start <= n <= end]
+        if lines:
+            kept.append((rel, min(lines), max(lines)))
+        else:
+            unseen.append(f"{doc[:80]}:{start}-{end}")
+    return kept, ", ".join(unseen[:3]) + (f" and {len(unseen) - 3} more" if len(unseen) > 3 else "")
 
 
 def _run(vault: Vault, call: dict[str, Any]) -> dict[str, Any]:
@@ -311,7 +387,7 @@ def _answer(
             break
         shown = shown[:-1]  # the least relevant evidence goes first
     refs = dict(shown)
-    echoes = {e for e in template_strings(system) if e not in normal(messages[1]["content"])}
+    echoes, copied = echoes_of(system, messages[1]["content"])
     problem = "the model gave no usable answer"
     limit = ANSWER_TOKENS
     for _attempt in range(2):
@@ -321,11 +397,13 @@ def _answer(
             return "", set(), f"{err}; showing the extractive answer"
         if reply.truncated:
             problem = f"the answer stopped at the length limit ({limit} tokens)"
+            if prompt_size(messages) + 2 * limit > context:
+                break  # the prompt fills the window: more room cannot help
             limit *= 2  # never again with the same limit
             continue
         try:
             data = parse_json(reply.text)
-            check_echo(data, echoes, payload)
+            check_echo(data, echoes, payload, copied)
             text, cited = _grounded(data, refs, question)
             return text, cited, None
         except BadOutput as err:

@@ -23,7 +23,7 @@ from memd.engine.base import Item, Supersession
 from memd.engine.breaker import Unavailable
 from memd.engine.client import BadOutput, ModelClient, ModelError, parse_json, prompt_size
 from memd.engine.fidelity import SUPPORT, Sources, same_subject, uncovered, unsupported
-from memd.engine.prompts import is_placeholder, load, normal, template_strings
+from memd.engine.prompts import is_placeholder, load, normal, numbers_in, template_numbers, template_strings
 from memd.engine.rules import combine
 from memd.engine.text import terms
 
@@ -116,8 +116,7 @@ class Stepper:
                 "used the offline engine for this step"
             )
             return fallback()
-        shown = normal(messages[1]["content"])
-        echoes = {e for e in template_strings(messages[0]["content"]) if e not in shown}
+        echoes, copied = echoes_of(messages[0]["content"], messages[1]["content"])
         problem = ""
         limit = max_tokens
         for _attempt in range(2):
@@ -137,7 +136,7 @@ class Stepper:
                 continue
             try:
                 data = parse_json(reply.text)
-                check_echo(data, echoes, payload)
+                check_echo(data, echoes, payload, copied)
                 return valid(data)
             except BadOutput as err:
                 problem = f"{operation}: {err}"
@@ -163,11 +162,23 @@ class Stepper:
 # --- checks every step shares ------------------------------------------------
 
 
-def check_echo(data: Any, echoes: set[str], payload: dict[str, Any]) -> None:
+def echoes_of(system: str, shown: str) -> tuple[set[str], frozenset[str]]:
+    """The template's strings and numbers that its input does not hold: a
+    reply carrying one copied the prompt instead of reading the input."""
+    text = normal(shown)
+    strings = {e for e in template_strings(system) if e not in text}
+    return strings, template_numbers(system) - numbers_in(shown)
+
+
+def check_echo(data: Any, echoes: set[str], payload: dict[str, Any], numbers: frozenset[str] = frozenset()) -> None:
     """A reply that hands back its input or copies the prompt's example or
-    placeholders did not do the step."""
+    placeholders (its strings, or numbers its input does not hold) did not do
+    the step."""
     if data == payload:
         raise BadOutput("the reply repeats its input instead of answering")
+    copied = sorted(numbers & _numbers(data), key=len)
+    if copied:
+        raise BadOutput(f"the reply copies the number {copied[0]} from the prompt's example; answer from the input")
     for value in _strings(data):
         if is_placeholder(value):
             raise BadOutput(f"the reply copies the placeholder {value!r} from the prompt's format")
@@ -175,6 +186,21 @@ def check_echo(data: Any, echoes: set[str], payload: dict[str, Any]) -> None:
         for echo in echoes:
             if echo and echo in text:
                 raise BadOutput(f"the reply copies the prompt's example ({echo!r}); answer from the input")
+
+
+def _numbers(data: Any) -> set[str]:
+    """The numbers a reply gives as values (``12``, ``"12"``)."""
+    if isinstance(data, bool):
+        return set()
+    if isinstance(data, int | float):
+        return {str(data)}
+    if isinstance(data, str):
+        return {data.strip()} if data.strip().lstrip("-").isdigit() else set()
+    if isinstance(data, dict):
+        return {n for v in data.values() for n in _numbers(v)}
+    if isinstance(data, list):
+        return {n for v in data for n in _numbers(v)}
+    return set()
 
 
 def _strings(data: Any) -> list[str]:
