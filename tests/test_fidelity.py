@@ -293,7 +293,7 @@ def test_a_summary_from_the_prompt_or_elsewhere_is_rejected(memd: Memd, model: S
     add_ai(memd, "Runs the Lisbon half marathon in March", "Long marathon training run on Sundays")
     model.always["summarise"] = json.dumps({"summaries": [{"id": 0, "summary": summary}]})
     result = memd("consolidate")
-    assert "summarise: " in result.output and "used the offline engine" in result.output
+    assert "summarise: " in result.output and "step(s) done offline" in result.output
     [topic] = memd.vault.topic_files()
     assert summary not in topic.read_text() and "marathon" in topic.read_text().split("summary:")[1].splitlines()[0]
 

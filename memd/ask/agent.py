@@ -39,7 +39,7 @@ from memd.engine.breaker import Unavailable
 from memd.engine.client import BadOutput, ModelClient, ModelError, parse_json, prompt_size
 from memd.engine.fidelity import ANSWER_SUPPORT, Sources, sentences, unsupported
 from memd.engine.prompts import load
-from memd.engine.steps import check_echo, echoes_of
+from memd.engine.steps import cause_of, check_echo, echoes_of
 from memd.index.records import read_records
 from memd.vault.vault import Vault
 
@@ -99,6 +99,20 @@ def agent_ask(
     client.begin("ask")
     ledger.record(client.ledger, {"event": "ask"})
     steps: list[Step] = []
+    answer = _agent_ask(vault, question, client, model, report, budget, steps)
+    stopped = [f"agent_step: round {s.round} {s.note}; the offline search gave the evidence" for s in steps if s.note]
+    return replace(answer, steps=tuple(steps), warnings=(*stopped, *answer.warnings))
+
+
+def _agent_ask(
+    vault: Vault,
+    question: str,
+    client: ModelClient,
+    model: str | None,
+    report: Report | None,
+    budget: int,
+    steps: list[Step],
+) -> Answer:
     try:
         client.available()
         ranges = _explore(vault, question, client, model, steps, report or (lambda step: None))
@@ -153,7 +167,8 @@ def _explore(
             payload["catalog"] = catalog
         messages = _fitted(system, payload, context - STEP_TOKENS)
         if messages is None:
-            _record(steps, report, Step(round_, (), True, "stopped: the prompt does not fit the model's context"))
+            note = "stopped (context window): the prompt does not fit the model's context"
+            _record(steps, report, Step(round_, (), True, note))
             return []
         _seen(results, shown)  # as shrunk to fit: what the model is shown
         echoes, copied = echoes_of(system, messages[1]["content"])
@@ -167,7 +182,7 @@ def _explore(
             except ModelError as err:
                 raise _EndpointFailed(str(err)) from None
             if reply.truncated:
-                note = f"stopped: the reply stopped at the length limit ({limit} tokens)"
+                note = f"stopped (length limit): the reply stopped at the length limit ({limit} tokens)"
                 if prompt_size(messages) + 2 * limit > context:
                     break  # the prompt fills the window: more room cannot help
                 limit *= 2  # never again with the same limit
@@ -188,7 +203,7 @@ def _explore(
                     {"role": "assistant", "content": reply.text[:RESULT_CHARS]},
                     {"role": "user", "content": f"That reply was not valid: {err}. Reply with only JSON."},
                 ]
-                note = f"stopped: {err}"
+                note = f"stopped ({cause_of(err)}): {err}"
         if data is None:
             _record(steps, report, Step(round_, (), True, note))
             if unseen:
@@ -204,7 +219,7 @@ def _explore(
         while len(json.dumps(results, default=str)) > RESULT_CHARS and any(r.get("result") for r in results):
             longest = max(results, key=lambda r: len(json.dumps(r, default=str)))
             longest["result"] = _shrink(longest["result"])
-    _record(steps, report, Step(MAX_ROUNDS, (), True, "round limit reached"))
+    _record(steps, report, Step(MAX_ROUNDS, (), True, "stopped (round limit): the model did not finish"))
     return []
 
 

@@ -32,6 +32,7 @@ from memd.core.timeutil import format_time, now
 from memd.core.tokens import count_tokens
 from memd.engine import get_engine
 from memd.engine.base import Engine, Item, Supersession
+from memd.engine.notes import offline_steps
 from memd.engine.shortlist import route_shortlist
 from memd.git.log import blocked, commit_hand_edits
 from memd.vault import acks
@@ -226,7 +227,7 @@ def _consolidate(
         dry_run=dry_run,
         warnings=tuple(run.warnings),
         consolidation=epoch,
-        fallbacks=len(fallbacks),
+        fallbacks=offline_steps(fallbacks),
     )
     if dry_run:
         return outcome
