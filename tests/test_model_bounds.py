@@ -286,3 +286,34 @@ def test_memds_own_budget_cutting_a_call_short_is_not_an_endpoint_failure(memd: 
     [cut] = [c for c in calls(vault) if c["ok"] is False]
     assert cut["error"] == "stopped at the run's budget" and cut["estimated"] is True
     assert_nothing_lost(vault, 4)
+
+
+# --- costs as the server counts them -------------------------------------------------
+
+
+def test_stats_keep_server_counted_and_estimated_tokens_apart(memd: Memd, vault: Vault) -> None:
+    with ScriptedModel() as server:
+        server.queue("rewrite", Status(400))  # refused before processing: costs nothing
+        server.queue("plan", NoUsage(json.dumps({"routes": [{"block": 0, "topic": None, "title": "Takes coffee"}]})))
+        configure(vault, server.url)
+        memd("add", "\n".join(NOTES))
+        memd("consolidate")
+        requests = list(server.requests)
+    lines = calls(vault)
+    assert len(lines) == len(requests)  # one line per request, in order
+    refused = lines[0]
+    assert refused["operation"] == "rewrite" and refused["error"] == "HTTP 400" and refused["ok"] is False
+    assert refused["prompt_tokens"] == 0 and refused["completion_tokens"] == 0 and refused["estimated"] is False
+    [silent] = [c for c in lines if c["estimated"]]
+    assert silent["operation"] == "plan" and silent["prompt_tokens"] > 0
+    counted = [(c, r) for c, r in zip(lines, requests, strict=True) if c["ok"] and not c["estimated"]]
+    # The scripted server counts a prompt's words: the ledger books its numbers, not memd's.
+    assert counted and all(
+        c["prompt_tokens"] == sum(len(m["content"].split()) for m in r["messages"]) for c, r in counted
+    )
+    stats = json.loads(memd("stats", "--json").output)
+    assert stats["estimated_tokens"] == silent["prompt_tokens"] + silent["completion_tokens"]
+    assert stats["server_counted_tokens"] == sum(c["prompt_tokens"] + c["completion_tokens"] for c, _ in counted)
+    assert stats["tokens"] == stats["server_counted_tokens"] + stats["estimated_tokens"]
+    assert stats["construction"]["by_operation"]["plan"]["estimated_tokens"] == stats["estimated_tokens"]
+    assert "counted by the server" in memd("stats").output
