@@ -49,12 +49,16 @@ MAX_WAIT = 10.0  # longest pause before retrying a rate-limited call
 _STEP_ERRORS = {400, 413, 422}  # the request's own fault: the next step may well succeed
 
 
-MIN_CONTEXT = 256
+MAX_SCALE = 4.0  # server tokens per memd-estimated token, at most
 _CONTEXT_ERROR = re.compile(r"context|too (?:long|many tokens)|maximum.{0,20}length|exceeds?", re.IGNORECASE)
 _WINDOW = [
     re.compile(r"context (?:window|size|length) of (\d+)", re.IGNORECASE),  # llama-cpp-python
     re.compile(r"maximum context length is (\d+)", re.IGNORECASE),  # vLLM, OpenAI
     re.compile(r"n_ctx\D{0,5}(\d+)"),  # llama.cpp
+]
+_REQUESTED = [
+    re.compile(r"Requested tokens \((\d+)\)", re.IGNORECASE),  # llama-cpp-python: prompt + max_tokens
+    re.compile(r"you requested (\d+) tokens", re.IGNORECASE),  # vLLM, OpenAI: prompt + max_tokens
 ]
 
 
@@ -173,7 +177,11 @@ class ModelClient:
         self._key = key or "not-needed"  # local servers ignore the key, the client insists on one
         self._client: Any = None
         self._run = _Run(started=time.monotonic())
-        self._contexts: dict[str, int] = {}  # model -> window
+        self._contexts: dict[str, int] = {}  # model -> window, in the server's tokens
+        # Server tokens per token of memd's estimate, learned from what the
+        # server counted (usage, refusals); windows are divided by it, so a
+        # tokenizer finer than the estimate still gets prompts that fit.
+        self._scale = 1.0
         self._refused: dict[str, str] = {}  # requests the server refused for their size -> why
 
     # --- runs and their budget ----------------------------------------------
@@ -206,8 +214,13 @@ class ModelClient:
     # --- the context window --------------------------------------------------
 
     def context_tokens(self, model: str | None = None) -> int:
-        """The configured window, else the one the server reports, else
-        DEFAULT_CONTEXT; lower once the server refused a prompt as too long."""
+        """The window prompts are sized to, in memd's estimated tokens: the
+        configured window, else the one the server reports, else
+        DEFAULT_CONTEXT, lower once the server refused a prompt as too long
+        or counted more tokens than memd's estimate."""
+        return int(self._window(model) / self._scale)
+
+    def _window(self, model: str | None = None) -> int:
         chosen = model or self.settings.model or ""
         if chosen in self._contexts:
             return self._contexts[chosen]
@@ -224,16 +237,23 @@ class ModelClient:
                     self.breaker.remember_context(chosen, reported)
         return self._contexts[chosen]
 
-    def _shrink_context(self, model: str, window: int | None, size: int) -> int:
-        """After a refusal for length: the window the server named, and in any
-        case below the refused request's estimated ``size`` (the estimate fell
-        short of the server's count), so the next prompt is smaller."""
-        current = self.context_tokens(model)
-        lowered = max(MIN_CONTEXT, min(window or current, current, size * 4 // 5))
-        self._contexts[model] = lowered
+    def _shrink_context(self, model: str, window: int | None, requested: int | None, size: int) -> int:
+        """After a refusal for length: the window the server named, the
+        server's count of the refused request against memd's estimate
+        ``size``, and in any case a window below ``size``, so the next prompt
+        is smaller than the refused one."""
+        raw = min(window or self._window(model), self._window(model))
+        self._contexts[model] = raw
+        if requested and size:
+            self._learn_scale(requested / size)
+        if raw / self._scale >= size:  # the server counts more than memd estimated
+            self._scale = raw / max(1, size * 4 // 5)
         if window and not self.settings.context_tokens:
             self.breaker.remember_context(model, window)
-        return lowered
+        return self.context_tokens(model)
+
+    def _learn_scale(self, ratio: float) -> None:
+        self._scale = max(self._scale, min(ratio, MAX_SCALE))
 
     def _probe_context(self, model: str) -> tuple[int | None, bool]:
         """llama.cpp's /props (n_ctx) or a /models entry (vLLM max_model_len,
@@ -309,7 +329,7 @@ class ModelClient:
                 detail = _server_message(err)
                 if status == 400 and _CONTEXT_ERROR.search(detail):
                     size = prompt_size(messages) + max_tokens
-                    lowered = self._shrink_context(chosen, _window_in(err, detail), size)
+                    lowered = self._shrink_context(chosen, _window_in(err, detail), _requested_in(detail), size)
                     why = f"the server refused the prompt as longer than the model's context (HTTP 400: {detail[:120]})"
                     self._refused[request] = why
                     opened = self.breaker.failure("HTTP 400: prompt over the context window", repeated=True)
@@ -357,6 +377,8 @@ class ModelClient:
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
         estimated = not prompt and not refused  # a refused request cost nothing: book 0, not a guess
+        if prompt and error is None:
+            self._learn_scale(prompt / max(1, prompt_size(messages)))
         if estimated:
             # The prompt was sent whether or not the server says what it cost.
             prompt = estimated_tokens(messages)
@@ -418,6 +440,15 @@ def _server_message(err: Any) -> str:
         if isinstance(message, str):
             return " ".join(message.split())
     return " ".join(str(getattr(err, "message", "") or "").split())
+
+
+def _requested_in(message: str) -> int | None:
+    """The tokens a refused request asked for, as the server counted them (prompt and max_tokens)."""
+    for pattern in _REQUESTED:
+        found = pattern.search(message)
+        if found:
+            return int(found.group(1))
+    return None
 
 
 def _window_in(err: Any, message: str) -> int | None:
