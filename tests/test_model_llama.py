@@ -128,3 +128,29 @@ def test_a_small_model_copying_the_example_or_adding_feelings_leaves_no_trace(
     [report] = json.loads(coloured.stdout)
     assert any("adds 'glad', which its sources do not say" in w for w in report["warnings"])
     assert "glad" not in vault.current.read_text() and "Marco moved to Porto" in vault.current.read_text()
+
+
+def test_a_window_the_server_reports_on_props_is_used_from_the_first_request(memd: Memd, vault: Vault) -> None:
+    with ScriptedModel(llama=Llama(window=1500, props=True)) as server:
+        configure(vault, server.url)
+        memd("add", "\n".join(MANY))
+        memd("consolidate")
+        rewrites = [r for r in server.requests if operation_of(r) == "rewrite"]
+        assert rewrites and not server.refused  # sized to the window from the first request
+    assert entries_of(rewrites[0]) < 40
+    health = endpoint_health(vault)
+    assert health is not None and health["context_tokens"] == 1500
+
+
+def test_an_ask_refused_for_its_length_shrinks_what_it_shows_and_goes_on(memd: Memd, vault: Vault) -> None:
+    memd("add", "\n".join(MANY))
+    memd("consolidate")  # offline
+    with ScriptedModel(llama=Llama(window=1000)) as server:
+        configure(vault, server.url)
+        data = json.loads(memd("ask", "What is the detail of the garden plan?", "--json").stdout)
+        requests, refused = list(server.requests), list(server.refused)
+    assert refused  # the second round, with the search results, was too long
+    sent = Counter(key(r) for r in requests)
+    assert all(sent[key(r)] == 1 for r in refused)
+    assert len(requests) > len(refused)  # shrunk and asked again
+    assert any("garden" in e["text"] for e in data["evidence"])

@@ -36,7 +36,7 @@ from memd.core.errors import MemdError
 from memd.core.timeutil import now
 from memd.core.tokens import count_tokens
 from memd.engine.breaker import Unavailable
-from memd.engine.client import BadOutput, ModelClient, ModelError, parse_json, prompt_size
+from memd.engine.client import BadOutput, ContextExceeded, ModelClient, ModelError, parse_json, prompt_size
 from memd.engine.fidelity import ANSWER_SUPPORT, Sources, sentences, unsupported
 from memd.engine.prompts import load
 from memd.engine.steps import cause_of, check_echo, echoes_of
@@ -170,7 +170,6 @@ def _explore(
             note = "stopped (context window): the prompt does not fit the model's context"
             _record(steps, report, Step(round_, (), True, note))
             return []
-        _seen(results, shown)  # as shrunk to fit: what the model is shown
         echoes, copied = echoes_of(system, messages[1]["content"])
         data = None
         note = ""
@@ -179,8 +178,19 @@ def _explore(
         for _attempt in range(2):
             try:
                 reply = client.complete("agent_step", messages, max_tokens=limit, model=model)
+            except ContextExceeded as err:
+                # Refused unread: shrink the results to the window the server named and ask again.
+                note = f"stopped (context window): {err}"
+                context = client.context_tokens(model)
+                refitted = _fitted(system, payload, context - limit)
+                if refitted is None or refitted == messages:
+                    break
+                messages = refitted
+                echoes, copied = echoes_of(system, messages[1]["content"])
+                continue
             except ModelError as err:
                 raise _EndpointFailed(str(err)) from None
+            _seen(results, shown)  # as shrunk to fit and read: what the model was shown
             if reply.truncated:
                 note = f"stopped (length limit): the reply stopped at the length limit ({limit} tokens)"
                 if prompt_size(messages) + 2 * limit > context:
