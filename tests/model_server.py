@@ -65,6 +65,7 @@ class Llama:
 
     window: int | None = None  # n_ctx: longer requests are refused with HTTP 400
     props: bool = False  # answer /props with n_ctx, as llama.cpp does (llama-cpp-python does not)
+    meta: bool = False  # list the model in /v1/models with llama.cpp's meta (n_ctx_train)
     copies: bool = False  # round 1 of agent_step: the old template's example; extract: its placeholder
     feeling: str | None = None  # a word added to every extracted statement ("glad")
 
@@ -205,6 +206,9 @@ class ScriptedModel:
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/props") and model.llama.props and model.llama.window:
                     self._send(200, {"default_generation_settings": {"n_ctx": model.llama.window}})
+                elif self.path.rstrip("/").endswith("/models") and model.llama.meta and model.llama.window:
+                    meta = {"n_vocab": 151936, "n_ctx_train": model.llama.window, "n_params": 494032768}
+                    self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model", "meta": meta}]})
                 elif self.path.rstrip("/").endswith("/models") and model.context:
                     self._send(200, {"object": "list", "data": [{"id": "scripted", "max_model_len": model.context}]})
                 else:

@@ -130,8 +130,9 @@ def test_a_small_model_copying_the_example_or_adding_feelings_leaves_no_trace(
     assert "glad" not in vault.current.read_text() and "Marco moved to Porto" in vault.current.read_text()
 
 
-def test_a_window_the_server_reports_on_props_is_used_from_the_first_request(memd: Memd, vault: Vault) -> None:
-    with ScriptedModel(llama=Llama(window=1500, props=True)) as server:
+@pytest.mark.parametrize("where", ["props", "meta"])
+def test_a_window_the_server_reports_is_used_from_the_first_request(memd: Memd, vault: Vault, where: str) -> None:
+    with ScriptedModel(llama=Llama(window=1500, props=where == "props", meta=where == "meta")) as server:
         configure(vault, server.url)
         memd("add", "\n".join(MANY))
         memd("consolidate")
