@@ -31,6 +31,7 @@ from typing import Any
 from memd.ask import tools
 from memd.ask.offline import EVIDENCE_TOKENS, Answer, Evidence, Report, Step
 from memd.ask.offline import ask as offline_ask
+from memd.ask.shown import Shown, seen, shown_ranges
 from memd.core import ledger
 from memd.core.errors import MemdError
 from memd.core.timeutil import now
@@ -66,9 +67,6 @@ ARGS = {
     "list_docs": {"offset", "limit"},
     "read_lines": {"doc", "start", "end"},
 }
-
-
-Shown = dict[str, set[int]]  # vault-relative path -> the line numbers tool calls returned
 
 
 class _Unseen(Exception):
@@ -190,7 +188,7 @@ def _explore(
                 continue
             except ModelError as err:
                 raise _EndpointFailed(str(err)) from None
-            _seen(results, shown)  # as shrunk to fit and read: what the model was shown
+            seen(results, shown)  # as shrunk to fit and read: what the model was shown
             if reply.truncated:
                 note = f"stopped (length limit): the reply stopped at the length limit ({limit} tokens)"
                 if prompt_size(messages) + 2 * limit > context:
@@ -202,7 +200,7 @@ def _explore(
                 data = _valid_step(reply.text)
                 check_echo(data, echoes, payload, copied)
                 if data.get("done"):
-                    data["evidence"], unseen = _shown_ranges(vault, data.get("evidence", []), shown)
+                    data["evidence"], unseen = shown_ranges(vault, data.get("evidence", []), shown)
                     if unseen:
                         raise BadOutput(f"the evidence cites lines no tool call returned ({unseen})")
                 break
@@ -292,48 +290,6 @@ def _valid_step(reply: str) -> dict[str, Any]:
             raise BadOutput(f"unknown tool call {call!r}; tools: {', '.join(TOOLS)}")
     data["calls"] = calls[:5]
     return data
-
-
-def _seen(results: list[dict[str, Any]], shown: Shown) -> None:
-    """Add the lines these tool results show (search hits, grep matches with
-    their context, read lines) to ``shown``."""
-    for item in results:
-        result = item.get("result")
-        if not isinstance(result, dict):
-            continue
-        for hit in result.get("results") or []:  # search
-            if isinstance(hit, dict) and isinstance(hit.get("line"), int):
-                end = hit.get("end_line")
-                last = end if isinstance(end, int) else hit["line"]
-                shown.setdefault(str(hit.get("path")), set()).update(range(hit["line"], last + 1))
-        for match in result.get("matches") or []:  # grep, grep_doc
-            lines = [match, *(match.get("before") or []), *(match.get("after") or [])]
-            shown.setdefault(str(match.get("path")), set()).update(
-                line["line"] for line in lines if isinstance(line.get("line"), int)
-            )
-        if isinstance(result.get("lines"), list):  # read_lines
-            shown.setdefault(str(result.get("path")), set()).update(
-                line["line"] for line in result["lines"] if isinstance(line.get("line"), int)
-            )
-
-
-def _shown_ranges(vault: Vault, evidence: list[dict[str, Any]], shown: Shown) -> tuple[list[tuple[str, int, int]], str]:
-    """The cited ranges cut to the lines tool calls returned, and the ranges
-    (as ``doc:start-end``) that meet none of them."""
-    kept: list[tuple[str, int, int]] = []
-    unseen: list[str] = []
-    for item in evidence:
-        doc, start, end = str(item["doc"]), int(item["start"]), int(item["end"])
-        try:
-            rel = vault.rel(vault.resolve_doc(doc))
-        except MemdError:
-            rel = ""
-        lines = [n for n in shown.get(rel, ()) if start <= n <= end]
-        if lines:
-            kept.append((rel, min(lines), max(lines)))
-        else:
-            unseen.append(f"{doc[:80]}:{start}-{end}")
-    return kept, ", ".join(unseen[:3]) + (f" and {len(unseen) - 3} more" if len(unseen) > 3 else "")
 
 
 def _run(vault: Vault, call: dict[str, Any]) -> dict[str, Any]:

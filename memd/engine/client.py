@@ -39,9 +39,9 @@ from memd.core.errors import ConfigError, MemdError
 from memd.core.ledger import Call, record
 from memd.core.tokens import count_tokens
 from memd.engine.breaker import Breaker, Unavailable
+from memd.engine.window import CONTEXT_ERROR, DEFAULT_CONTEXT, context_in, requested_in, server_message, window_in
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
-DEFAULT_CONTEXT = 4096
 CHARS_PER_TOKEN = 2.7  # under what common tokenizers give on memd's prompts (Qwen2.5: 2.98)
 MESSAGE_OVERHEAD = 4  # role markers and separators a chat template adds per message
 PROBE_SECONDS = 3.0
@@ -50,16 +50,6 @@ _STEP_ERRORS = {400, 413, 422}  # the request's own fault: the next step may wel
 
 
 MAX_SCALE = 4.0  # server tokens per memd-estimated token, at most
-_CONTEXT_ERROR = re.compile(r"context|too (?:long|many tokens)|maximum.{0,20}length|exceeds?", re.IGNORECASE)
-_WINDOW = [
-    re.compile(r"context (?:window|size|length) of (\d+)", re.IGNORECASE),  # llama-cpp-python
-    re.compile(r"maximum context length is (\d+)", re.IGNORECASE),  # vLLM, OpenAI
-    re.compile(r"n_ctx\D{0,5}(\d+)"),  # llama.cpp
-]
-_REQUESTED = [
-    re.compile(r"Requested tokens \((\d+)\)", re.IGNORECASE),  # llama-cpp-python: prompt + max_tokens
-    re.compile(r"you requested (\d+) tokens", re.IGNORECASE),  # vLLM, OpenAI: prompt + max_tokens
-]
 
 
 class ModelError(MemdError):
@@ -272,7 +262,7 @@ class ModelClient:
                 self.breaker.check()
                 with urllib.request.urlopen(request, timeout=seconds) as response:
                     answered = True
-                    found = _context_in(json.loads(response.read(1_000_000)), model)
+                    found = context_in(json.loads(response.read(1_000_000)), model)
             except Unavailable:
                 return None, answered
             except urllib.error.HTTPError:
@@ -326,10 +316,10 @@ class ModelClient:
                     attempt += 1
                     time.sleep(min(_retry_after(err, attempt), MAX_WAIT, self._remaining_seconds()))
                     continue
-                detail = _server_message(err)
-                if status == 400 and _CONTEXT_ERROR.search(detail):
+                detail = server_message(err)
+                if status == 400 and CONTEXT_ERROR.search(detail):
                     size = prompt_size(messages) + max_tokens
-                    lowered = self._shrink_context(chosen, _window_in(err, detail), _requested_in(detail), size)
+                    lowered = self._shrink_context(chosen, window_in(err, detail), requested_in(detail), size)
                     why = f"the server refused the prompt as longer than the model's context (HTTP 400: {detail[:120]})"
                     self._refused[request] = why
                     opened = self.breaker.failure("HTTP 400: prompt over the context window", repeated=True)
@@ -403,65 +393,6 @@ class ModelClient:
         if error is None and choice is None:
             raise BadOutput(f"{operation}: the model returned no choices")
         return Reply(text, finish, prompt, completion)
-
-
-def _context_in(data: Any, model: str) -> int | None:
-    if not isinstance(data, dict):
-        return None
-    settings = data.get("default_generation_settings")
-    if isinstance(settings, dict) and isinstance(settings.get("n_ctx"), int):
-        return int(settings["n_ctx"])
-    if isinstance(data.get("n_ctx"), int) and data["n_ctx"] > 0:
-        return int(data["n_ctx"])
-    entries = data.get("data")
-    if not isinstance(entries, list):
-        return None
-    for entry in entries:
-        if not isinstance(entry, dict) or (entry.get("id") != model and len(entries) > 1):
-            continue
-        found = entry.get("meta")
-        meta: dict[str, Any] = found if isinstance(found, dict) else {}
-        for key in ("max_model_len", "context_length", "context_window", "n_ctx"):
-            value = entry.get(key, meta.get(key))
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                return value
-        trained = meta.get("n_ctx_train")  # llama.cpp: the model's own limit; the server's may be lower
-        if isinstance(trained, int) and not isinstance(trained, bool) and 0 < trained < DEFAULT_CONTEXT:
-            return trained
-    return None
-
-
-def _server_message(err: Any) -> str:
-    """The error message the server sent with an HTTP error, if any."""
-    body = getattr(err, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, dict) else inner
-        if isinstance(message, str):
-            return " ".join(message.split())
-    return " ".join(str(getattr(err, "message", "") or "").split())
-
-
-def _requested_in(message: str) -> int | None:
-    """The tokens a refused request asked for, as the server counted them (prompt and max_tokens)."""
-    for pattern in _REQUESTED:
-        found = pattern.search(message)
-        if found:
-            return int(found.group(1))
-    return None
-
-
-def _window_in(err: Any, message: str) -> int | None:
-    """The context window a refusal names (llama.cpp's n_ctx field, or the message's number)."""
-    body = getattr(err, "body", None)
-    inner = body.get("error", body) if isinstance(body, dict) else None
-    if isinstance(inner, dict) and isinstance(inner.get("n_ctx"), int) and inner["n_ctx"] > 0:
-        return int(inner["n_ctx"])
-    for pattern in _WINDOW:
-        found = pattern.search(message)
-        if found:
-            return int(found.group(1))
-    return None
 
 
 def _retry_after(err: Any, attempt: int) -> float:
