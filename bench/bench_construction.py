@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memd import engine as engines  # noqa: E402
+from memd.app.init import init_vault  # noqa: E402
 from memd.ask.answering import answer  # noqa: E402
 from memd.consolidation.run import consolidate  # noqa: E402
 from memd.consolidation.sections import sections_of  # noqa: E402
@@ -48,7 +49,7 @@ from memd.engine.llm import LLMEngine  # noqa: E402
 from memd.engine.offline import OfflineEngine  # noqa: E402
 from memd.engine.prompts import NAMES, load  # noqa: E402
 from memd.ingest.pipeline import ingest_file  # noqa: E402
-from memd.vault.vault import Vault, init_vault  # noqa: E402
+from memd.vault.vault import Vault  # noqa: E402
 
 SEEDS = "seeds, per LoCoMo conversation: RecMem 193K, Mem0 1.52M, A-Mem 1.46M construction tokens"
 OFFLINE = OfflineEngine()

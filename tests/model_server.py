@@ -6,11 +6,18 @@ without usage) per operation; when the script for an operation is empty, a
 well-behaved model answers: it reads the request and returns a valid reply,
 so tests can break exactly one step at a time. ``GET /v1/models`` reports
 ``context`` as the model's window when it is set.
+
+``Llama`` makes it behave the way a small model on llama.cpp's server did:
+a context window it enforces with HTTP 400 (counting tokens a little more
+finely than memd's estimate, and saying nothing of the window beforehand,
+like llama-cpp-python), replies that copy the prompt's old example and
+placeholder, and extracted sentences coloured with a feeling word.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 import time
@@ -47,6 +54,25 @@ class NoUsage:
 
 
 Reply = str | Status | Delay | Length | NoUsage
+
+CHARS_PER_TOKEN = 2.8  # finer than memd's estimate (3): Qwen2.5's tokenizer gave 2.98 on memd's prompts
+OLD_EXAMPLE = {"done": True, "evidence": [{"doc": "CURRENT", "start": 12, "end": 18}]}
+
+
+@dataclass(frozen=True)
+class Llama:
+    """What a small model behind llama.cpp's server does (see the module docstring)."""
+
+    window: int | None = None  # n_ctx: longer requests are refused with HTTP 400
+    props: bool = False  # answer /props with n_ctx, as llama.cpp does (llama-cpp-python does not)
+    meta: bool = False  # list the model in /v1/models with llama.cpp's meta (n_ctx_train)
+    copies: bool = False  # round 1 of agent_step: the old template's example; extract: its placeholder
+    feeling: str | None = None  # a word added to every extracted statement ("glad")
+
+
+def server_tokens(body: dict[str, Any]) -> int:
+    """The prompt's size as this server's tokenizer counts it."""
+    return sum(math.ceil(len(m["content"]) / CHARS_PER_TOKEN) + 4 for m in body["messages"])
 
 
 def operation_of(request: dict[str, Any]) -> str:
@@ -115,12 +141,25 @@ def good_reply(operation: str, payload: dict[str, Any]) -> dict[str, Any]:
     raise ValueError(operation)
 
 
+def llama_reply(llama: Llama, operation: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """What the small model says instead of the careful reply, if anything."""
+    if llama.copies and operation == "agent_step" and payload.get("round") == 1:
+        return OLD_EXAMPLE
+    if llama.copies and operation == "extract":
+        return {"entries": [{"id": 1, "text": "<a statement copied from text 1>"}]}
+    if llama.feeling and operation == "extract":
+        return {"entries": [{"id": t["id"], "text": f"{t['text']} So {llama.feeling}."} for t in payload["texts"]]}
+    return None
+
+
 class ScriptedModel:
-    def __init__(self, context: int | None = None) -> None:
+    def __init__(self, context: int | None = None, llama: Llama | None = None) -> None:
         self.script: dict[str, deque[Reply]] = defaultdict(deque)
         self.always: dict[str, Reply] = {}
         self.requests: list[dict[str, Any]] = []
+        self.refused: list[dict[str, Any]] = []  # requests turned away as longer than the window
         self.context = context
+        self.llama = llama or Llama()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -149,7 +188,13 @@ class ScriptedModel:
         if operation in self.always:
             return self.always[operation]
         payload = json.loads(request["messages"][1]["content"])
-        return json.dumps(good_reply(operation, payload))
+        return json.dumps(llama_reply(self.llama, operation, payload) or good_reply(operation, payload))
+
+    def too_long(self, request: dict[str, Any]) -> int | None:
+        """The requested tokens, when they exceed the window."""
+        window = self.llama.window
+        wanted = server_tokens(request) + int(request.get("max_tokens") or 0)
+        return wanted if window is not None and wanted > window else None
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         model = self
@@ -159,7 +204,12 @@ class ScriptedModel:
                 pass
 
             def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models") and model.context:
+                if self.path.rstrip("/").endswith("/props") and model.llama.props and model.llama.window:
+                    self._send(200, {"default_generation_settings": {"n_ctx": model.llama.window}})
+                elif self.path.rstrip("/").endswith("/models") and model.llama.meta and model.llama.window:
+                    meta = {"n_vocab": 151936, "n_ctx_train": model.llama.window, "n_params": 494032768}
+                    self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model", "meta": meta}]})
+                elif self.path.rstrip("/").endswith("/models") and model.context:
                     self._send(200, {"object": "list", "data": [{"id": "scripted", "max_model_len": model.context}]})
                 else:
                     self._send(404, {"error": {"message": "not found"}})
@@ -167,6 +217,12 @@ class ScriptedModel:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 model.requests.append(body)
+                wanted = model.too_long(body)
+                if wanted is not None:
+                    model.refused.append(body)
+                    message = f"Requested tokens ({wanted}) exceed context window of {model.llama.window}"
+                    self._send(400, {"error": {"message": message, "type": "invalid_request_error", "code": 400}})
+                    return
                 reply = model._reply_for(body)
                 finish, usage = "stop", True
                 if isinstance(reply, Delay):
@@ -179,7 +235,11 @@ class ScriptedModel:
                     reply, finish = reply.text, "length"
                 if isinstance(reply, NoUsage):
                     reply, usage = reply.text, False
-                prompt = sum(len(m["content"].split()) for m in body["messages"])
+                prompt = (
+                    server_tokens(body)  # its tokenizer's count
+                    if model.llama.window
+                    else sum(len(m["content"].split()) for m in body["messages"])
+                )
                 data: dict[str, Any] = {
                     "id": "chatcmpl-scripted",
                     "object": "chat.completion",

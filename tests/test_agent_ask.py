@@ -5,6 +5,7 @@ person is told when they got it instead of the model's)."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 from collections.abc import Iterator
 
@@ -62,7 +63,7 @@ def test_show_steps_prints_each_round_and_the_answer_cites_evidence(memd: Memd, 
 def test_a_model_that_cannot_drive_the_tools_still_gets_bm25_evidence(memd: Memd, model: ScriptedModel) -> None:
     model.always["agent_step"] = "let me think about that"
     data, _ = ask(memd, "Is Dana allergic to peanuts?", "--show-steps")
-    assert data["steps"][-1]["note"].startswith("stopped:")
+    assert data["steps"][-1]["note"].startswith("stopped (invalid JSON): ")
     assert any("peanuts" in e["text"] for e in data["evidence"])
 
 
@@ -174,3 +175,57 @@ def test_an_answer_cut_at_the_length_limit_is_asked_again_with_more_room(memd: M
     assert data["engine"] == "llm" and notes == ""
     first, second = [r["max_tokens"] for r in model.requests if operation_of(r) == "answer"]
     assert second == 2 * first
+
+
+# --- evidence the model saw ------------------------------------------------------
+
+COPIED_EXAMPLE = json.dumps({"done": True, "evidence": [{"doc": "CURRENT", "start": 12, "end": 18}]})
+
+
+def test_evidence_citing_lines_no_tool_returned_gives_the_extractive_answer_with_a_note(
+    memd: Memd, model: ScriptedModel
+) -> None:
+    # What a small model did with the old prompt: finish in round 1, citing
+    # the format line's example range without calling a tool.
+    model.always["agent_step"] = COPIED_EXAMPLE
+    data, notes = ask(memd, "Is Dana allergic to peanuts?", "--show-steps")
+    assert data["engine"] == "offline" and data["answer"].startswith("Allergic to peanuts, carries an EpiPen")
+    assert "the model cited lines no tool call returned (CURRENT:12-18)" in data["fallback"]
+    assert "\nnote: the model cited lines no tool call returned" in notes
+    assert "answer" not in model.operations()  # no answer was written from unseen lines
+    assert model.operations().count("agent_step") == 2  # sent back once with the reason
+    assert "no tool call returned" in model.requests[1]["messages"][-1]["content"]
+
+
+def test_evidence_is_cut_to_the_lines_the_tools_returned(memd: Memd, model: ScriptedModel) -> None:
+    memd("ask", "Is Dana allergic to peanuts?")
+    hit = next(
+        r
+        for request in model.requests
+        for result in json.loads(request["messages"][1]["content"]).get("results", [])
+        for r in (result.get("result") or {}).get("results", [])
+        if "peanuts" in r["text"]
+    )
+    # Round 2 cites a wide range around the one hit it was shown: what it
+    # never saw is not read as its evidence.
+    model.queue("agent_step", json.dumps({"calls": [{"tool": "search", "args": {"query": "peanuts"}}]}))
+    model.queue("agent_step", json.dumps({"done": True, "evidence": [{"doc": hit["path"], "start": 1, "end": 500}]}))
+    data, notes = ask(memd, "Is Dana allergic to peanuts?")
+    assert data["engine"] == "llm" and notes == ""
+    assert any("peanuts" in e["text"] for e in data["evidence"])
+
+
+def test_a_reply_copying_the_templates_example_numbers_is_rejected(memd: Memd, model: ScriptedModel) -> None:
+    from memd.engine.prompts import NAMES, load, template_numbers
+
+    assert all(template_numbers(load(name)) == set() for name in NAMES)  # shipped: placeholders only
+    # A vault's own template may still show numbers: a reply that copies
+    # them, not read from its input, is refused.
+    old = load("agent_step").replace("<its first line>", "12").replace("<its last line>", "18")
+    (memd.vault.meta_dir / "templates").mkdir()
+    (memd.vault.meta_dir / "templates" / "agent_step.md").write_text(old)
+    model.always["unknown"] = COPIED_EXAMPLE.replace("CURRENT", "topics/coffee-and-food.md")
+    data, _ = ask(memd, "Is Dana allergic to peanuts?", "--show-steps")
+    note = data["steps"][0]["note"]  # 12 or 18: whichever the round's input does not hold
+    assert re.search(r"the reply copies the number 1[28] from the prompt's example", note)
+    assert "Allergic to peanuts" in data["answer"]

@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from memd.consolidation.verify import verify_vault
-from memd.engine.fidelity import Sources, unsupported
+from memd.engine.fidelity import FUNCTION_WORDS, MARKED, Sources, unsupported
 from memd.vault.vault import Vault
 
 from .conftest import Memd
@@ -78,6 +78,52 @@ def test_a_number_not_in_the_source_is_never_supported(sentences: list[str], num
     assert check(f"{sentences[0][:-1]} {number}.", source) is not None
 
 
+SAID = "Wow, love that painting! So cool you found such a helpful group."
+
+
+@pytest.mark.parametrize(
+    ("rewrite", "added"),
+    [
+        ("Too bad you found such a helpful group.", "'too'"),
+        ("I'm glad you found such a helpful group.", "'glad'"),
+        ("So cool you never found such a helpful group.", "'never'"),
+        ("So cool you found such a helpful group, the only one.", "'only'"),
+        ("Love that awesome painting!", "'awesome'"),
+    ],
+)
+def test_an_added_feeling_judgement_or_hedge_fails_like_an_invented_name(rewrite: str, added: str) -> None:
+    assert f"adds {added}, which its sources do not say" in str(check(rewrite, SAID))
+    # Answers may phrase their evidence, but not add these either.
+    assert added in str(unsupported(rewrite, Sources([SAID]), threshold=0.6))
+
+
+def test_words_the_sources_have_may_be_kept() -> None:
+    assert check("So cool you found such a helpful group.", SAID) is None
+    assert check("Love that painting!", SAID) is None
+
+
+def content_word(word: str, source: str) -> bool:
+    sources = Sources([source])
+    return word not in FUNCTION_WORDS and not sources.has(word)
+
+
+@given(
+    st.lists(SENTENCE, min_size=1, max_size=4),
+    st.one_of(st.sampled_from(sorted(MARKED)), WORDS),
+    st.data(),
+)
+def test_any_single_inserted_content_word_not_in_the_sources_is_caught(
+    sentences: list[str], word: str, data: st.DataObject
+) -> None:
+    source = " ".join(sentences)
+    assume(content_word(word, source))
+    sentence = data.draw(st.sampled_from(sentences))
+    words = sentence[:-1].split()
+    at = data.draw(st.integers(min_value=1, max_value=len(words)))
+    rewrite = " ".join([*words[:at], word, *words[at:]]) + "."
+    assert check(rewrite, source) is not None
+
+
 # --- through the engine ---------------------------------------------------------
 
 
@@ -115,6 +161,21 @@ def test_an_extract_reply_that_repeats_its_input_is_rejected(memd: Memd, model: 
     assert "warning" not in result.output  # the retry got a good reply
     retry = model.requests[-1]["messages"][-1]["content"]
     assert "the reply repeats its input" in retry
+
+
+@pytest.mark.parametrize("added", ["glad", "bad", "never"])
+def test_an_extracted_sentence_with_an_added_word_is_rejected(
+    memd: Memd, model: ScriptedModel, tmp_path: Path, added: str
+) -> None:
+    note = tmp_path / "diary.md"
+    note.write_text(f"{TURN} Everyone there was kind.\n")
+    coloured = TURN.replace("it was", f"it was {added} and")
+    model.always["extract"] = json.dumps({"entries": [{"id": 1, "text": coloured}]})
+    memd("ingest", str(note))
+    assert model.operations().count("extract") == 2  # sent back once with the reason, then offline
+    assert f"adds {added!r}, which its sources do not say" in model.requests[-1]["messages"][-1]["content"]
+    text = vault_text(memd.vault)
+    assert TURN in text and coloured not in text
 
 
 def add_ai(memd: Memd, *texts: str) -> None:
@@ -232,7 +293,7 @@ def test_a_summary_from_the_prompt_or_elsewhere_is_rejected(memd: Memd, model: S
     add_ai(memd, "Runs the Lisbon half marathon in March", "Long marathon training run on Sundays")
     model.always["summarise"] = json.dumps({"summaries": [{"id": 0, "summary": summary}]})
     result = memd("consolidate")
-    assert "summarise: " in result.output and "used the offline engine" in result.output
+    assert "summarise: " in result.output and "step(s) done offline" in result.output
     [topic] = memd.vault.topic_files()
     assert summary not in topic.read_text() and "marathon" in topic.read_text().split("summary:")[1].splitlines()[0]
 

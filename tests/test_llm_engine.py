@@ -89,7 +89,7 @@ def test_garbage_for_every_call_still_consolidates_through_the_fallback(memd: Me
         model.always[operation] = "I am sorry, I cannot help with that."
     memd("add", "\n".join(NOTES))
     result = memd("consolidate")
-    assert "used the offline engine for this step" in result.output
+    assert "step(s) done offline" in result.output
     assert_nothing_lost(memd.vault, 4)
     assert len(memd.vault.topic_files()) >= 1
     assert "Memd-Fallback:" in last_commit_body(memd.vault)
@@ -131,7 +131,7 @@ def test_each_kind_of_bad_output_is_retried_then_replaced(memd: Memd, model: Scr
     model.always[operation] = reply
     memd("add", "\n".join(NOTES))
     result = memd("consolidate")
-    assert f"{operation}: " in result.output and "used the offline engine" in result.output
+    assert f"{operation}: " in result.output and "step(s) done offline" in result.output
     assert model.operations().count(operation) >= 2
     assert_nothing_lost(memd.vault, 4)
     for path in topic_paths(memd.vault):

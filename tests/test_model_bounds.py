@@ -5,7 +5,9 @@ window, max_tokens on every request, and a ledger that counts failed calls."""
 from __future__ import annotations
 
 import json
+import re
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -211,3 +213,107 @@ def test_the_context_the_server_reports_is_used(memd: Memd, vault: Vault) -> Non
         assert_prompts_fit(server, 1500)
     health = endpoint_health(vault)
     assert health is not None and health["context_tokens"] == 1500
+
+
+# --- fallbacks said aloud ----------------------------------------------------------
+
+PARAGRAPHS = [
+    "Dana moved to Porto in May after six years in Lisbon. She starts at Feedzai on Monday as a data engineer. "
+    "Her new flat is near the river, with a small balcony for the tomatoes she grows every summer.",
+    "Priya asked for the Atlas cut-over plan by Friday. The migration window is Saturday night, two hours. "
+    "Marco owns the rollback script and will be on call with the database team until Sunday morning.",
+    "The Kyoto trip is booked for the second week of April. Flights leave from Lisbon on the eighth. "
+    "We will stay four nights in a ryokan near Gion and then take the train to Osaka for the weekend.",
+]
+
+
+def test_ingest_with_a_failing_model_says_which_steps_went_offline_and_why(
+    memd: Memd, vault: Vault, tmp_path: Path
+) -> None:
+    note = tmp_path / "week.md"
+    note.write_text("\n\n".join(PARAGRAPHS) + "\n")
+    with ScriptedModel() as server:
+        configure(vault, server.url)
+        placeholder = json.dumps({"entries": [{"id": 1, "text": "<a statement copied from that text>"}]})
+        server.queue("extract", placeholder, placeholder, "Sure, here you go", "Sure, here you go", Status(400))
+        result = memd("ingest", str(note), "--json")
+        assert server.operations().count("extract") == 5
+    [report] = json.loads(result.stdout)
+    warnings = report["warnings"]
+    assert len(warnings) == 3  # one line per kind of failure
+    assert "extract: the reply copies the placeholder" in warnings[0] and "(placeholder copy)" in warnings[0]
+    assert warnings[1] == "extract: the reply holds no JSON object; 1 step(s) done offline (invalid JSON)"
+    assert "the model call failed (HTTP 400)" in warnings[2] and warnings[2].endswith("(HTTP 400)")
+    assert [line for line in result.stderr.splitlines() if line.startswith("warning: ")] == [
+        f"warning: {w}" for w in warnings
+    ]
+    assert report["entries"] >= 9  # every statement kept, by the offline rules
+    assert "Dana moved to Porto in May" in vault.current.read_text()
+
+
+def last_commit_body(vault: Vault) -> str:
+    return subprocess.run(
+        ["git", "-C", str(vault.root), "log", "-1", "--format=%B"], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def test_the_commit_trailer_names_the_real_cause_and_count(memd: Memd, vault: Vault) -> None:
+    configure(vault, f"http://127.0.0.1:{closed_port()}/v1")
+    memd("add", "\n".join(NOTES))
+    result = memd("consolidate", "--json")
+    outcome = json.loads(result.stdout)
+    trailer = next(line for line in last_commit_body(vault).splitlines() if line.startswith("Memd-Fallback:"))
+    assert f"{outcome['fallbacks']} step(s) done offline" in trailer
+    failed, paused = (int(n) for n in re.findall(r"(?:connection failed|endpoint paused): (\d+)", trailer))
+    assert failed >= 1 and paused >= 1 and failed + paused == outcome["fallbacks"]
+    assert "bad model output" not in trailer
+    [line] = [w for w in outcome["warnings"] if "more model step(s) of this run were done offline" in w]
+    assert f"; {paused} more model step(s)" in line
+
+
+def test_memds_own_budget_cutting_a_call_short_is_not_an_endpoint_failure(memd: Memd, vault: Vault) -> None:
+    with ScriptedModel() as server:
+        server.always["rewrite"] = Delay(2.5)
+        # The call may wait 5 s, but the run has 1 s of model time: memd ends it.
+        configure(vault, server.url, 'budget_time = "1s"\n')
+        vault.config_path.write_text(vault.config_path.read_text().replace('timeout = "1s"', 'timeout = "5s"'))
+        memd("add", "\n".join(NOTES))
+        result = memd("consolidate")
+    assert "the run's model time budget ran out during the call" in result.output
+    assert "(budget)" in result.output and "failing" not in result.output
+    health = endpoint_health(vault)
+    assert health is None or health["failures"] == 0
+    [cut] = [c for c in calls(vault) if c["ok"] is False]
+    assert cut["error"] == "stopped at the run's budget" and cut["estimated"] is True
+    assert_nothing_lost(vault, 4)
+
+
+# --- costs as the server counts them -------------------------------------------------
+
+
+def test_stats_keep_server_counted_and_estimated_tokens_apart(memd: Memd, vault: Vault) -> None:
+    with ScriptedModel() as server:
+        server.queue("rewrite", Status(400))  # refused before processing: costs nothing
+        server.queue("plan", NoUsage(json.dumps({"routes": [{"block": 0, "topic": None, "title": "Takes coffee"}]})))
+        configure(vault, server.url)
+        memd("add", "\n".join(NOTES))
+        memd("consolidate")
+        requests = list(server.requests)
+    lines = calls(vault)
+    assert len(lines) == len(requests)  # one line per request, in order
+    refused = lines[0]
+    assert refused["operation"] == "rewrite" and refused["error"] == "HTTP 400" and refused["ok"] is False
+    assert refused["prompt_tokens"] == 0 and refused["completion_tokens"] == 0 and refused["estimated"] is False
+    [silent] = [c for c in lines if c["estimated"]]
+    assert silent["operation"] == "plan" and silent["prompt_tokens"] > 0
+    counted = [(c, r) for c, r in zip(lines, requests, strict=True) if c["ok"] and not c["estimated"]]
+    # The scripted server counts a prompt's words: the ledger books its numbers, not memd's.
+    assert counted and all(
+        c["prompt_tokens"] == sum(len(m["content"].split()) for m in r["messages"]) for c, r in counted
+    )
+    stats = json.loads(memd("stats", "--json").output)
+    assert stats["estimated_tokens"] == silent["prompt_tokens"] + silent["completion_tokens"]
+    assert stats["server_counted_tokens"] == sum(c["prompt_tokens"] + c["completion_tokens"] for c, _ in counted)
+    assert stats["tokens"] == stats["server_counted_tokens"] + stats["estimated_tokens"]
+    assert stats["construction"]["by_operation"]["plan"]["estimated_tokens"] == stats["estimated_tokens"]
+    assert "counted by the server" in memd("stats").output

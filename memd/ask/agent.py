@@ -4,7 +4,11 @@ Each round the model sees the question, today's date, the results of its
 previous calls (and, in the first round, the first page of the catalog), and
 either calls tools (search, grep, grep_doc, list_docs, read_lines) or
 finishes with evidence as document line ranges. At most ``MAX_ROUNDS``
-rounds, each prompt sized to the model's context. The evidence widens to
+rounds, each prompt sized to the model's context. Evidence must be lines the
+model saw: each range must meet lines a tool call of this ask returned (it is
+cut to them); a reply citing lines no call returned, or copying the prompt's
+example, is sent back once with the reason, and a second one gives the
+extractive answer with a note. The evidence widens to
 whole heading blocks; when it is thin (under ``MIN_EVIDENCE_TOKENS``), the
 offline retrieval tops it up, and recent CURRENT entries always come along.
 
@@ -27,15 +31,16 @@ from typing import Any
 from memd.ask import tools
 from memd.ask.offline import EVIDENCE_TOKENS, Answer, Evidence, Report, Step
 from memd.ask.offline import ask as offline_ask
+from memd.ask.shown import Shown, seen, shown_ranges
 from memd.core import ledger
 from memd.core.errors import MemdError
 from memd.core.timeutil import now
 from memd.core.tokens import count_tokens
 from memd.engine.breaker import Unavailable
-from memd.engine.client import BadOutput, ModelClient, ModelError, parse_json, prompt_size
+from memd.engine.client import BadOutput, ContextExceeded, ModelClient, ModelError, parse_json, prompt_size
 from memd.engine.fidelity import ANSWER_SUPPORT, Sources, sentences, unsupported
-from memd.engine.prompts import load, normal, template_strings
-from memd.engine.steps import check_echo
+from memd.engine.prompts import load
+from memd.engine.steps import cause_of, check_echo, echoes_of
 from memd.index.records import read_records
 from memd.vault.vault import Vault
 
@@ -64,6 +69,14 @@ ARGS = {
 }
 
 
+class _Unseen(Exception):
+    """The model cited lines no tool call returned: its evidence is not used."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class _EndpointFailed(Exception):
     """The endpoint failed during the tool rounds: the ask goes offline."""
 
@@ -84,6 +97,20 @@ def agent_ask(
     client.begin("ask")
     ledger.record(client.ledger, {"event": "ask"})
     steps: list[Step] = []
+    answer = _agent_ask(vault, question, client, model, report, budget, steps)
+    stopped = [f"agent_step: round {s.round} {s.note}; the offline search gave the evidence" for s in steps if s.note]
+    return replace(answer, steps=tuple(steps), warnings=(*stopped, *answer.warnings))
+
+
+def _agent_ask(
+    vault: Vault,
+    question: str,
+    client: ModelClient,
+    model: str | None,
+    report: Report | None,
+    budget: int,
+    steps: list[Step],
+) -> Answer:
     try:
         client.available()
         ranges = _explore(vault, question, client, model, steps, report or (lambda step: None))
@@ -91,6 +118,9 @@ def agent_ask(
         reason = err.reason if isinstance(err, _EndpointFailed) else str(err)
         answer = offline_ask(vault, question, budget)
         return replace(answer, fallback=f"{reason}; answered offline", steps=tuple(steps))
+    except _Unseen as err:
+        answer = offline_ask(vault, question, budget)
+        return replace(answer, fallback=f"{err.reason}; showing the extractive answer", steps=tuple(steps))
     gathered = _evidence(vault, ranges, budget)
     baseline = offline_ask(vault, question, budget)
     spent = sum(count_tokens(e.record.text) for e in gathered)
@@ -122,6 +152,7 @@ def _explore(
     results: list[dict[str, Any]] = []
     system = load("agent_step", vault.meta_dir)
     context = client.context_tokens(model)
+    shown: Shown = {}
     for round_ in range(1, MAX_ROUNDS + 1):
         payload = {
             "question": question,
@@ -134,35 +165,61 @@ def _explore(
             payload["catalog"] = catalog
         messages = _fitted(system, payload, context - STEP_TOKENS)
         if messages is None:
-            _record(steps, report, Step(round_, (), True, "stopped: the prompt does not fit the model's context"))
+            note = "stopped (context window): the prompt does not fit the model's context"
+            _record(steps, report, Step(round_, (), True, note))
             return []
+        echoes, copied = echoes_of(system, messages[1]["content"])
         data = None
         note = ""
+        unseen = ""
         limit = STEP_TOKENS
         for _attempt in range(2):
             try:
                 reply = client.complete("agent_step", messages, max_tokens=limit, model=model)
+            except ContextExceeded as err:
+                # Refused unread: shrink the results to the window the server named and ask again.
+                note = f"stopped (context window): {err}"
+                context = client.context_tokens(model)
+                refitted = _fitted(system, payload, context - limit)
+                if refitted is None or refitted == messages:
+                    break
+                messages = refitted
+                echoes, copied = echoes_of(system, messages[1]["content"])
+                continue
             except ModelError as err:
                 raise _EndpointFailed(str(err)) from None
+            seen(results, shown)  # as shrunk to fit and read: what the model was shown
             if reply.truncated:
-                note = f"stopped: the reply stopped at the length limit ({limit} tokens)"
+                note = f"stopped (length limit): the reply stopped at the length limit ({limit} tokens)"
+                if prompt_size(messages) + 2 * limit > context:
+                    break  # the prompt fills the window: more room cannot help
                 limit *= 2  # never again with the same limit
                 continue
+            unseen = ""
             try:
                 data = _valid_step(reply.text)
+                check_echo(data, echoes, payload, copied)
+                if data.get("done"):
+                    data["evidence"], unseen = shown_ranges(vault, data.get("evidence", []), shown)
+                    if unseen:
+                        raise BadOutput(f"the evidence cites lines no tool call returned ({unseen})")
                 break
             except BadOutput as err:
+                data = None
                 messages = [
                     *messages,
+                    {"role": "assistant", "content": reply.text[:RESULT_CHARS]},
                     {"role": "user", "content": f"That reply was not valid: {err}. Reply with only JSON."},
                 ]
-                note = f"stopped: {err}"
+                note = f"stopped ({cause_of(err)}): {err}"
         if data is None:
             _record(steps, report, Step(round_, (), True, note))
+            if unseen:
+                raise _Unseen(f"the model cited lines no tool call returned ({unseen})")
             return []
         if data.get("done"):
             _record(steps, report, Step(round_, (), True))
-            return [(str(e["doc"]), int(e["start"]), int(e["end"])) for e in data.get("evidence", [])]
+            return list(data["evidence"])
         calls = tuple(data["calls"])
         _record(steps, report, Step(round_, calls, False))
         catalog = None  # shown once; the model can page it with list_docs
@@ -170,7 +227,7 @@ def _explore(
         while len(json.dumps(results, default=str)) > RESULT_CHARS and any(r.get("result") for r in results):
             longest = max(results, key=lambda r: len(json.dumps(r, default=str)))
             longest["result"] = _shrink(longest["result"])
-    _record(steps, report, Step(MAX_ROUNDS, (), True, "round limit reached"))
+    _record(steps, report, Step(MAX_ROUNDS, (), True, "stopped (round limit): the model did not finish"))
     return []
 
 
@@ -311,7 +368,7 @@ def _answer(
             break
         shown = shown[:-1]  # the least relevant evidence goes first
     refs = dict(shown)
-    echoes = {e for e in template_strings(system) if e not in normal(messages[1]["content"])}
+    echoes, copied = echoes_of(system, messages[1]["content"])
     problem = "the model gave no usable answer"
     limit = ANSWER_TOKENS
     for _attempt in range(2):
@@ -321,11 +378,13 @@ def _answer(
             return "", set(), f"{err}; showing the extractive answer"
         if reply.truncated:
             problem = f"the answer stopped at the length limit ({limit} tokens)"
+            if prompt_size(messages) + 2 * limit > context:
+                break  # the prompt fills the window: more room cannot help
             limit *= 2  # never again with the same limit
             continue
         try:
             data = parse_json(reply.text)
-            check_echo(data, echoes, payload)
+            check_echo(data, echoes, payload, copied)
             text, cited = _grounded(data, refs, question)
             return text, cited, None
         except BadOutput as err:

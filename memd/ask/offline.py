@@ -74,7 +74,9 @@ Report = Callable[[Step], None]
 @dataclass(frozen=True)
 class Answer:
     """``engine`` is who wrote ``answer``; ``fallback`` says why it is the
-    offline answer although a model is configured (None when it is not)."""
+    offline answer although a model is configured (None when it is not);
+    ``warnings`` name the model steps done offline on the way (the JSON form
+    lists the fallback among them too)."""
 
     question: str
     found: bool
@@ -84,6 +86,7 @@ class Answer:
     engine: str = "offline"
     fallback: str | None = None
     steps: tuple[Step, ...] = ()
+    warnings: tuple[str, ...] = ()  # model steps done offline on the way, and why
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -92,6 +95,7 @@ class Answer:
             "answer": self.answer,
             "engine": self.engine,
             "fallback": self.fallback,
+            "warnings": [*self.warnings, *filter(None, [self.fallback])],
             "support": [e.to_json() for e in self.support],
             "evidence": [e.to_json() for e in self.evidence],
         }

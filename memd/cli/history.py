@@ -126,8 +126,10 @@ def stats(ctx: click.Context, tokens: bool, as_json: bool) -> None:
 
     Construction is extraction (at ingest) plus consolidation, shown per
     operation, per consolidation and per 1,000 ingested tokens; queries per
-    `memd ask`. Failed calls count (their prompt was sent); "estimated"
-    marks calls whose server reported no usage, counted by memd instead.
+    `memd ask`. Failed calls count (their prompt was sent; a request the
+    server refused before processing it costs 0); "estimated" marks calls
+    whose server reported no usage (or timed out), counted by memd instead,
+    and the totals keep server-counted and estimated tokens apart.
     Read from the local ledger (.memd/ledger.jsonl, not committed).
 
     \b
@@ -147,6 +149,10 @@ def stats(ctx: click.Context, tokens: bool, as_json: bool) -> None:
         return
     click.echo(
         f"model calls      {report['calls']} ({report['failed_calls']} failed, {report['estimated_calls']} estimated)"
+    )
+    click.echo(
+        f"tokens           {report['tokens']}: {report['server_counted_tokens']} counted by the server, "
+        f"{report['estimated_tokens']} estimated by memd"
     )
     per_1000 = built["per_1000_ingested"]
     click.echo(

@@ -48,10 +48,10 @@ def ingest(ctx: click.Context, files: tuple[Path, ...], max_size: int, as_json: 
                 click.echo(f"{path}: rejected: {err}", err=True)
             continue
         results.append(result.to_json())
-        if as_json:
-            continue
         for warning in result.warnings:
             click.echo(f"warning: {warning}", err=True)
+        if as_json:
+            continue
         if result.duplicate:
             click.echo(f"{path}: already ingested as {result.source}; nothing to do")
             continue

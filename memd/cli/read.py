@@ -200,6 +200,8 @@ def ask(
         past, answer = memory.ask_as_of(question, as_of, budget=budget, report=report)
     else:
         answer = memory.ask(question, budget=budget, report=report)
+    for warning in answer.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if answer.fallback:
         click.echo(f"note: {answer.fallback}", err=True)
     if as_json:

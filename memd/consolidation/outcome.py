@@ -7,6 +7,7 @@ from typing import Any
 
 from memd.core.errors import MemdError
 from memd.engine.base import Supersession
+from memd.engine.notes import Fallback, trailer
 
 
 class ConsolidationError(MemdError):
@@ -42,7 +43,7 @@ class Outcome:
     warnings: tuple[str, ...] = ()
     skipped: str | None = None
     consolidation: int = 0
-    fallbacks: int = 0  # steps the model failed, done by the offline engine instead
+    fallbacks: int = 0  # model steps done by the offline engine instead (the warnings say why)
     left: int = 0  # buffer entries left for the next part of a big consolidation
 
     @classmethod
@@ -100,7 +101,8 @@ def commit_message(outcome: Outcome) -> str:
         f"Memd-Consolidation: {outcome.consolidation}",
     ]
     if outcome.fallbacks:
-        trailers.append(f"Memd-Fallback: {outcome.fallbacks} step(s) done offline after bad model output")
+        named = trailer(w for w in outcome.warnings if isinstance(w, Fallback))  # the causes, when in hand
+        trailers.append(f"Memd-Fallback: {named or f'{outcome.fallbacks} step(s) done offline'}")
     body = [f"{m.seqs} -> topics/{m.topic}.md" + (f" # {m.section}" if m.section else "") for m in outcome.moves[:200]]
     if len(outcome.moves) > 200:
         body.append(f"... and {len(outcome.moves) - 200} more")

@@ -33,6 +33,7 @@ from memd.core.timeutil import format_time, now
 from memd.core.tokens import count_tokens
 from memd.engine import get_engine
 from memd.engine.base import Engine, Item
+from memd.engine.notes import offline_steps
 from memd.git.log import blocked, commit_hand_edits
 from memd.vault import acks
 from memd.vault import journal as journal_mod
@@ -264,7 +265,7 @@ def _consolidate(
         dry_run=dry_run,
         warnings=tuple(run.warnings),
         consolidation=epoch,
-        fallbacks=len(fallbacks),
+        fallbacks=offline_steps(fallbacks),
         left=left,
     )
     if dry_run:

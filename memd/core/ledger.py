@@ -4,7 +4,9 @@ Each call line: time, operation, model, prompt and completion tokens,
 latency, the run it belonged to (``consolidation 7``, ``ingest``, ``ask``),
 whether it succeeded, and ``estimated`` when the server reported no usage and
 memd counted the tokens itself. Failed calls are recorded too: the prompt was
-sent. Event lines mark each ``ask`` and each ``consolidation`` with the
+sent (estimated: a server that timed out may have computed more); a request
+the server refused before processing it books 0 tokens. Reports keep the
+tokens the server counted apart from memd's estimates. Event lines mark each ``ask`` and each ``consolidation`` with the
 tokens of the entries it took in, so construction cost (extraction at ingest
 plus consolidation) can be reported per 1,000 ingested tokens.
 """
@@ -78,9 +80,14 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def _tokens(call: dict[str, Any]) -> int:
+    return _int(call.get("prompt_tokens")) + _int(call.get("completion_tokens"))
+
+
 def _totals(calls: list[dict[str, Any]]) -> dict[str, int]:
     prompt = sum(_int(c.get("prompt_tokens")) for c in calls)
     completion = sum(_int(c.get("completion_tokens")) for c in calls)
+    estimated = sum(_tokens(c) for c in calls if c.get("estimated"))
     return {
         "calls": len(calls),
         "failed": sum(1 for c in calls if c.get("ok") is False),
@@ -88,6 +95,8 @@ def _totals(calls: list[dict[str, Any]]) -> dict[str, int]:
         "prompt": prompt,
         "completion": completion,
         "tokens": prompt + completion,
+        "server_counted_tokens": prompt + completion - estimated,
+        "estimated_tokens": estimated,
     }
 
 
@@ -124,10 +133,14 @@ def summary(path: Path) -> dict[str, Any]:
         run["prompt"] += _int(call.get("prompt_tokens"))
         run["completion"] += _int(call.get("completion_tokens"))
         run["calls"] += 1
+    everything = _totals(calls)
     return {
         "calls": len(calls),
         "failed_calls": sum(1 for c in calls if c.get("ok") is False),
         "estimated_calls": sum(1 for c in calls if c.get("estimated")),
+        "tokens": everything["tokens"],
+        "server_counted_tokens": everything["server_counted_tokens"],
+        "estimated_tokens": everything["estimated_tokens"],
         "construction": {
             **construction,
             "consolidations": consolidations,

@@ -1,7 +1,8 @@
 """The endpoint's health and the circuit breaker in front of it.
 
 After ``threshold`` consecutive endpoint failures (timeouts, refused
-connections, HTTP 5xx) the breaker opens: the rest of the run makes no model
+connections, HTTP 5xx, the same HTTP 4xx refusal again and again) the
+breaker opens: the rest of the run makes no model
 calls, and later runs make none until ``cooldown`` has passed; then one call
 is let through, and one more failure opens it again. The health (last
 success, last failure and its cause, open until when, the context window the
@@ -126,9 +127,12 @@ class Breaker:
             return  # nothing new to tell: spare the disk a write per call
         self._save(replace(health, last_success=format_time(moment), failures=0, open_until=None))
 
-    def failure(self, cause: str) -> bool:
-        """Count a failure; True when this one opened the breaker."""
-        failures = self._health.failures + 1
+    def failure(self, cause: str, *, repeated: bool = False) -> bool:
+        """Count a failure; True when this one opened the breaker. With
+        ``repeated`` (a refused request: maybe its own fault) the count goes on
+        only while the cause stays the same; another cause starts it again."""
+        same = self._health.last_cause == cause or not repeated
+        failures = self._health.failures + 1 if same else 1
         health = replace(self._health, last_failure=format_time(now()), last_cause=cause, failures=failures)
         opened = failures >= self.threshold
         if opened:

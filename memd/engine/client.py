@@ -2,12 +2,21 @@
 
 Every call sends ``max_tokens``; its time is bounded by the call timeout and
 by what is left of the run's budget (wall time and tokens). Every call that
-reached the wire is written to the ledger with its prompt and completion
-tokens, failed ones included; when the server reports no usage memd's own
-counter estimates them and the line says so. Endpoint failures feed the
-circuit breaker (breaker.py). Only HTTP 429 is retried here; a timeout, a
-refused connection or a 5xx is reported at once, so one bad step costs one
-timeout at most.
+reached the wire is written to the ledger: with the server's ``usage`` when it
+gives one; else memd's own estimate, marked ``estimated`` (a timed-out call:
+the server may well have computed more); a request the server refused before
+processing it (HTTP 4xx) books nothing. Endpoint failures feed the circuit
+breaker (breaker.py); a call cut short by memd's own time budget is not one.
+An HTTP 400 counts when it repeats the previous failure's cause. Only HTTP
+429 is retried here; a timeout, a refused connection or a 5xx is reported at
+once, so one bad step costs one timeout at most.
+
+The context window is the configured one (``llm.context_tokens``), else what
+the server reports (llama.cpp's ``/props``, a ``/models`` entry or its
+``meta``), else ``DEFAULT_CONTEXT``. A 400 saying the prompt exceeds the
+window lowers the window memd sizes prompts to (to the number the server
+names, and below the rejected request), so the caller asks again with a
+smaller batch; the identical request is never sent again.
 
 The ``openai`` package takes about a second to import, so it is imported on
 the first call, never at start-up.
@@ -30,29 +39,66 @@ from memd.core.errors import ConfigError, MemdError
 from memd.core.ledger import Call, record
 from memd.core.tokens import count_tokens
 from memd.engine.breaker import Breaker, Unavailable
+from memd.engine.window import CONTEXT_ERROR, DEFAULT_CONTEXT, context_in, requested_in, server_message, window_in
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
-DEFAULT_CONTEXT = 4096
-CHARS_PER_TOKEN = 3.0  # conservative for English and JSON under any common tokenizer
+CHARS_PER_TOKEN = 2.7  # under what common tokenizers give on memd's prompts (Qwen2.5: 2.98)
 MESSAGE_OVERHEAD = 4  # role markers and separators a chat template adds per message
 PROBE_SECONDS = 3.0
 MAX_WAIT = 10.0  # longest pause before retrying a rate-limited call
 _STEP_ERRORS = {400, 413, 422}  # the request's own fault: the next step may well succeed
 
 
+MAX_SCALE = 4.0  # server tokens per memd-estimated token, at most
+
+
 class ModelError(MemdError):
-    """The endpoint failed (HTTP error, timeout, refused connection)."""
+    """The endpoint failed (HTTP error, timeout, refused connection), or the
+    run's own time budget ended the call; ``cause`` says which, in a word."""
+
+    def __init__(self, message: str, cause: str = "endpoint failed") -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+class ContextExceeded(ModelError):
+    """The server refused the prompt as longer than the model's window (HTTP 400)."""
 
 
 class BadOutput(MemdError):
     """The model answered, but not with what was asked for."""
 
+    cause = "invalid reply"
+
+
+class NotJSON(BadOutput):
+    """The reply is not one JSON object."""
+
+    cause = "invalid JSON"
+
 
 class Truncated(BadOutput):
     """The reply stopped at ``max_tokens`` (finish_reason = length)."""
 
+    cause = "length limit"
 
-__all__ = ["BadOutput", "ModelClient", "ModelError", "Reply", "Truncated", "Unavailable", "parse_json"]
+
+class BudgetSpent(Unavailable):
+    """The run's own model budget (time or tokens) is spent: memd's limit, not the endpoint's failure."""
+
+
+__all__ = [
+    "BadOutput",
+    "BudgetSpent",
+    "ContextExceeded",
+    "ModelClient",
+    "ModelError",
+    "NotJSON",
+    "Reply",
+    "Truncated",
+    "Unavailable",
+    "parse_json",
+]
 
 
 @dataclass(frozen=True)
@@ -121,7 +167,12 @@ class ModelClient:
         self._key = key or "not-needed"  # local servers ignore the key, the client insists on one
         self._client: Any = None
         self._run = _Run(started=time.monotonic())
-        self._contexts: dict[str, int] = {}  # model -> window
+        self._contexts: dict[str, int] = {}  # model -> window, in the server's tokens
+        # Server tokens per token of memd's estimate, learned from what the
+        # server counted (usage, refusals); windows are divided by it, so a
+        # tokenizer finer than the estimate still gets prompts that fit.
+        self._scale = 1.0
+        self._refused: dict[str, str] = {}  # requests the server refused for their size -> why
 
     # --- runs and their budget ----------------------------------------------
 
@@ -143,9 +194,9 @@ class ModelClient:
         self.breaker.check()
         spent = time.monotonic() - self._run.started
         if spent >= self.settings.budget_time:
-            raise Unavailable(f"the model budget of this run is spent ({round(spent)}s of model time)")
+            raise BudgetSpent(f"the model budget of this run is spent ({round(spent)}s of model time)")
         if self._run.tokens >= self.settings.budget_tokens:
-            raise Unavailable(f"the model budget of this run is spent ({self._run.tokens} tokens)")
+            raise BudgetSpent(f"the model budget of this run is spent ({self._run.tokens} tokens)")
 
     def _remaining_seconds(self) -> float:
         return self.settings.budget_time - (time.monotonic() - self._run.started)
@@ -153,10 +204,18 @@ class ModelClient:
     # --- the context window --------------------------------------------------
 
     def context_tokens(self, model: str | None = None) -> int:
-        """The configured window, else the one the server reports, else DEFAULT_CONTEXT."""
+        """The window prompts are sized to, in memd's estimated tokens: the
+        configured window, else the one the server reports, else
+        DEFAULT_CONTEXT, lower once the server refused a prompt as too long
+        or counted more tokens than memd's estimate."""
+        return int(self._window(model) / self._scale)
+
+    def _window(self, model: str | None = None) -> int:
+        chosen = model or self.settings.model or ""
+        if chosen in self._contexts:
+            return self._contexts[chosen]
         if self.settings.context_tokens:
             return self.settings.context_tokens
-        chosen = model or self.settings.model or ""
         if chosen not in self._contexts:
             health = self.breaker.health
             if health.context_model == chosen:
@@ -168,10 +227,28 @@ class ModelClient:
                     self.breaker.remember_context(chosen, reported)
         return self._contexts[chosen]
 
+    def _shrink_context(self, model: str, window: int | None, requested: int | None, size: int) -> int:
+        """After a refusal for length: the window the server named, the
+        server's count of the refused request against memd's estimate
+        ``size``, and in any case a window below ``size``, so the next prompt
+        is smaller than the refused one."""
+        raw = min(window or self._window(model), self._window(model))
+        self._contexts[model] = raw
+        if requested and size:
+            self._learn_scale(requested / size)
+        if raw / self._scale >= size:  # the server counts more than memd estimated
+            self._scale = raw / max(1, size * 4 // 5)
+        if window and not self.settings.context_tokens:
+            self.breaker.remember_context(model, window)
+        return self.context_tokens(model)
+
+    def _learn_scale(self, ratio: float) -> None:
+        self._scale = max(self._scale, min(ratio, MAX_SCALE))
+
     def _probe_context(self, model: str) -> tuple[int | None, bool]:
         """llama.cpp's /props (n_ctx) or a /models entry (vLLM max_model_len,
-        context_length); an endpoint that offers neither keeps the default.
-        Also says whether the server answered at all."""
+        context_length, llama.cpp's meta); an endpoint that offers none keeps
+        the default. Also says whether the server answered at all."""
         import urllib.error
         import urllib.request
 
@@ -185,7 +262,7 @@ class ModelClient:
                 self.breaker.check()
                 with urllib.request.urlopen(request, timeout=seconds) as response:
                     answered = True
-                    found = _context_in(json.loads(response.read(1_000_000)), model)
+                    found = context_in(json.loads(response.read(1_000_000)), model)
             except Unavailable:
                 return None, answered
             except urllib.error.HTTPError:
@@ -209,12 +286,17 @@ class ModelClient:
     ) -> Reply:
         chosen = model or self.settings.model or ""
         self.available()
+        request = json.dumps([chosen, messages, max_tokens])
+        if request in self._refused:
+            # Sending it again would only be refused again.
+            raise ContextExceeded(f"{operation}: {self._refused[request]}; not sent again", "context window")
         client = self._openai()
         import openai
 
         attempt = 0
         while True:
             timeout = max(1.0, min(self.settings.timeout, self._remaining_seconds()))
+            cut = timeout < self.settings.timeout  # the run's budget, not the endpoint's timeout, bounds it
             start = time.monotonic()
             try:
                 response = client.chat.completions.create(
@@ -223,14 +305,34 @@ class ModelClient:
             except openai.APIError as err:
                 status = getattr(err, "status_code", None)
                 cause = _describe(err)
-                self._record(operation, chosen, messages, None, start, max_tokens, cause)
+                refused = status is not None and 400 <= status < 500  # nothing was computed
+                if cut and cause == "timed out":
+                    self._record(operation, chosen, messages, None, start, max_tokens, "stopped at the run's budget")
+                    raise ModelError(
+                        f"{operation}: the run's model time budget ran out during the call", "budget"
+                    ) from None
+                self._record(operation, chosen, messages, None, start, max_tokens, cause, refused=refused)
                 if status == 429 and attempt < self.settings.max_retries and self._remaining_seconds() > 1:
                     attempt += 1
                     time.sleep(min(_retry_after(err, attempt), MAX_WAIT, self._remaining_seconds()))
                     continue
-                opened = False if status in _STEP_ERRORS else self.breaker.failure(cause)
+                detail = server_message(err)
+                if status == 400 and CONTEXT_ERROR.search(detail):
+                    size = prompt_size(messages) + max_tokens
+                    lowered = self._shrink_context(chosen, window_in(err, detail), requested_in(detail), size)
+                    why = f"the server refused the prompt as longer than the model's context (HTTP 400: {detail[:120]})"
+                    self._refused[request] = why
+                    opened = self.breaker.failure("HTTP 400: prompt over the context window", repeated=True)
+                    suffix = "; no more model calls in this run" if opened else f"; prompts now fit {lowered} tokens"
+                    raise ContextExceeded(f"{operation}: {why}{suffix}", "context window") from None
+                if status in _STEP_ERRORS:
+                    # The request's own fault, unless the same refusal keeps coming.
+                    opened = self.breaker.failure(f"{cause}: {detail[:80]}" if detail else cause, repeated=True)
+                else:
+                    opened = self.breaker.failure(cause)
                 suffix = "; no more model calls in this run" if opened else ""
-                raise ModelError(f"{operation}: the model call failed ({cause}){suffix}") from None
+                kind = "timeout" if cause == "timed out" else cause.split(":")[0]
+                raise ModelError(f"{operation}: the model call failed ({cause}){suffix}", kind) from None
             reply = self._record(operation, chosen, messages, response, start, max_tokens, None)
             self.breaker.success()
             return reply
@@ -255,6 +357,8 @@ class ModelClient:
         start: float,
         max_tokens: int,
         error: str | None,
+        *,
+        refused: bool = False,
     ) -> Reply:
         choice = response.choices[0] if response is not None and response.choices else None
         text = (choice.message.content or "") if choice is not None else ""
@@ -262,7 +366,9 @@ class ModelClient:
         usage = getattr(response, "usage", None)
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        estimated = not prompt
+        estimated = not prompt and not refused  # a refused request cost nothing: book 0, not a guess
+        if prompt and error is None:
+            self._learn_scale(prompt / max(1, prompt_size(messages)))
         if estimated:
             # The prompt was sent whether or not the server says what it cost.
             prompt = estimated_tokens(messages)
@@ -287,25 +393,6 @@ class ModelClient:
         if error is None and choice is None:
             raise BadOutput(f"{operation}: the model returned no choices")
         return Reply(text, finish, prompt, completion)
-
-
-def _context_in(data: Any, model: str) -> int | None:
-    if not isinstance(data, dict):
-        return None
-    settings = data.get("default_generation_settings")
-    if isinstance(settings, dict) and isinstance(settings.get("n_ctx"), int):
-        return int(settings["n_ctx"])
-    entries = data.get("data")
-    if not isinstance(entries, list):
-        return None
-    for entry in entries:
-        if not isinstance(entry, dict) or (entry.get("id") != model and len(entries) > 1):
-            continue
-        for key in ("max_model_len", "context_length", "context_window"):
-            value = entry.get(key)
-            if isinstance(value, int) and value > 0:
-                return value
-    return None
 
 
 def _retry_after(err: Any, attempt: int) -> float:
@@ -338,11 +425,11 @@ def parse_json(text: str) -> dict[str, Any]:
     body = fenced.group(1) if fenced else text
     start, end = body.find("{"), body.rfind("}")
     if start < 0 or end <= start:
-        raise BadOutput("the reply holds no JSON object")
+        raise NotJSON("the reply holds no JSON object")
     try:
         value = json.loads(body[start : end + 1])
     except ValueError as err:
-        raise BadOutput(f"the reply is not valid JSON ({err.args[0] if err.args else err})") from None
+        raise NotJSON(f"the reply is not valid JSON ({err.args[0] if err.args else err})") from None
     if not isinstance(value, dict):
-        raise BadOutput("the reply is not a JSON object")
+        raise NotJSON("the reply is not a JSON object")
     return value

@@ -4,7 +4,13 @@ Every model output that becomes memory text (an extracted entry, a reworded
 or merged entry, a summary) or reaches a person (an answer) is checked
 against the texts it claims to come from:
 
-- each sentence's content words mostly appear in the sources (``threshold``);
+- every content word of a sentence that becomes memory appears in the
+  sources (function words aside: ``FUNCTION_WORDS``); an answer, which may
+  phrase its evidence, needs a share ``threshold`` of its terms;
+- words that judge, feel, stress or hedge (``MARKED``: "glad", "bad",
+  "great", "never", "always", "only") appear in the sources, in memory text
+  and answers alike: one added to a sentence changes what was said as surely
+  as an invented name;
 - numbers and proper names appear exactly (a date may also be one the
   sources' entry times make plain: within ``DATE_WINDOW`` of one of them);
 - a negation is kept: a sentence negates exactly when the source sentence it
@@ -22,9 +28,10 @@ from datetime import date, timedelta
 
 from memd.core.errors import FormatError
 from memd.core.timeutil import parse_time
-from memd.engine.text import STOPWORDS, terms
+from memd.engine.text import STOPWORDS, stem, terms
 
-SUPPORT = 0.8  # share of a sentence's content words its sources must hold
+SUPPORT = 0.8  # share of a member's content words a merged text must keep (``uncovered``)
+EVERY_WORD = 1.0  # memory text: every content word must be in the sources
 ANSWER_SUPPORT = 0.6  # answers may phrase the evidence, never add facts to it
 DATE_WINDOW = timedelta(days=31)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
@@ -64,6 +71,34 @@ _DATES = [
     re.compile(rf"\b(?P<mn>{_MONTH})\s+(?P<y>\d{{4}})\b", re.I),
 ]
 _PRONOUN_I = re.compile(r"^I(?:'\w+)?$")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+# Closed-class words: a model may use them freely, they carry no claim of
+# their own. Everything else is content (negations have their own check).
+FUNCTION_WORDS = frozenset(
+    """
+    a an the this that these those there here i me my mine myself you your yours yourself yourselves he him his
+    himself she her hers herself it its itself we us our ours ourselves they them their theirs themselves one ones
+    who whom whose which what when where why how am is are was were be been being have has had having do does did
+    doing will would shall should can could may might must to of in on at by for with from about into onto over
+    under up down out off through during before after above below between among across along around behind near
+    since until upon via per than as like and or but so yet if then else because while although though whether
+    unless once also s ll ve re d m t yes oh ok okay
+    """.split()
+)
+# Words that judge, feel, intensify or hedge: chatter to topic statistics
+# (text.STOPWORDS), but a claim when a model adds one to what someone said.
+MARKED = frozenset(
+    """
+    glad bad sorry happy sad unhappy good great nice cool awesome amazing wonderful fantastic terrible awful
+    horrible lovely love loved loves hate hated hates proud excited thrilled upset angry worried afraid scared
+    lucky unlucky fortunately unfortunately sadly luckily hopefully thankfully best worst better worse beautiful
+    perfect favourite favorite fun boring interesting important kind helpful
+    very really extremely totally absolutely completely definitely certainly surely truly quite too super highly
+    deeply especially incredibly
+    maybe perhaps probably possibly likely unlikely apparently seemingly almost nearly just only never always
+    usually often rarely sometimes ever even still already all every everyone everything everybody most
+    """.split()
+)
 
 
 def sentences(text: str) -> list[str]:
@@ -146,21 +181,51 @@ class Sources:
                 continue
         self.dates |= set(self.times)
 
+        self.stems = {stem(w) for w in self.words}
+        self.months = {_MONTHS[w] for w in self.words if w in _MONTHS} | {d.month for d in self.dates}
+        self.chars = set(joined)
+
     def date_ok(self, day: date | None, raw: str) -> bool:
         if day is None:
             # A partial date ("May 8", "May 2023"): its parts must be in the sources.
-            return all(_plain_number(n) in self.numbers for n in _NUMBER.findall(raw))
+            months = {_MONTHS[w] for w in re.findall(r"[a-z]+", raw.lower()) if w in _MONTHS}
+            return months <= self.months and all(_plain_number(n) in self.numbers for n in _NUMBER.findall(raw))
         return day in self.dates or any(abs(day - t) <= DATE_WINDOW for t in self.times)
+
+    def has(self, word: str) -> bool:
+        """The word (or its stem) is in the sources; CJK text, which has no
+        spaces, by its characters."""
+        if _CJK.search(word):
+            return all(ch in self.chars for ch in word)
+        return word in self.words or stem(word) in self.stems
+
+
+def added_words(sentence: str, sources: Sources) -> list[str]:
+    """The content words of ``sentence`` its sources do not have (numbers,
+    negations and function words aside), lowercased, in order, once each."""
+    found: list[str] = []
+    for raw in _words(sentence):
+        word = re.sub(r"'s$", "", raw.lower())
+        bare = word.replace("'", "")
+        negation = (bare in _NEGATIONS or word.endswith("n't")) and word not in MARKED  # "never" says more
+        if any(c.isdigit() for c in word) or negation:
+            continue
+        if word.split("'")[0] in FUNCTION_WORDS or word in found or sources.has(word):
+            continue
+        found.append(word)
+    return found
 
 
 def unsupported(
     text: str,
     sources: Sources,
     *,
-    threshold: float = SUPPORT,
+    threshold: float = EVERY_WORD,
     initial_names: bool = True,
 ) -> str | None:
-    """Why ``text`` is not supported by ``sources``, or None when it is."""
+    """Why ``text`` is not supported by ``sources``, or None when it is.
+    ``threshold`` under 1 lets a share of a sentence's terms be the model's
+    own (answers); marked words never are."""
     problems = []
     for sentence in sentences(text):
         dates, rest = _dates(sentence)
@@ -176,8 +241,16 @@ def unsupported(
         if names:
             problems.append(f"the name {names[0]!r} is not in its sources")
             continue
-        words = terms(rest)
-        if words:
+        added = added_words(rest, sources)
+        marked = [w for w in added if w in MARKED]
+        if marked:
+            problems.append(f"{_clip(sentence)!r} adds {marked[0]!r}, which its sources do not say")
+            continue
+        if threshold >= EVERY_WORD:
+            if added:
+                problems.append(f"{_clip(sentence)!r} says what its sources do not ({', '.join(added[:5])})")
+                continue
+        elif words := terms(rest):
             missing = [w for w in words if w not in sources.terms]
             if (len(words) - len(missing)) / len(words) < threshold:
                 shown = ", ".join(dict.fromkeys(missing[:5]))

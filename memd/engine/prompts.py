@@ -3,8 +3,11 @@ package as ``memd.templates``, overridable per vault by a file of the same name
 in ``.memd/templates/``.
 
 A template may show a worked example between ``<example>`` and ``</example>``;
-the text of every JSON string in a template (example or format line) is known
-here, so a reply that copies one instead of reading its input can be refused.
+the text of every JSON string in a template (example or format line) and every
+number it shows as a JSON value are known here, so a reply that copies one
+instead of reading its input can be refused. The shipped templates show
+placeholders (``<seq>``, ``<its first line>``) where a value goes, never a
+number that would validate; a vault's own template may still show one.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ NAMES = (
 )
 _STRING = re.compile(r'"((?:[^"\\\n]|\\.){6,})"')
 _PLACEHOLDER = re.compile(r"^<[^<>]*>$|^\.\.\.$")
+# A number as a JSON value: after a key, in a list, or alone in a string ("12").
+_JSON_NUMBER = re.compile(r'(?:[:\[,]\s*)(-?\d+(?:\.\d+)?)(?=\s*[,}\]])|"(-?\d+)"')
+_ANY_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 def load(name: str, vault_meta: Path | None = None) -> str:
@@ -63,6 +69,16 @@ def template_strings(template: str) -> frozenset[str]:
         if len(text.split()) >= 2 and not _PLACEHOLDER.match(raw.strip()):
             found.add(text)
     return frozenset(found)
+
+
+def template_numbers(template: str) -> frozenset[str]:
+    """The numbers a template shows as JSON values (``"start": 12``, ``["3"]``)."""
+    return frozenset(a or b for a, b in _JSON_NUMBER.findall(template))
+
+
+def numbers_in(text: str) -> frozenset[str]:
+    """Every number written in ``text`` (a prompt's input)."""
+    return frozenset(_ANY_NUMBER.findall(text))
 
 
 def is_placeholder(text: str) -> bool:

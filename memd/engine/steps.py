@@ -8,7 +8,9 @@ sent back once with the reason; a reply cut at the length limit is asked for
 again only with a larger limit, never the same one. A second failure, an
 endpoint error, a prompt too big for the model's context, or a run whose
 model is unavailable (breaker open, budget spent) makes the step fall back
-to the offline engine; the reason is kept for the run's record.
+to the offline engine; the operation and cause are kept for the run's
+warnings (notes.py). A batch the server refuses as longer than its window is
+cut smaller and asked again; a single input it refuses is done offline.
 """
 
 from __future__ import annotations
@@ -22,9 +24,18 @@ from typing import Any, TypeVar
 from memd.core.words import holder_of
 from memd.engine.base import Item, Supersession
 from memd.engine.breaker import Unavailable
-from memd.engine.client import BadOutput, ModelClient, ModelError, parse_json, prompt_size
+from memd.engine.client import (
+    BadOutput,
+    BudgetSpent,
+    ContextExceeded,
+    ModelClient,
+    ModelError,
+    parse_json,
+    prompt_size,
+)
 from memd.engine.fidelity import same_subject
-from memd.engine.prompts import is_placeholder, load, normal, template_strings
+from memd.engine.notes import Fell, lines
+from memd.engine.prompts import is_placeholder, load, normal, numbers_in, template_numbers, template_strings
 from memd.engine.rules import combine, foldable
 from memd.engine.text import terms
 
@@ -35,26 +46,48 @@ TITLE_SUPPORT = 0.5
 _UNSAFE = frozenset("/\\")
 
 
+class Copied(BadOutput):
+    """The reply copies the prompt's format or example instead of doing the step."""
+
+    cause = "placeholder copy"
+
+
+class _TooLong(Exception):
+    """The server refused a batch as longer than its window: cut it smaller."""
+
+
+def cause_of(err: Exception) -> str:
+    """Why a step went offline, in a word or two."""
+    if isinstance(err, BudgetSpent):
+        return "budget spent"
+    if isinstance(err, Unavailable):
+        return "endpoint paused"
+    if isinstance(err, ModelError | BadOutput):
+        return err.cause
+    return "failed"
+
+
 class Stepper:
     """Runs the steps of one engine; collects why steps fell back."""
 
     def __init__(self, client: ModelClient, vault_meta: Path | None) -> None:
         self.client = client
         self.vault_meta = vault_meta
-        self.notes: list[str] = []
-        self.down: str | None = None  # why this run makes no more model calls
-        self.skipped = 0  # steps done offline because of that
+        self.fell: list[Fell] = []
+        self._splittable = False  # the step running is a batch in_chunks may cut smaller
 
     def begin(self, run: str) -> None:
         self.client.begin(run)
-        self.notes, self.down, self.skipped = [], None, 0
+        self.fell = []
 
     def drain(self) -> list[str]:
-        notes = list(self.notes)
-        if self.down:
-            notes.append(f"{self.down}; {self.skipped} more model step(s) of this run were done offline")
-        self.notes, self.down, self.skipped = [], None, 0
+        """One warning line per operation and cause of the steps done offline since the last drain."""
+        notes = lines(self.fell)
+        self.fell = []
         return notes
+
+    def _fall(self, operation: str, cause: str, detail: str) -> None:
+        self.fell.append(Fell(operation, cause, detail.removeprefix(f"{operation}: ")))
 
     def messages(self, operation: str, payload: dict[str, Any]) -> list[dict[str, str]]:
         return [
@@ -87,14 +120,22 @@ class Stepper:
                 if not self.fits(operation, payload, limit):
                     break
                 end += 1
-            run(indices[start:end])
+            self._splittable = end - start > 1
+            try:
+                run(indices[start:end])
+            except _TooLong:
+                # The client's window is now below the refused prompt, so the
+                # chunk from here comes out smaller: never the same request.
+                continue
+            finally:
+                self._splittable = False
             start = end
 
-    def available(self) -> bool:
+    def available(self, operation: str = "") -> bool:
         try:
             self.client.available()
         except Unavailable as err:
-            self._down(err)
+            self._fall(operation, cause_of(err), str(err))
             return False
         return True
 
@@ -107,41 +148,43 @@ class Stepper:
         *,
         max_tokens: int,
     ) -> T:
-        if not self.available():
+        splittable, self._splittable = self._splittable, False  # nested steps are not the batch
+        if not self.available(operation):
             return fallback()
         messages = self.messages(operation, payload)
         context = self.client.context_tokens()
         if prompt_size(messages) + max_tokens > context:
-            self.notes.append(
-                f"{operation}: the prompt does not fit the model's context ({context} tokens); "
-                "used the offline engine for this step"
-            )
+            self._fall(operation, "context window", f"the prompt does not fit the model's context ({context} tokens)")
             return fallback()
-        shown = normal(messages[1]["content"])
-        echoes = {e for e in template_strings(messages[0]["content"]) if e not in shown}
-        problem = ""
+        echoes, copied = echoes_of(messages[0]["content"], messages[1]["content"])
+        problem, cause = "", "failed"
         limit = max_tokens
         for _attempt in range(2):
             try:
                 reply = self.client.complete(operation, messages, max_tokens=limit)
             except Unavailable as err:
-                self._down(err)
+                self._fall(operation, cause_of(err), str(err))
                 return fallback()
+            except ContextExceeded as err:
+                if splittable and len(messages) == 2:
+                    raise _TooLong() from None
+                problem, cause = str(err), cause_of(err)
+                break
             except (ModelError, BadOutput) as err:
-                problem = str(err)
+                problem, cause = str(err), cause_of(err)
                 break
             if reply.truncated:
-                problem = f"{operation}: the reply stopped at the length limit ({limit} tokens)"
+                problem, cause = f"the reply stopped at the length limit ({limit} tokens)", "length limit"
                 if prompt_size(messages) + 2 * limit > context:
-                    break
+                    break  # the prompt fills the window: more room cannot help
                 limit *= 2  # never again with the same limit
                 continue
             try:
                 data = parse_json(reply.text)
-                check_echo(data, echoes, payload)
+                check_echo(data, echoes, payload, copied)
                 return valid(data)
             except BadOutput as err:
-                problem = f"{operation}: {err}"
+                problem, cause = str(err), cause_of(err)
                 messages = [
                     *messages,
                     {"role": "assistant", "content": reply.text[:MAX_TEXT]},
@@ -152,30 +195,52 @@ class Stepper:
                 ]
                 if prompt_size(messages) + limit > context:
                     break
-        self.notes.append(f"{problem}; used the offline engine for this step")
+        self._fall(operation, cause, problem)
         return fallback()
-
-    def _down(self, err: Unavailable) -> None:
-        if self.down is None:
-            self.down = str(err)
-        self.skipped += 1
 
 
 # --- checks every step shares ------------------------------------------------
 
 
-def check_echo(data: Any, echoes: set[str], payload: dict[str, Any]) -> None:
+def echoes_of(system: str, shown: str) -> tuple[set[str], frozenset[str]]:
+    """The template's strings and numbers that its input does not hold: a
+    reply carrying one copied the prompt instead of reading the input."""
+    text = normal(shown)
+    strings = {e for e in template_strings(system) if e not in text}
+    return strings, template_numbers(system) - numbers_in(shown)
+
+
+def check_echo(data: Any, echoes: set[str], payload: dict[str, Any], numbers: frozenset[str] = frozenset()) -> None:
     """A reply that hands back its input or copies the prompt's example or
-    placeholders did not do the step."""
+    placeholders (its strings, or numbers its input does not hold) did not do
+    the step."""
     if data == payload:
-        raise BadOutput("the reply repeats its input instead of answering")
+        raise Copied("the reply repeats its input instead of answering")
+    copied = sorted(numbers & _numbers(data), key=len)
+    if copied:
+        raise Copied(f"the reply copies the number {copied[0]} from the prompt's example; answer from the input")
     for value in _strings(data):
         if is_placeholder(value):
-            raise BadOutput(f"the reply copies the placeholder {value!r} from the prompt's format")
+            raise Copied(f"the reply copies the placeholder {value!r} from the prompt's format")
         text = normal(value)
         for echo in echoes:
             if echo and echo in text:
-                raise BadOutput(f"the reply copies the prompt's example ({echo!r}); answer from the input")
+                raise Copied(f"the reply copies the prompt's example ({echo!r}); answer from the input")
+
+
+def _numbers(data: Any) -> set[str]:
+    """The numbers a reply gives as values (``12``, ``"12"``)."""
+    if isinstance(data, bool):
+        return set()
+    if isinstance(data, int | float):
+        return {str(data)}
+    if isinstance(data, str):
+        return {data.strip()} if data.strip().lstrip("-").isdigit() else set()
+    if isinstance(data, dict):
+        return {n for v in data.values() for n in _numbers(v)}
+    if isinstance(data, list):
+        return {n for v in data for n in _numbers(v)}
+    return set()
 
 
 def _strings(data: Any) -> list[str]:

@@ -211,7 +211,8 @@ class IngestJob:
             span,
             tuple(sorted(set(self.kinds))),
             commit=sha,
-            warnings=(*parsed.warnings, *warnings),
+            # Extraction steps the model failed were done offline: say which and why.
+            warnings=(*parsed.warnings, *self.engine.drain_notes(), *warnings),
             new_turns=None if self.previous is None else len(self.new_turns),
         )
 
