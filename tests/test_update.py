@@ -163,3 +163,19 @@ def test_topics_are_read_whole_and_listed_with_summaries(vault: Vault, memd: Mem
     for wrong in ["no-such-topic", "../CURRENT", "../.memd/config", "/etc/passwd", ""]:
         with pytest.raises(MemdError, match="no topic"):
             memory.topic(wrong)
+
+
+def test_an_undone_consolidation_gives_the_update_back_with_its_mark(vault: Vault, memd: Memd) -> None:
+    memory = Memory.open(vault.root)
+    [old] = memory.add("Dana lives in Lisbon, near the river.")
+    memd("consolidate")
+    new = memory.update(str(old.seq), "Dana lives in Porto.", reason="she moved").added
+    memd("consolidate")
+    memd("undo")
+    # As before the consolidation: the old fact filed, the update waiting with its mark.
+    assert memory.get(str(old.seq)).path.startswith("topics/")
+    back = memory.get(str(new.seq))
+    assert back.path == "CURRENT.md" and back.signature.get("supersedes") == str(old.seq)
+    memd("consolidate")
+    assert set(live_texts(vault)) == {str(new.seq)}
+    assert json.loads(memd("verify", "--json").output)["ok"]

@@ -93,7 +93,9 @@ def take_marked(space: Workspace, batch: list[Item]) -> Marked:
 
 def _take_from_topics(space: Workspace, seqs: set[int]) -> list[tuple[str, list[Item]]]:
     """Entries holding any of ``seqs``, taken out of the topics this run may write."""
-    candidates = {t for t in space.docs if space.exists(t)} | set(space.holding(seqs))
+    # The catalog knows the topics as the snapshot found them; entries this run
+    # has already filed sit in the topics it touched.
+    candidates = {t for t in space.touched if t in space.docs and space.exists(t)} | set(space.holding(seqs))
     taken: list[tuple[str, list[Item]]] = []
     for topic_id in sorted(candidates - space.skipped):
         document = space.doc(topic_id)
