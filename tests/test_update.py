@@ -179,3 +179,20 @@ def test_an_undone_consolidation_gives_the_update_back_with_its_mark(vault: Vaul
     memd("consolidate")
     assert set(live_texts(vault)) == {str(new.seq)}
     assert json.loads(memd("verify", "--json").output)["ok"]
+
+
+def test_an_update_of_an_update_keeps_every_step_on_record(vault: Vault, memd: Memd) -> None:
+    memory = Memory.open(vault.root)
+    [first] = memory.add("The Atlas launch is on 3 March.")
+    memory.add("Kai plays the cello.")
+    memd("consolidate")
+    home = memory.get(str(first.seq)).path
+    second = memory.update(str(first.seq), "The Atlas launch is on 17 March.", reason="slipped").added
+    third = memory.update(str(second.seq), "The Atlas launch is on 2 April.", reason="slipped again").added
+    memd("consolidate")
+    log = " ".join(update_log(vault))
+    assert f"seq {second.seq} supersedes seq {first.seq} (slipped)" in log
+    assert f"seq {third.seq} supersedes seq {second.seq} (slipped again)" in log
+    assert memory.get(str(third.seq)).path == home
+    assert {str(first.seq), str(second.seq)}.isdisjoint(live_texts(vault))
+    assert json.loads(memd("verify", "--json").output)["superseded"] == 2

@@ -82,6 +82,9 @@ def take_marked(space: Workspace, batch: list[Item]) -> Marked:
             continue
         replaced = [k for k in kept if k is not item and set(k.seqs) & wanted]
         kept = [k for k in kept if not any(k is r for r in replaced)]
+        for earlier in replaced:  # an update of an update goes where the first one was going
+            if earlier.seqs.first in homes:
+                homes.setdefault(item.seqs.first, homes[earlier.seqs.first])
         for topic_id, entries in _take_from_topics(space, wanted):
             homes.setdefault(item.seqs.first, topic_id)
             replaced += entries
