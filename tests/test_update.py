@@ -196,3 +196,12 @@ def test_an_update_of_an_update_keeps_every_step_on_record(vault: Vault, memd: M
     assert memory.get(str(third.seq)).path == home
     assert {str(first.seq), str(second.seq)}.isdisjoint(live_texts(vault))
     assert json.loads(memd("verify", "--json").output)["superseded"] == 2
+
+
+def test_a_broken_note_does_not_hide_other_entries(vault: Vault) -> None:
+    memory = Memory.open(vault.root)
+    [fact] = memory.add("Kai plays the cello.")
+    (vault.root / "broken.md").write_bytes(b"- <seq=5> caf\xe9 in Latin-1\n")
+    assert memory.get(str(fact.seq)).to_json()["text"] == "Kai plays the cello."
+    with pytest.raises(NotFound, match=r"broken\.md could not be read"):
+        memory.get("5")

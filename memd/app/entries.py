@@ -20,7 +20,7 @@ from typing import Any
 
 from memd.core.atomic import read_text
 from memd.core.document import LocatedEntry, parse_document
-from memd.core.errors import FormatError, NotFound, VaultError
+from memd.core.errors import FormatError, MemdError, NotFound, VaultError
 from memd.core.layout import doc_id, holds_entries
 from memd.core.signature import MAX_SEQS_PER_ENTRY, SeqSet, Signature
 from memd.vault.buffer import Added, NewEntry, append_entries
@@ -110,21 +110,27 @@ def find(vault: Vault, value: str) -> Found:
     pattern = re.compile(signature_pattern(seqs))  # only files that hold such a signature are parsed
     hits: list[tuple[str, LocatedEntry]] = []
     pending: list[tuple[Signature, int]] = []
+    unreadable: list[str] = []
     for path in vault.entry_files():
         rel = vault.rel_of(path)
-        text = read_text(path, rel)
+        try:
+            text = read_text(path, rel)
+        except MemdError:
+            unreadable.append(rel)  # one broken note does not hide every other entry
+            continue
         holds = pattern.search(text) is not None
-        if not holds and rel != "CURRENT.md":
+        if not holds and path != vault.current:
             continue
         signed = parse_document(text).signed()
-        if rel == "CURRENT.md":
+        if path == vault.current:
             pending = _marks(signed)
         for located in signed if holds else ():
             if located.entry.signature and set(located.entry.signature.seq) & wanted:
                 hits.append((rel, located))
     if not hits:
+        unread = f"; {', '.join(unreadable[:3])} could not be read" if unreadable else ""
         raise NotFound(
-            f"no live entry holds seq {seqs}: it was never filed, or was superseded or forgotten",
+            f"no live entry holds seq {seqs}: it was superseded or forgotten, or never existed{unread}",
             hints={
                 "cli": f"`memd history {seqs}` tells which",
                 "mcp": f"memory_history with target {seqs} tells which",

@@ -48,7 +48,8 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 APPEND_ONLY = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 REPLACES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
-# name -> (annotations, title), in the order an agent reads them.
+# Every tool (a public method of ``Tools``) -> (annotations, title); one
+# missing here stops the server from being built, never ships unannotated.
 TOOLS: dict[str, tuple[ToolAnnotations, str]] = {
     "memory_add": (APPEND_ONLY, "Add a memory"),
     "memory_search": (READ_ONLY, "Search memory"),
@@ -133,7 +134,8 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         lifespan=_stdout_to_stderr,
     )
     tools = Tools(memory)
-    for name, (hints, title) in TOOLS.items():
+    for name in (name for name in vars(Tools) if not name.startswith("_")):
+        hints, title = TOOLS[name]
         server.add_tool(guarded(getattr(tools, name)), annotations=hints, title=title)
     server.pages = add_resources(server, memory, guarded)
     return server
