@@ -4,6 +4,7 @@ OPENAI_* settings from the developer's environment."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from click.testing import CliRunner, Result
 
 from memd.app.init import init_vault
 from memd.cli import main
-from memd.vault.vault import Vault
+from memd.vault.vault import Vault, find_vault
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -70,6 +71,13 @@ class Memd:
 @pytest.fixture
 def memd(vault: Vault) -> Iterator[Memd]:
     yield Memd(vault)
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Vault:
+    """A copy of the repository's example vault."""
+    shutil.copytree(REPO / "vault", tmp_path / "example", ignore=shutil.ignore_patterns("index"))
+    return find_vault(tmp_path / "example")
 
 
 def snapshot(vault: Vault) -> dict[str, bytes]:

@@ -17,7 +17,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "memd"
 REPOSITORY = PACKAGE.parent
 # Bottom to top. "memd" is the top-level __init__ (the version, the lazy
-# ``memd.Memory``); the MCP server and ``__main__`` are modules of the top.
+# ``memd.Memory``); ``__main__`` is a module of the top.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("git",),
@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("review", "ingest"),
     ("sync",),
     ("app",),
-    ("daemon", "cli", "mcp_server", "memd", "__main__"),
+    ("daemon", "cli", "mcp", "memd", "__main__"),
 )
 
 
@@ -131,7 +131,7 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 def package_of(module: str) -> str:
     """The folder a module lives in (``memd.vault.buffer`` -> ``vault``); the
-    modules directly in ``memd/`` are their own (``memd.mcp_server`` -> ``mcp_server``)."""
+    modules directly in ``memd/`` are their own (``memd.__main__`` -> ``__main__``)."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
 
@@ -263,6 +263,11 @@ def test_the_git_spawn_finder_sees_each_way_of_starting_git() -> None:
     assert git_spawns('GIT = "git"\nsubprocess.run([GIT, "init"])') == [2]
     assert git_spawns('subprocess.run([sys.executable, "-m", "memd"])\nChoice(["claude", "git"])') == []
     assert git_spawns(GIT_SEAM.read_text(encoding="utf-8")) != []  # the seam itself would be found
+
+
+def test_only_the_entry_points_sit_directly_in_memd() -> None:
+    # Everything else belongs to a folder, which is its layer (the MCP server is memd/mcp/).
+    assert sorted(p.stem for p in PACKAGE.glob("*.py")) == ["__init__", "__main__"]
 
 
 def test_architecture_md_names_every_package_and_no_other() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -17,9 +16,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from memd.vault.vault import Vault, find_vault
-
-from .conftest import REPO
+from memd.vault.vault import Vault
 
 pytestmark = pytest.mark.slow  # MCP servers in subprocesses
 
@@ -32,7 +29,11 @@ TOOLS = {
     "memory_ask",
     "memory_status",
     "memory_history",
+    "memory_get",
+    "memory_update",
+    "memory_forget",
 }
+WRITERS = {"memory_add", "memory_update", "memory_forget"}
 
 
 def server_params(vault: Vault) -> StdioServerParameters:
@@ -83,7 +84,8 @@ def test_an_agent_lists_the_tools_adds_a_memory_then_searches_and_asks(vault: Va
     for name, tool in tools.items():
         assert len(tool.description or "") > 80, f"{name} needs a description an agent can act on"
         assert tool.annotations is not None
-        assert tool.annotations.read_only_hint is (name != "memory_add"), name
+        assert tool.annotations.read_only_hint is (name not in WRITERS), name
+        assert tool.annotations.destructive_hint is (name in {"memory_update", "memory_forget"}), name
     assert tools["memory_add"].input_schema["required"] == ["text"]
     assert "text" in tools["memory_add"].input_schema["required"]
 
@@ -103,13 +105,6 @@ def test_an_agent_lists_the_tools_adds_a_memory_then_searches_and_asks(vault: Va
 
     assert seen["status"]["buffer"]["entries"] == 1
     assert seen["status"]["engine"]["name"] == "offline"
-
-
-@pytest.fixture
-def example(tmp_path) -> Vault:  # type: ignore[no-untyped-def]
-    """A copy of the repository's example vault."""
-    shutil.copytree(REPO / "vault", tmp_path / "example", ignore=shutil.ignore_patterns("index"))
-    return find_vault(tmp_path / "example")
 
 
 def test_the_reading_tools_browse_the_example_vault(example: Vault) -> None:

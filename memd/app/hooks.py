@@ -252,6 +252,10 @@ across sessions. Use it; do not guess what you could look up.
   decision together, save it as one self-contained sentence: the
   `memory_add` MCP tool, or `memd add --source user "Dana takes oat milk."`
   (use `--source ai` for your own conclusions).
+- When something the memory holds has changed or is wrong, replace it rather
+  than adding a contradiction: the `memory_update` MCP tool takes its seq, the
+  fact as it is now and why (the old value stays on record). Remove what
+  should not be kept with `memory_forget` or `memd forget SEQ`.
 - Never store secrets, credentials or passing chatter. Do not edit files under
   `.memd/`; other vault files may be edited by hand, memd keeps the edits.
 - More tools: `memd search WORDS`, `memd grep REGEX`,

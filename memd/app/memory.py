@@ -33,6 +33,7 @@ from memd.vault.vault import Vault, find_vault
 
 if TYPE_CHECKING:
     from memd.app.clone import Cloned
+    from memd.app.entries import Found, TopicDoc, Updated
     from memd.app.init import InitResult
     from memd.ask.offline import Answer
     from memd.consolidation import Outcome, Report
@@ -179,6 +180,48 @@ class Memory:
             with self.vault.locked():
                 acks.settle(self.vault, wiped.removed)
         return sha
+
+    # -- one entry, one topic (agents keeping the memory in order) ------------------
+    def get(self, seq: str) -> Found:
+        """The live entry holding ``seq``: its words, signature, ``path:line``, topic,
+        and any buffered update about to replace it."""
+        from memd.app.entries import find
+
+        self.recover()
+        return find(self.vault, seq)
+
+    def update(
+        self,
+        seq: str,
+        text: str,
+        *,
+        reason: str,
+        time: str | None = None,
+        source: str = "user",
+        src: str | None = None,
+        meta: Sequence[tuple[str, str]] = (),
+    ) -> Updated:
+        """Append ``text`` as a new entry that replaces the one holding ``seq``
+        (``supersedes=SEQ`` and ``reason`` in its signature); the next
+        consolidation records the old entry as superseded."""
+        from memd.app.entries import update
+
+        self.recover()
+        return update(self.vault, seq, text, reason=reason, time=time, source=source, src=src, meta=meta)
+
+    def topic(self, topic_id: str) -> TopicDoc:
+        """One topic's Markdown, with its id, title and summary."""
+        from memd.app.entries import topic
+
+        self.recover()
+        return topic(self.vault, topic_id)
+
+    def topics(self, *, offset: int = 0, limit: int = 100) -> JsonResult:
+        """A page of the topics with their summaries (``total`` counts them all)."""
+        from memd.app.entries import topics
+
+        self.recover()
+        return JsonResult(topics(self.vault, offset, limit))
 
     # -- several machines ---------------------------------------------------------
     def sync(self, remote: str | None = None, branch: str | None = None) -> SyncReport:

@@ -13,8 +13,10 @@ def mcp(ctx: click.Context) -> None:
     """Serve the vault's memory tools to an agent over MCP (stdio).
 
     Tools: memory_add, memory_search, memory_grep, memory_read, memory_list,
-    memory_ask, memory_status. Stdout carries only the protocol; messages go
-    to stderr. Register it with your agent rather than running it by hand.
+    memory_ask, memory_get, memory_update, memory_forget, memory_history,
+    memory_status; each topic as a resource (memd://topics/<id>); the prompt
+    memory_guide. Stdout carries only the protocol; messages go to stderr.
+    Register it with your agent rather than running it by hand.
 
     \b
     Example:
@@ -22,7 +24,7 @@ def mcp(ctx: click.Context) -> None:
     """
     memory = get_memory(ctx)
     try:
-        from memd.mcp_server import serve
+        from memd.mcp import serve
     except ImportError as err:
         missing = f"the MCP server needs the mcp package ({err.name} is missing): pip install mcp"
         raise click.ClickException(missing) from None

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from memd.consolidation.outcome import Move
 from memd.consolidation.sections import sections_of
-from memd.consolidation.supersessions import mark_supersessions, replaced_entries
+from memd.consolidation.supersessions import mark_supersessions, replaced_entries, take_marked
 from memd.consolidation.workspace import Workspace
 from memd.core.signature import SeqSet
 from memd.core.tokens import count_tokens
@@ -32,6 +32,10 @@ class Filing:
 def file_batch(
     space: Workspace, engine: Engine, batch: list[Item], run: Filing, counter: Iterator[int], stamp: str
 ) -> None:
+    # Entries that arrived saying what they replace (memory_update) take it out first.
+    marked = take_marked(space, batch)
+    run.replaced.update(marked.replaced)
+    batch = marked.kept
     rewrite = engine.rewrite(batch)
     blocks = list(rewrite.blocks)
     index = space.index()
@@ -42,7 +46,10 @@ def file_batch(
     new_ids: dict[str, str] = {}
     for route in routes:
         block = blocks[route.block]
-        if route.topic is not None and route.topic in known:
+        home = marked.home(block.items)
+        if home is not None and space.exists(home):
+            topic_id = home  # an update goes where the fact it replaces was
+        elif route.topic is not None and route.topic in known:
             topic_id = route.topic
         else:
             title = route.new_title or block.title
@@ -67,8 +74,9 @@ def file_batch(
     # In a chain (Lisbon -> Porto -> Kyoto in one buffer) the entry that
     # superseded Lisbon is itself superseded: the record goes to the topic of
     # the value that is live at the end, so every step is on record.
-    later = {str(record.old): record.new for record in rewrite.superseded}
-    for record in rewrite.superseded:
+    chain = [*marked.records, *rewrite.superseded]
+    later = {str(record.old): record.new for record in chain}
+    for record in chain:
         run.superseded.append(record)
         live, seen = record.new, set()
         while str(live) in later and str(live) not in seen:

@@ -193,8 +193,10 @@ def _restored(message: Message, old: list[Sighting], new: list[Sighting]) -> tup
             mine_src = [part for part in entry.signature.src.split(";") if part not in theirs]
             signature = signature.replace(src=";".join(mine_src) or None)
         mark = entry.supersedes
-        if mark:
-            # The supersessions this consolidation made are undone with it.
+        if mark and entry.signature.get("reason") is None:
+            # The supersessions this consolidation made are undone with it. An
+            # update's own mark (it came with its reason=, Memory.update) was in
+            # the buffer before, and goes back with the entry.
             try:
                 left = minus(runs(SeqSet.parse(mark)), superseded_here)
             except MemdError:
