@@ -307,6 +307,8 @@ class Memory:
         from memd.vault.state import read_state
 
         self.recover()
+        from memd.vault import acks
+
         buffer = buffer_status(self.vault)
         state, problem = read_state(self.vault)
         facts = BufferFacts(
@@ -336,6 +338,7 @@ class Memory:
                 "endpoint": endpoint_health(self.vault),
                 "sync": sync,
                 "gitignore_missing": self._missing_ignores(),
+                "acks_problem": acks.problem(self.vault),
             },
         )
 

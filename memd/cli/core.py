@@ -116,6 +116,8 @@ def add(
         return
     for item in added:
         click.echo(f"CURRENT.md:{item.line}: {item.signature} {_clip(item.text)}")
+    for warning in dict.fromkeys(item.warning for item in added if item.warning):
+        click.echo(f"warning: {warning}", err=True)
 
 
 def _parse_meta(item: str) -> tuple[str, str]:
@@ -220,6 +222,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     if facts.extra.get("gitignore_missing"):
         patterns = ", ".join(facts.extra["gitignore_missing"])
         click.echo(f"hint: .gitignore does not ignore {patterns}: run `memd init` to add them", err=True)
+    if facts.extra.get("acks_problem"):
+        click.echo(f"warning: {facts.extra['acks_problem']}", err=True)
     if facts.extra.get("uncommitted"):
         click.echo(f"warning: not committed yet: {facts.extra['uncommitted']} (memd retries on its next run)", err=True)
 

@@ -35,6 +35,7 @@ from memd.core.atomic import decode_markdown
 from memd.core.document import parse_document
 from memd.core.errors import DocumentError, FormatError
 from memd.core.layout import doc_id
+from memd.core.signature import MAX_SEQ
 from memd.core.tokens import count_tokens
 from memd.engine.text import STOPWORDS, speakers, term_pairs
 from memd.vault.vault import Vault
@@ -334,7 +335,8 @@ class Catalog:
         """Which of these seqs topics other than ``besides`` hold."""
         skip = {self.known[t].n for t in besides if t in self.known}
         found: set[int] = set()
-        for chunk in _chunks(sorted(set(seqs))):
+        # No topic holds a seq out of range, and SQLite cannot even be asked about one past 2**63.
+        for chunk in _chunks(sorted(s for s in set(seqs) if 0 < s <= MAX_SEQ)):
             marks = ",".join("?" * len(chunk))
             rows = self.db.execute(f"SELECT seq, topic FROM seqs WHERE seq IN ({marks})", chunk)
             found.update(seq for seq, n in rows if n not in skip)

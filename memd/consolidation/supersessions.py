@@ -8,7 +8,7 @@ import contextlib
 
 from memd.core.document import make_entry
 from memd.core.errors import FormatError
-from memd.core.signature import SeqSet
+from memd.core.signature import MAX_SEQS_PER_ENTRY, SeqSet
 from memd.engine.base import Item, Section, Supersession
 
 
@@ -22,7 +22,9 @@ def mark_supersessions(
         value = item.signature.get("supersedes")
         if value:
             with contextlib.suppress(FormatError):
-                marks.setdefault(item.seqs.first, set()).update(SeqSet.parse(value))
+                # Bounded like a seq: a hand-typed ``1-999999999999`` is ignored
+                # (``memd lint`` names it), never expanded.
+                marks.setdefault(item.seqs.first, set()).update(SeqSet.parse(value, MAX_SEQS_PER_ENTRY))
     marked = []
     for section in sections:
         items = []

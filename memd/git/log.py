@@ -295,7 +295,9 @@ def seqs_at(vault: Vault, rev: str, paths: tuple[str, ...] = ("CURRENT.md", "top
 
     if not paths:
         return set()
-    out = run_git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", rev, "--", *paths).stdout
+    # Only where an entry can start (as memd/vault/state.py counts them):
+    # a signature quoted in an entry's text names nothing.
+    out = run_git(vault, "grep", "-h", "-o", "-E", "^[-*+][[:blank:]]+<seq=[0-9+-]+", rev, "--", *paths).stdout
     seqs: set[int] = set()
     for value in _SEQ_VALUE.findall(out):
         try:

@@ -253,14 +253,15 @@ class Vault:
         candidates = [cleaned] if cleaned.endswith(".md") else [f"{cleaned}.md"]
         candidates += [f"topics/{c}" for c in list(candidates) if not c.startswith("topics/")]
         root = self.root.resolve()
-        for candidate in candidates:
+        # No file name holds a NUL (the operating system refuses it with a ValueError, not an OSError).
+        for candidate in [] if "\x00" in cleaned else candidates:
             path = (root / candidate).resolve()
             if root not in path.parents or not path.is_file():
                 continue
             if self.kind(path.relative_to(root).as_posix()) in DOCUMENT_KINDS:
                 return path
         raise NotFound(
-            f"no document {name!r} in the vault",
+            f"no document {name[:200]!r} in the vault",
             hints={"cli": "try `memd list`", "mcp": "call memory_list to see the documents"},
         )
 
