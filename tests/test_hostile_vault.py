@@ -7,6 +7,7 @@ a hang, and leaves a vault where ``add``, ``consolidate`` and ``verify`` work.""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -297,4 +298,90 @@ def test_ingest_of_a_device_stops_at_the_size_limit(memd: Memd, vault: Vault) ->
     proc = run_memd(vault, "ingest", "--max-size", "1", "/dev/zero", timeout=60)
     assert_clean(proc)
     assert proc.returncode == 1 and "/dev/zero: rejected: too large (more than 1.0 MB, the limit)" in proc.stderr
+    keeps_working(memd)
+
+
+# -- links under .memd/ ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("folder", ["index", "journal"])
+def test_a_linked_folder_under_memd_is_never_written_through(
+    memd: Memd, vault: Vault, tmp_path: Path, folder: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    memd("add", "canary-zqx-7731 stays in the vault")
+    link = vault.meta_dir / folder
+    if link.exists():
+        import shutil
+
+        shutil.rmtree(link)
+    link.symlink_to(outside)
+    for args in (["search", "canary"], ["add", "more"], ["consolidate"], ["verify"], ["status"]):
+        result = memd(*args, ok=False)
+        error = assert_clean(result)
+        assert result.exit_code == 0 or f".memd/{folder} is a symbolic link" in error, (args, result.output)
+    assert list(outside.iterdir()) == []  # nothing written through the link
+    link.unlink()
+    keeps_working(memd)
+    assert "canary" in memd("search", "canary").output
+
+
+# -- tracebacks --------------------------------------------------------------------------------
+
+
+def test_current_md_as_a_folder_is_one_line_and_puts_nothing_back(memd: Memd, vault: Vault) -> None:
+    memd("add", "acknowledged before the folder")
+    saved = vault.current.read_bytes()
+    vault.current.unlink()
+    vault.current.mkdir()
+    for args in (["add", "x"], ["consolidate"], ["status"]):
+        result = memd(*args, ok=False)
+        assert result.exit_code == 1 and "CURRENT.md:1: is a folder" in assert_clean(result), args
+    vault.current.rmdir()
+    vault.current.write_bytes(saved)
+    keeps_working(memd)
+    assert vault.current.read_text().count("acknowledged before the folder") <= 1  # never appended twice
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_and_named_by_lint(memd: Memd, vault: Vault) -> None:
+    memd("add", "coffee with oat milk")
+    memd("consolidate")
+    root = os.fsencode(vault.root)
+    with open(os.path.join(root, b"topics", b"bad\xff.md"), "wb") as f:
+        f.write(b"# Bad\n- <seq=50> tea in a misnamed topic\n")
+    os.mkdir(os.path.join(root, b"notes\xfe"))
+    with open(os.path.join(root, b"notes\xfe", b"n.md"), "wb") as f:
+        f.write(b"# Note\n- <seq=51> juice\n")
+    for args in (["consolidate"], ["search", "oat"], ["list"], ["grep", "tea"], ["status"]):
+        assert_clean(memd(*args, ok=False))
+    assert "coffee with oat milk" in memd("search", "oat").output
+    lint = memd("lint").output
+    assert "topics/bad\\xff.md:1: warning: the name is not valid UTF-8" in lint
+    assert "notes\\xfe:1: warning: the name is not valid UTF-8" in lint
+    keeps_working(memd)
+    committed = subprocess.run(
+        ["git", "log", "--name-only", "--format="], cwd=vault.root, capture_output=True, check=True
+    ).stdout
+    assert b"bad" not in committed and b"notes" not in committed  # never committed as memory
+
+
+@pytest.mark.parametrize("pattern", ["a{1000000}", "(a{1000}){1000}", "x{99999999999999999999}"])
+def test_a_pattern_that_would_exhaust_memory_is_one_line(memd: Memd, vault: Vault, pattern: str) -> None:
+    memd("add", "aaaa")
+    result = memd("grep", pattern, ok=False)
+    assert result.exit_code == 1 and "repeats too much" in assert_clean(result)
+    with pytest.raises(Exception, match="repeats too much"):
+        mcp(vault, "memory_grep", pattern=pattern)
+    assert "aaaa" in memd("grep", "a{4}").output  # an ordinary count still works
+    keeps_working(memd)
+
+
+@pytest.mark.parametrize("tool", ["memory_read", "memory_grep"])
+def test_an_mcp_doc_with_a_nul_byte_is_no_document(memd: Memd, vault: Vault, tool: str) -> None:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    arguments: dict[str, Any] = {"doc": "topics/\0x.md"} | ({"pattern": "x"} if tool == "memory_grep" else {})
+    with pytest.raises(ToolError, match="no document"):
+        mcp(vault, tool, **arguments)
     keeps_working(memd)

@@ -226,7 +226,9 @@ class Memory:
     ) -> JsonResult:
         """Lines matching a regular expression, in the whole vault or one document."""
         from memd.ask.tools import grep, grep_doc
+        from memd.core.patterns import check_repeats
 
+        check_repeats(pattern)  # a{1000000} would exhaust memory in the regex compiler
         self.recover()
         if doc is not None:
             return JsonResult(grep_doc(self.vault, doc, pattern, limit, context, ignore_case=ignore_case))

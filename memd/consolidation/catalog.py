@@ -105,7 +105,10 @@ class Catalog:
         lock. Trouble with the database itself is never an error: it is
         rebuilt, in memory if the disk will not hold it."""
         path = vault.index_dir / FILE
-        for where in (str(path), None, str(path), ":memory:"):
+        tries: tuple[str | None, ...] = (str(path), None, str(path), ":memory:")
+        if vault.index_dir.is_symlink() or path.is_symlink():
+            tries = (":memory:",)  # never written through a link (it may lead out of the vault)
+        for where in tries:
             if where is None:  # the file is damaged: start again from the files
                 _remove(path)
                 continue

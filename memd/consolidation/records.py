@@ -79,6 +79,8 @@ def topic_files(root: Path) -> list[tuple[str, os.stat_result]]:
             return
         for entry in entries:
             name = entry.name
+            if not name.isascii() and not _utf8(name):
+                continue  # as Vault.listings: a name no database can hold is skipped (`memd lint` names it)
             with contextlib.suppress(OSError):
                 if entry.is_symlink():
                     continue  # memd never follows a link: it may lead out of the vault
@@ -95,3 +97,11 @@ def topic_files(root: Path) -> list[tuple[str, os.stat_result]]:
 
     walk(str(root / "topics"), "topics")
     return sorted(found, key=lambda item: item[0].split("/"))
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -80,6 +80,23 @@ def refuse_read_only(path: Path) -> None:
         )
 
 
+def own_folder(path: Path) -> Path:
+    """``path``, a folder memd keeps under ``.memd/`` (the index, the journal),
+    or a one-line ``WriteError`` when something else stands in its place: a
+    symbolic link would carry what memd writes out of the vault."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as err:
+        raise WriteError(f"could not use {path}: {_describe(err)}") from None
+    if stat.S_ISLNK(mode):
+        raise WriteError(f"{path} is a symbolic link; memd never writes through links under .memd/: remove it")
+    if not stat.S_ISDIR(mode):
+        raise WriteError(f"{path} is not a folder; memd keeps its own files there: remove it")
+    return path
+
+
 def _current_bytes(path: Path) -> bytes | None:
     try:
         return read_bytes(path)

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from memd.core.atomic import _describe, atomic_write
+from memd.core.atomic import _describe, atomic_write, own_folder
 from memd.core.errors import DocumentError, MemdError, VaultError
 from memd.index.base import Backend
 from memd.index.freshness import RACY_SECONDS, Scan, scan, unchanged
@@ -84,7 +84,7 @@ class IndexStore:
         # Which engine (memd/index/backends.py): the vault's [index] backend unless named.
         self.backend_name = resolve(backend or vault.config.index_backend)
         require(self.backend_name)
-        self.folder = vault.index_dir
+        self.folder = own_folder(vault.index_dir)  # derived, but never written through a link
         self.manifest_path = self.folder / "manifest.json"
         self.engine_dir = self.folder / self.backend_name
         self.vectors_path = self.folder / "vectors.npz"

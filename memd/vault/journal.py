@@ -25,7 +25,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from memd.core.atomic import atomic_write, read_bytes, refuse_read_only
+from memd.core.atomic import atomic_write, own_folder, read_bytes, refuse_read_only
 from memd.core.crashpoints import crashpoint
 from memd.core.document import Entry, parse_document
 from memd.core.errors import MemdError
@@ -57,7 +57,7 @@ class Journal:
 
 
 def _folder(vault: Vault) -> Any:
-    return vault.meta_dir / "journal"
+    return own_folder(vault.meta_dir / "journal")
 
 
 def _on_disk(vault: Vault, rel: str) -> str | None:

@@ -150,11 +150,16 @@ def _lint_frontmatter(vault: Vault, path: Path, name: str, document: Document, i
 def _lint_links(vault: Vault) -> list[Problem]:
     """Symbolic links where memory would be: memd never follows them (a link
     may lead out of the vault), so say why their content is not found."""
-    return [
+    links = [
         Problem(rel, 1, "a symbolic link; memd does not follow links, so this is not memory", "warning")
         for rel in vault.links()
         if vault.kind(rel) in DOCUMENT_KINDS
     ]
+    misnamed = [
+        Problem(rel, 1, "the name is not valid UTF-8, so memd skips it: rename it to make it memory", "warning")
+        for rel in vault.misnamed()
+    ]
+    return links + misnamed
 
 
 def _lint_acks(vault: Vault) -> list[Problem]:

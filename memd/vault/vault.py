@@ -75,6 +75,9 @@ class Listing:
     prefix: str  # vault-relative, ending in "/" ("" for the root)
     mtime_ns: int  # taken before the folder was listed
     entries: list[os.DirEntry[str]]
+    # Names that are not UTF-8 (Python holds their bytes as lone surrogates, which
+    # no index, database or commit message can store): left out of ``entries``.
+    misnamed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,9 @@ class Vault:
                     items = list(listing)
             except OSError:
                 continue
+            misnamed = tuple(f"{prefix}{entry.name}" for entry in items if not _utf8(entry.name))
+            if misnamed:
+                items = [entry for entry in items if _utf8(entry.name)]
             for entry in items:
                 try:
                     if (
@@ -194,7 +200,13 @@ class Vault:
                         stack.append((f"{prefix}{entry.name}/", entry.path))
                 except OSError:
                     continue
-            yield Listing(prefix, mtime, items)
+            yield Listing(prefix, mtime, items, misnamed)
+
+    def misnamed(self) -> list[str]:
+        """Vault-relative paths (undecodable bytes shown as ``\\xff``) that
+        ``walk`` skips because their names are not UTF-8."""
+        found = [rel for listing in self.listings() for rel in listing.misnamed]
+        return sorted(rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") for rel in found)
 
     def _scan(self) -> tuple[list[str], list[str]]:
         found: list[str] = []
@@ -267,6 +279,14 @@ class Vault:
 
     def read(self, path: Path) -> Document:
         return parse_document(read_text(path, self.rel(path)))
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def find_vault(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Vault:
