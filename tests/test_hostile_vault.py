@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from memd.vault.state import read_state
 from memd.vault.vault import Vault
 
 from .conftest import Memd
-from .hostile import assert_clean, run_memd
+from .hostile import REPO, assert_clean, run_memd
 
 
 def keeps_working(memd: Memd, word: str = "afterwards") -> None:
@@ -304,13 +305,18 @@ def test_ingest_of_a_device_stops_at_the_size_limit(memd: Memd, vault: Vault) ->
 # -- links under .memd/ ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("folder", ["index", "journal"])
+@pytest.mark.parametrize("folder", ["index", "journal", "index/ENGINE"])
 def test_a_linked_folder_under_memd_is_never_written_through(
     memd: Memd, vault: Vault, tmp_path: Path, folder: str
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     memd("add", "canary-zqx-7731 stays in the vault")
+    if folder == "index/ENGINE":  # the search engine's own folder inside the index
+        from memd.index.backends import resolve
+
+        memd("search", "canary")
+        folder = f"index/{resolve(vault.config.index_backend)}"
     link = vault.meta_dir / folder
     if link.exists():
         import shutil
@@ -384,4 +390,18 @@ def test_an_mcp_doc_with_a_nul_byte_is_no_document(memd: Memd, vault: Vault, too
     arguments: dict[str, Any] = {"doc": "topics/\0x.md"} | ({"pattern": "x"} if tool == "memory_grep" else {})
     with pytest.raises(ToolError, match="no document"):
         mcp(vault, tool, **arguments)
+    keeps_working(memd)
+
+
+def test_add_from_an_endless_stdin_stops_at_the_size_limit(memd: Memd, vault: Vault) -> None:
+    with open("/dev/zero", "rb") as zero:
+        proc = subprocess.run(
+            [sys.executable, "-m", "memd", "--vault", str(vault.root), "add"],
+            stdin=zero,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+    assert proc.returncode == 1 and "standard input is longer than" in assert_clean(proc)
     keeps_working(memd)

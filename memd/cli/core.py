@@ -10,6 +10,9 @@ import click
 
 from memd.cli import emit_json, get_memory, get_vault, json_option
 
+# What `memd add` reads from standard input at most (the size `memd ingest` takes by default).
+STDIN_CHARS = 20 * 1024 * 1024
+
 _RESERVED_KEYS = {"seq", "time", "source", "src"}
 
 
@@ -107,7 +110,12 @@ def add(
     if text is None or text == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise click.UsageError("give TEXT, or pipe text on standard input")
-        text = sys.stdin.read()
+        # Bounded like `memd ingest --max-size`: `cat /dev/zero | memd add` must not fill memory.
+        text = sys.stdin.read(STDIN_CHARS + 1)
+        if len(text) > STDIN_CHARS:
+            from memd.core.errors import FormatError
+
+            raise FormatError(f"standard input is longer than {STDIN_CHARS:,} characters; use `memd ingest` for a file")
     extra = tuple(_parse_meta(item) for item in meta)
     pieces = [text] if one else text.splitlines()
     added = get_memory(ctx).add(pieces, time=when, source=source, src=src, meta=extra)

@@ -86,7 +86,7 @@ class IndexStore:
         require(self.backend_name)
         self.folder = own_folder(vault.index_dir)  # derived, but never written through a link
         self.manifest_path = self.folder / "manifest.json"
-        self.engine_dir = self.folder / self.backend_name
+        self.engine_dir = own_folder(self.folder / self.backend_name)
         self.vectors_path = self.folder / "vectors.npz"
         self._backend: Backend | None = None
         self._embedder: Any = None

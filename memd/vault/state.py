@@ -22,12 +22,14 @@ from memd.vault.vault import Vault
 # A signature counts only where an entry can start (memd/core/document.py): a list
 # marker at the start of a line. Entry text never puts one there (its extra lines
 # are indented), so a signature quoted inside an entry names no seq and cannot
-# move the counter.
-_AT_ENTRY = rb"^(?:\xef\xbb\xbf)?[-*+][ \t]+<seq="
-_SEQ_VALUE = re.compile(_AT_ENTRY + rb"([0-9+\-]+)", re.MULTILINE)
+# move the counter. The patterns start with the newline before the line (a
+# literal lets the scan skip ahead, as fast as a search for "<seq=" alone); the
+# text is searched with one newline put before it, for its first line.
+_AT_ENTRY = rb"\n(?:\xef\xbb\xbf)?[-*+][ \t]+<seq="
+_SEQ_VALUE = re.compile(_AT_ENTRY + rb"([0-9+\-]+)")
 _DIGITS = len(str(MAX_SEQ))
-_SINGLE = re.compile(_AT_ENTRY + rb"([1-9][0-9]{0,%d})[,>]" % (_DIGITS - 1), re.MULTILINE)
-_MERGED = re.compile(_AT_ENTRY + rb"([0-9]*[+\-][0-9+\-]*)", re.MULTILINE)
+_SINGLE = re.compile(_AT_ENTRY + rb"([1-9][0-9]{0,%d})[,>]" % (_DIGITS - 1))
+_MERGED = re.compile(_AT_ENTRY + rb"([0-9]*[+\-][0-9+\-]*)")
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,7 @@ def seqs_in_text(text: str) -> set[int]:
     from memd.core.signature import SeqSet
 
     found: set[int] = set()
-    for match in _SEQ_VALUE.finditer(text.encode("utf-8", errors="surrogateescape")):
+    for match in _SEQ_VALUE.finditer(b"\n" + text.encode("utf-8", errors="surrogateescape")):
         try:
             found.update(SeqSet.parse(match.group(1).decode(), MAX_SEQS_PER_ENTRY))
         except FormatError:
@@ -170,7 +172,7 @@ def highest_seq_in(paths: list[Path], within: range | None = None) -> int:
     best = 0
     for path in paths:
         try:
-            data = read_bytes(path)
+            data = b"\n" + read_bytes(path)  # the newline before the first line (see _AT_ENTRY)
         except OSError:
             continue
         # Single seqs (nearly all of them) in one fast pass; merged ones one by one.
