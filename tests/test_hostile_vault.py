@@ -279,6 +279,7 @@ def test_a_pipe_where_memd_reads_is_one_line_never_a_hang(
     keeps_working(memd)
 
 
+@pytest.mark.slow  # five commands in their own processes for each file
 @pytest.mark.parametrize(
     "name", [".memd/seq.local", ".memd/devices.json", ".memd/verify.json", ".memd/ledger.jsonl", ".memd/state.json"]
 )
