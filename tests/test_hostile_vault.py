@@ -53,6 +53,17 @@ def test_a_nul_byte_on_stdin_is_kept_visibly_and_blocks_nothing(memd: Memd, vaul
     assert "fact \\x00 x" in memd("grep", "x00").output  # the person's words are still there, spelled out
 
 
+def test_a_nul_already_in_current_md_is_named_at_its_line(memd: Memd, vault: Vault) -> None:
+    memd("add", "a fact")
+    clean = vault.current.read_bytes()
+    vault.current.write_bytes(clean + b"- <seq=2> written by an older memd \0 here\n")
+    result = memd("add", "x", ok=False)
+    assert result.exit_code == 1
+    assert assert_clean(result) == "Error: CURRENT.md:8: binary file where a Markdown file is expected"
+    vault.current.write_bytes(clean + b"- <seq=2> written by an older memd here\n")  # the person removes it
+    keeps_working(memd)
+
+
 @pytest.mark.parametrize(
     ("args", "shown"),
     [

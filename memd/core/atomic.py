@@ -203,7 +203,10 @@ def read_bytes(path: Path, *, follow_links: bool = False) -> bytes:
 
 def decode_markdown(data: bytes, name: str) -> str:
     if b"\x00" in data:
-        raise DocumentError(name, 1, "binary file where a Markdown file is expected")
+        # The line of the first NUL: in a text file a stray one, there for a person to remove.
+        raise DocumentError(
+            name, data[: data.index(b"\x00")].count(b"\n") + 1, "binary file where a Markdown file is expected"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
