@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memd.core.errors import FormatError, GitError
-from memd.core.layout import VERSIONED
+from memd.core.layout import VERSIONED, utf8_name
 from memd.git.command import run_git
 from memd.git.commits import commit_exact
 from memd.vault.vault import Vault
@@ -80,8 +80,8 @@ _NOTE_SPECS = (":(glob)**/*.md", ":(glob)**/*.markdown")
 
 
 def _memory(vault: Vault, rel: str) -> bool:
-    if rel != rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace"):
-        return False  # a name that is not UTF-8 is no memory (Vault.listings skips it; `memd lint` names it)
+    if not utf8_name(rel):
+        return False  # no memory (Vault.listings skips it; `memd lint` names it)
     path = vault.root / rel
     if path.is_symlink() or (path.exists() and not path.is_file()):
         return False  # a link is never followed (it may lead out of the vault), a pipe never read

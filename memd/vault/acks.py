@@ -138,7 +138,8 @@ def _parse(line: str) -> tuple[Ack | None, str]:
     # is all restore.py appends to CURRENT.md).
     document = parse_document(entry)
     signed = document.signed()
-    if len(document.blocks) != 1 or len(signed) != 1 or seq not in signed[0].entry.signature.seq:  # type: ignore[union-attr]
+    signature = signed[0].entry.signature if len(document.blocks) == 1 and len(signed) == 1 else None
+    if signature is None or not any(start <= seq <= end for start, end in signature.seq.parts):
         return None, f"seq {seq}: the entry is not one entry with that seq"
     return Ack(seq, entry, at), ""
 

@@ -21,6 +21,7 @@ from memd.core.layout import (
     classify,
     counts_entries,
     skipped_dir,
+    utf8_name,
 )
 from memd.core.layout import doc_id as _doc_id
 from memd.git import command as gitcli
@@ -75,8 +76,7 @@ class Listing:
     prefix: str  # vault-relative, ending in "/" ("" for the root)
     mtime_ns: int  # taken before the folder was listed
     entries: list[os.DirEntry[str]]
-    # Names that are not UTF-8 (Python holds their bytes as lone surrogates, which
-    # no index, database or commit message can store): left out of ``entries``.
+    # Names that are not UTF-8 (``layout.utf8_name``): left out of ``entries``.
     misnamed: tuple[str, ...] = ()
 
 
@@ -186,9 +186,9 @@ class Vault:
                     items = list(listing)
             except OSError:
                 continue
-            misnamed = tuple(f"{prefix}{entry.name}" for entry in items if not _utf8(entry.name))
+            misnamed = tuple(f"{prefix}{entry.name}" for entry in items if not utf8_name(entry.name))
             if misnamed:
-                items = [entry for entry in items if _utf8(entry.name)]
+                items = [entry for entry in items if utf8_name(entry.name)]
             for entry in items:
                 try:
                     if (
@@ -279,14 +279,6 @@ class Vault:
 
     def read(self, path: Path) -> Document:
         return parse_document(read_text(path, self.rel(path)))
-
-
-def _utf8(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def find_vault(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Vault:
