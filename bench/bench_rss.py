@@ -60,7 +60,7 @@ def child(mode: str, vault: str, queries: list[str], samples: list[int]) -> dict
         def search(query: str) -> object:
             return memory.search(query)
     else:
-        from memd.mcp_server import build_server
+        from memd.mcp.server import build_server
 
         server = build_server(memory)
         loop = asyncio.new_event_loop()

@@ -53,7 +53,7 @@ def notes(vault: Vault) -> Vault:
 
 
 def mcp_search(memory: Memory) -> Callable[[str], object]:
-    from memd.mcp_server import build_server
+    from memd.mcp.server import build_server
 
     server = build_server(memory)
     loop = asyncio.new_event_loop()

@@ -285,7 +285,9 @@ class Memory:
     ) -> JsonResult:
         """Lines matching a regular expression, in the whole vault or one document."""
         from memd.ask.tools import grep, grep_doc
+        from memd.core.patterns import check_repeats
 
+        check_repeats(pattern)  # a{1000000} would exhaust memory in the regex compiler
         self.recover()
         if doc is not None:
             return JsonResult(grep_doc(self.vault, doc, pattern, limit, context, ignore_case=ignore_case))
@@ -366,6 +368,8 @@ class Memory:
         from memd.vault.state import read_state
 
         self.recover()
+        from memd.vault import acks
+
         buffer = buffer_status(self.vault)
         state, problem = read_state(self.vault)
         facts = BufferFacts(
@@ -398,6 +402,7 @@ class Memory:
                 "endpoint": endpoint_health(self.vault),
                 "sync": sync,
                 "gitignore_missing": self._missing_ignores(),
+                "acks_problem": acks.problem(self.vault),
             },
         )
 

@@ -10,6 +10,9 @@ import click
 
 from memd.cli import emit_json, get_memory, get_vault, json_option
 
+# What `memd add` reads from standard input at most (the size `memd ingest` takes by default).
+STDIN_CHARS = 20 * 1024 * 1024
+
 _RESERVED_KEYS = {"seq", "time", "source", "src"}
 
 
@@ -118,7 +121,12 @@ def add(
     if text is None or text == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise click.UsageError("give TEXT, or pipe text on standard input")
-        text = sys.stdin.read()
+        # Bounded like `memd ingest --max-size`: `cat /dev/zero | memd add` must not fill memory.
+        text = sys.stdin.read(STDIN_CHARS + 1)
+        if len(text) > STDIN_CHARS:
+            from memd.core.errors import FormatError
+
+            raise FormatError(f"standard input is longer than {STDIN_CHARS:,} characters; use `memd ingest` for a file")
     extra = tuple(_parse_meta(item) for item in meta)
     pieces = [text] if one else text.splitlines()
     added = get_memory(ctx).add(pieces, time=when, source=source, src=src, meta=extra)
@@ -127,6 +135,8 @@ def add(
         return
     for item in added:
         click.echo(f"CURRENT.md:{item.line}: {item.signature} {_clip(item.text)}")
+    for warning in dict.fromkeys(item.warning for item in added if item.warning):
+        click.echo(f"warning: {warning}", err=True)
 
 
 def _parse_meta(item: str) -> tuple[str, str]:
@@ -231,6 +241,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     if facts.extra.get("gitignore_missing"):
         patterns = ", ".join(facts.extra["gitignore_missing"])
         click.echo(f"hint: .gitignore does not ignore {patterns}: run `memd init` to add them", err=True)
+    if facts.extra.get("acks_problem"):
+        click.echo(f"warning: {facts.extra['acks_problem']}", err=True)
     if facts.extra.get("uncommitted"):
         click.echo(f"warning: not committed yet: {facts.extra['uncommitted']} (memd retries on its next run)", err=True)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 
 from memd.consolidation.sections import adopt_unsigned
-from memd.core.atomic import atomic_write
+from memd.core.atomic import atomic_write, read_bytes
 from memd.core.document import parse_document
 from memd.core.layout import holds_entries
 from memd.core.timeutil import format_time, now
@@ -27,7 +27,7 @@ def adopt_file(vault: Vault, rel: str, expected: str | None = None) -> int:
     path = vault.root / rel
     with vault.locked():
         try:
-            data = path.read_bytes()
+            data = read_bytes(path)
         except OSError:
             return 0
         if expected is not None and hashlib.sha1(data).hexdigest() != expected:

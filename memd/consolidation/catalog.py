@@ -35,6 +35,7 @@ from memd.core.atomic import decode_markdown
 from memd.core.document import parse_document
 from memd.core.errors import DocumentError, FormatError
 from memd.core.layout import doc_id
+from memd.core.signature import MAX_SEQ
 from memd.core.tokens import count_tokens
 from memd.engine.text import STOPWORDS, speakers, term_pairs
 from memd.vault.vault import Vault
@@ -104,7 +105,10 @@ class Catalog:
         lock. Trouble with the database itself is never an error: it is
         rebuilt, in memory if the disk will not hold it."""
         path = vault.index_dir / FILE
-        for where in (str(path), None, str(path), ":memory:"):
+        tries: tuple[str | None, ...] = (str(path), None, str(path), ":memory:")
+        if vault.index_dir.is_symlink() or path.is_symlink():
+            tries = (":memory:",)  # never written through a link (it may lead out of the vault)
+        for where in tries:
             if where is None:  # the file is damaged: start again from the files
                 _remove(path)
                 continue
@@ -334,7 +338,8 @@ class Catalog:
         """Which of these seqs topics other than ``besides`` hold."""
         skip = {self.known[t].n for t in besides if t in self.known}
         found: set[int] = set()
-        for chunk in _chunks(sorted(set(seqs))):
+        # No topic holds a seq out of range, and SQLite cannot even be asked about one past 2**63.
+        for chunk in _chunks(sorted(s for s in set(seqs) if 0 < s <= MAX_SEQ)):
             marks = ",".join("?" * len(chunk))
             rows = self.db.execute(f"SELECT seq, topic FROM seqs WHERE seq IN ({marks})", chunk)
             found.update(seq for seq, n in rows if n not in skip)

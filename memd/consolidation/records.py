@@ -12,7 +12,7 @@ from stat import S_ISREG
 
 from memd.consolidation.sections import topic_text
 from memd.core.document import Document, Entry
-from memd.core.layout import IGNORED_DIRS, holds_entries, is_scratch
+from memd.core.layout import IGNORED_DIRS, holds_entries, is_scratch, utf8_name
 from memd.core.tokens import count_tokens
 from memd.engine.text import speakers, term_pairs
 
@@ -79,6 +79,8 @@ def topic_files(root: Path) -> list[tuple[str, os.stat_result]]:
             return
         for entry in entries:
             name = entry.name
+            if not utf8_name(name):
+                continue  # as Vault.listings: a name no database can hold is skipped (`memd lint` names it)
             with contextlib.suppress(OSError):
                 if entry.is_symlink():
                     continue  # memd never follows a link: it may lead out of the vault

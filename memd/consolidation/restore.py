@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memd.core.atomic import append_bytes
+from memd.core.atomic import append_bytes, read_bytes, read_text
 from memd.core.signature import SeqSet
 from memd.vault import acks
 from memd.vault.state import seqs_in_files
@@ -42,6 +42,10 @@ def vanished(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) -
     waiting = acks.pending(vault)
     if not waiting:
         return []
+    if vault.current.exists() or vault.current.is_symlink():
+        # A buffer memd cannot read (a folder, a pipe, a link) has not lost its
+        # entries: say so in one line rather than append them again.
+        read_text(vault.current, "CURRENT.md")
     topics = held(set(waiting)) if held is not None else seqs_in_files(vault.topic_files())
     live = seqs_in_files([vault.current]) | topics
     gone = [ack for seq, ack in sorted(waiting.items()) if seq not in live]
@@ -119,7 +123,7 @@ def restore(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) ->
     deliberate = on_purpose(vault, gone)
     back = [ack for ack in gone if ack.seq not in deliberate]
     if back:
-        text = vault.current.read_bytes() if vault.current.exists() else b""
+        text = read_bytes(vault.current) if vault.current.exists() else b""
         lead = b"" if not text or text.endswith(b"\n") else b"\n"
         append_bytes(vault.current, lead + "".join(ack.entry for ack in back).encode("utf-8"))
     return Vanished(tuple(a.seq for a in back), tuple(sorted(deliberate)))

@@ -122,7 +122,9 @@ def mark_supersessions(
         value = item.signature.get("supersedes")
         if value:
             with contextlib.suppress(FormatError):
-                marks.setdefault(item.seqs.first, set()).update(SeqSet.parse(value))
+                # Bounded like a seq: a hand-typed ``1-999999999999`` is ignored
+                # (``memd lint`` names it), never expanded.
+                marks.setdefault(item.seqs.first, set()).update(SeqSet.parse(value, MAX_SEQS_PER_ENTRY))
     marked = []
     for section in sections:
         items = []

@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from memd.core.atomic import atomic_write
+from memd.core.atomic import atomic_write, read_bytes
 from memd.core.document import Document, parse_document
 from memd.core.errors import FormatError, MemdError
 from memd.core.signature import MAX_SEQS_PER_ENTRY, SeqSet
@@ -142,7 +142,7 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
     documents = []
     for path in vault.entry_files():
         try:
-            documents.append(parse_document(path.read_text(encoding="utf-8")))
+            documents.append(parse_document(read_bytes(path).decode("utf-8")))
         except (OSError, UnicodeDecodeError):
             continue
     live = live_counts(documents)
@@ -258,7 +258,7 @@ def _walk(vault: Vault, full: bool) -> _Walk:
 
 def _load(vault: Vault) -> _Walk | None:
     try:
-        raw = json.loads((vault.meta_dir / CHECKPOINT).read_text(encoding="utf-8"))
+        raw = json.loads(read_bytes(vault.meta_dir / CHECKPOINT).decode("utf-8"))
         return _Walk(
             str(raw["head"]),
             int(raw["commits"]),

@@ -19,7 +19,7 @@ from memd.consolidation.catalog import Catalog
 from memd.consolidation.records import Record, describe, digest_of
 from memd.consolidation.routing import RoutingIndex
 from memd.consolidation.sections import Topic, adopt_unsigned, apply_sections, sections_of, with_frontmatter
-from memd.core.atomic import decode_markdown, refuse_read_only
+from memd.core.atomic import decode_markdown, read_bytes, refuse_read_only
 from memd.core.document import Document, Frontmatter, parse_document
 from memd.core.errors import DocumentError, WriteError
 from memd.engine.base import Engine, Section, TopicInfo
@@ -86,7 +86,7 @@ class Workspace:
         rel = f"topics/{topic_id}.md"
         path = self.vault.root / rel
         try:
-            data = path.read_bytes()
+            data = read_bytes(path)
         except OSError:
             data = None
         if data is None or digest_of(data) != known.digest:

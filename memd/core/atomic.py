@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -79,9 +80,26 @@ def refuse_read_only(path: Path) -> None:
         )
 
 
+def own_folder(path: Path) -> Path:
+    """``path``, a folder memd keeps under ``.memd/`` (the index, the journal),
+    or a one-line ``WriteError`` when something else stands in its place: a
+    symbolic link would carry what memd writes out of the vault."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as err:
+        raise WriteError(f"could not use {path}: {_describe(err)}") from None
+    if stat.S_ISLNK(mode):
+        raise WriteError(f"{path} is a symbolic link; memd never writes through links under .memd/: remove it")
+    if not stat.S_ISDIR(mode):
+        raise WriteError(f"{path} is not a folder; memd keeps its own files there: remove it")
+    return path
+
+
 def _current_bytes(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_bytes(path)
     except FileNotFoundError:
         return None
 
@@ -96,7 +114,10 @@ def append_bytes(path: Path, payload: bytes) -> None:
     fd = -1
     refuse_read_only(path)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        # O_NONBLOCK: a pipe put there since the check above must not make the open wait.
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a pipe or a device?); memd leaves it alone")
         start = os.fstat(fd).st_size
         try:
             view = memoryview(payload)
@@ -161,10 +182,11 @@ def read_text(path: Path, display: str | None = None) -> str:
     return decode_markdown(data, name)
 
 
-def read_bytes(path: Path) -> bytes:
-    """The bytes of ``path``, refusing (ELOOP) to follow a symbolic link at its end."""
+def read_bytes(path: Path, *, follow_links: bool = False) -> bytes:
+    """The bytes of ``path``, refusing (ELOOP) to follow a symbolic link at its
+    end unless ``follow_links``, and refusing (EINVAL) anything but a file."""
     # O_NONBLOCK: opening a named pipe must not wait for a writer.
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (0 if follow_links else os.O_NOFOLLOW))
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
@@ -181,7 +203,10 @@ def read_bytes(path: Path) -> bytes:
 
 def decode_markdown(data: bytes, name: str) -> str:
     if b"\x00" in data:
-        raise DocumentError(name, 1, "binary file where a Markdown file is expected")
+        # The line of the first NUL: in a text file a stray one, there for a person to remove.
+        raise DocumentError(
+            name, data[: data.index(b"\x00")].count(b"\n") + 1, "binary file where a Markdown file is expected"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -199,3 +224,23 @@ def storable(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "replace").decode("utf-8")
     return text
+
+
+# C0 controls but tab, newline and carriage return; DEL; C1 controls; and the
+# Unicode line and paragraph separators (which some readers take as line breaks).
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with control characters spelled out (NUL -> ``\\x00``, ESC ->
+    ``\\x1b``, U+2028 -> ``\\u2028``): the person's words are kept, visibly,
+    and the file stays a text file every later read accepts (a NUL makes
+    CURRENT.md read as binary). Tabs and line breaks are left as they are."""
+    if not _CONTROLS.search(text):
+        return text
+    return _CONTROLS.sub(_spelled, text)
+
+
+def _spelled(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

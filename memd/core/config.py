@@ -6,6 +6,7 @@ from (`memd config`)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import tomllib
@@ -70,12 +71,19 @@ def load_config(path: Path, env: Mapping[str, str] | None = None) -> Config:
     """Read ``path`` (missing file = defaults), then apply the environment
     variables the settings name (``MEMD_LOCK_TIMEOUT``, ``MEMD_ENGINE``,
     ``MEMD_MODEL``, ``OPENAI_BASE_URL``, ...)."""
+    from memd.core.atomic import read_bytes
+
     text = ""
-    if path.exists():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as err:
-            raise ConfigError(f"{path}: invalid TOML: {err}") from None
+    try:
+        # A link is followed (a config kept with one's dotfiles), a pipe or a device never waited on.
+        text = read_bytes(path, follow_links=True).decode("utf-8")
+    except FileNotFoundError:
+        pass
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: invalid TOML: {err}") from None
+    except OSError as err:
+        why = "not a regular file (a pipe or a device?)" if err.errno == errno.EINVAL else err.strerror
+        raise ConfigError(f"{path}: cannot read: {why}") from None
     return parse_config(text, path, env)
 
 

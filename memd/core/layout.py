@@ -49,6 +49,19 @@ def is_scratch(name: str) -> bool:
     return name.startswith(_SCRATCH_PREFIXES) or name.endswith(_SCRATCH_SUFFIXES) or name == "4913"
 
 
+def utf8_name(name: str) -> bool:
+    """Whether a file name is UTF-8. Python holds another name's bytes as lone
+    surrogates, which no index, database or commit message can store: such a
+    file is not memory (``memd lint`` names it)."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def skipped_dir(name: str) -> bool:
     """A folder the vault walk never enters (hidden ones included)."""
     return name in IGNORED_DIRS or name.startswith(".")

@@ -13,13 +13,16 @@ plus consolidation) can be reported per 1,000 ingested tokens.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from memd.core.atomic import read_bytes
 from memd.core.timeutil import format_time, now
 
 EXTRACTION = {"extract"}
@@ -48,9 +51,16 @@ def record(path: Path, call: Call | dict[str, Any]) -> None:
     line = asdict(call) if isinstance(call, Call) else dict(call)
     line = {"time": format_time(now()), **line}
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
-        os.write(fd, (json.dumps(line, ensure_ascii=False) + "\n").encode())
+        # Never through a link (out of the vault) nor into a pipe (the open would wait for a reader).
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
+            return  # the ledger is accounting, not memory: a wrong kind of file in its place costs a line
+        raise
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.write(fd, (json.dumps(line, ensure_ascii=False) + "\n").encode())
     finally:
         os.close(fd)
 
@@ -66,7 +76,7 @@ def read(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     lines = []
-    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for raw in read_bytes(path).decode("utf-8", errors="replace").splitlines():
         try:
             value = json.loads(raw)
         except (ValueError, RecursionError):

@@ -31,6 +31,9 @@ _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]*$")
 _SEQ_PART = re.compile(r"^([1-9][0-9]*)(?:-([1-9][0-9]*))?$")
 MAX_SEQ = 10**15 - 1
 MAX_SEQS_PER_ENTRY = 100_000
+# Meta keys whose value names seqs (``supersedes=12+40-41``): bounded like the
+# entry's own seq, so a typo such as ``1-999999999999`` is refused, never expanded.
+SEQ_KEYS = frozenset({"supersedes"})
 # A signature ends at the first ">" (values never contain a raw ">").
 SIGNATURE_AT_START = re.compile(r"^<seq=[^>\n]*>")
 
@@ -117,6 +120,16 @@ class SeqSet:
     @property
     def last(self) -> int:
         return max(end for _, end in self.parts)
+
+
+def check_meta(key: str, value: str) -> None:
+    """Raise ``FormatError`` when ``value`` is not valid for ``key``: a seq-valued
+    key (``SEQ_KEYS``) must name at most ``MAX_SEQS_PER_ENTRY`` seqs."""
+    if key in SEQ_KEYS:
+        try:
+            SeqSet.parse(value, MAX_SEQS_PER_ENTRY)
+        except FormatError as err:
+            raise FormatError(f"meta {key}={value[:60]}: {err}") from None
 
 
 def _count(text: str) -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memd.core.errors import FormatError, GitError
-from memd.core.layout import VERSIONED
+from memd.core.layout import VERSIONED, utf8_name
 from memd.git.command import run_git
 from memd.git.commits import commit_exact
 
@@ -83,6 +83,8 @@ _NOTE_SPECS = (":(glob)**/*.md", ":(glob)**/*.markdown")
 
 
 def _memory(vault: Vault, rel: str) -> bool:
+    if not utf8_name(rel):
+        return False  # no memory (Vault.listings skips it; `memd lint` names it)
     path = vault.root / rel
     if path.is_symlink() or (path.exists() and not path.is_file()):
         return False  # a link is never followed (it may lead out of the vault), a pipe never read
@@ -298,7 +300,9 @@ def seqs_at(vault: Vault, rev: str, paths: tuple[str, ...] = ("CURRENT.md", "top
 
     if not paths:
         return set()
-    out = run_git(vault, "grep", "-h", "-o", "-E", "<seq=[0-9+-]+", rev, "--", *paths).stdout
+    # Only where an entry can start (as memd/vault/state.py counts them):
+    # a signature quoted in an entry's text names nothing.
+    out = run_git(vault, "grep", "-h", "-o", "-E", "^[-*+][[:blank:]]+<seq=[0-9+-]+", rev, "--", *paths).stdout
     seqs: set[int] = set()
     for value in _SEQ_VALUE.findall(out):
         try:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from memd.core.atomic import _describe, atomic_write
+from memd.core.atomic import _describe, atomic_write, own_folder
 from memd.core.errors import DocumentError, MemdError, VaultError
 from memd.index.base import Backend
 from memd.index.freshness import RACY_SECONDS, Scan, scan, unchanged
@@ -95,9 +95,9 @@ class IndexStore:
         require(self.backend_name)
         self._named_backend = backend
         self.embedding = config.embedding
-        self.folder = vault.index_dir
+        self.folder = own_folder(vault.index_dir)  # derived, but never written through a link
         self.manifest_path = self.folder / "manifest.json"
-        self.engine_dir = self.folder / self.backend_name
+        self.engine_dir = own_folder(self.folder / self.backend_name)
         self.vectors_path = self.folder / "vectors.npz"
         self._backend: Backend | None = None
         self._embedder: Any = None

@@ -112,7 +112,11 @@ class IngestJob:
             size = path.stat().st_size
             if size > max_bytes:
                 raise Rejected(f"too large ({_mb(size)}; the limit is {_mb(max_bytes)})")
-            data = path.read_bytes()
+            # The limit holds while reading too: a device (/dev/zero) or a pipe has no size to stat.
+            with open(path, "rb") as stream:
+                data = stream.read(max_bytes + 1)
+            if len(data) > max_bytes:
+                raise Rejected(f"too large (more than {_mb(max_bytes)}, the limit)")
         except OSError as err:
             raise Rejected(f"cannot read: {err.strerror or err}") from None
         digest = hashlib.sha256(data).hexdigest()

@@ -1,4 +1,5 @@
-"""A parsed input made safe to store: secrets redacted, text that UTF-8 can hold.
+"""A parsed input made safe to store: secrets redacted, text that UTF-8 can hold,
+control characters spelled out (``\\x00``: a NUL would make the copy a binary file).
 
 The source copy and the entries of an import are made from what this
 returns, so a key in a turn, a speaker's name, a conversation title or a
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from memd.core.atomic import storable
+from memd.core.atomic import escape_controls, storable
 from memd.core.redact import redact, redact_value
 from memd.ingest.formats import Parsed, Turn
 
@@ -21,7 +22,7 @@ def scrub(parsed: Parsed) -> tuple[Parsed, list[str]]:
     """``parsed`` with its secrets replaced, and the kinds of secrets found."""
     kinds: list[str] = []
     if parsed.note is not None:
-        result = redact(parsed.note)
+        result = redact(_clean(parsed.note))
         return replace(parsed, note=result.text), [f.kind for f in result.findings]
     turns = []
     for turn in map(_valid_turn, parsed.turns):
@@ -39,7 +40,7 @@ def scrub(parsed: Parsed) -> tuple[Parsed, list[str]]:
                 ref=redact_value(turn.ref) if turn.ref else None,
             )
         )
-    title = redact(storable(parsed.title)) if parsed.title else None
+    title = redact(_clean(parsed.title)) if parsed.title else None
     kinds += [f.kind for f in title.findings] if title else []
     return replace(parsed, turns=tuple(turns), title=title.text if title else None), kinds
 
@@ -47,9 +48,13 @@ def scrub(parsed: Parsed) -> tuple[Parsed, list[str]]:
 def _valid_turn(turn: Turn) -> Turn:
     return replace(
         turn,
-        text=storable(turn.text),
-        speaker=storable(turn.speaker),
-        group=storable(turn.group) if turn.group else None,
-        thread=storable(turn.thread) if turn.thread else None,
-        ref=storable(turn.ref) if turn.ref else None,
+        text=_clean(turn.text),
+        speaker=_clean(turn.speaker),
+        group=_clean(turn.group) if turn.group else None,
+        thread=_clean(turn.thread) if turn.thread else None,
+        ref=_clean(turn.ref) if turn.ref else None,
     )
+
+
+def _clean(text: str) -> str:
+    return escape_controls(storable(text))

@@ -12,12 +12,16 @@ from then on, so the log stays as small as the buffer.
 from __future__ import annotations
 
 import json
-import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 
-from memd.core.atomic import atomic_write
+from memd.core.atomic import append_bytes, atomic_write, read_bytes
+from memd.core.document import parse_document
+from memd.core.errors import WriteError
+from memd.core.signature import MAX_SEQ
 from memd.vault.vault import Vault
 
 NAME = "acks.jsonl"
@@ -33,51 +37,120 @@ class Ack:
     at: str  # when memd acknowledged it
 
 
-def _path(vault: Vault) -> os.PathLike[str]:
+def _path(vault: Vault) -> Path:
     return vault.meta_dir / NAME
 
 
-def record(vault: Vault, acks: Iterable[Ack]) -> None:
-    """Append acknowledgements durably (one write, fsynced). Call under the vault lock."""
+def record(vault: Vault, acks: Iterable[Ack]) -> str | None:
+    """Append acknowledgements durably (one write, fsynced). Call under the vault lock.
+
+    Never through a link nor into a pipe, a device or a folder put where the
+    log belongs (the entries' text would leave the vault, or the write would
+    block): the entries are durable in CURRENT.md all the same, so this
+    returns why they are not guarded (None when they are), for the caller to
+    pass on as a warning."""
     payload = "".join(json.dumps({"seq": a.seq, "entry": a.entry, "at": a.at}, ensure_ascii=False) + "\n" for a in acks)
     if not payload:
-        return
-    vault.meta_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(_path(vault), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        return None
+    unsaved = "the entry is saved, but memd cannot put it back should an editor's stale save wipe it"
+    wrong = _wrong_kind(_path(vault))
+    if wrong is not None:
+        return f".memd/{NAME} {wrong}; {unsaved}: remove it and memd starts a new one"
     try:
-        os.write(fd, payload.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        vault.meta_dir.mkdir(parents=True, exist_ok=True)
+        append_bytes(_path(vault), payload.encode("utf-8"))
+    except (WriteError, OSError) as err:
+        return f"{err}; {unsaved}"
+    return None
+
+
+def _wrong_kind(path: Path) -> str | None:
+    """What is in the log's place when it is no plain file (None: a file, or nothing)."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link (memd never writes through links under .memd/)"
+    if stat.S_ISDIR(mode):
+        return "is a folder"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a pipe or a device?)"
+    return None
 
 
 def pending(vault: Vault) -> dict[int, Ack]:
-    """Acknowledged seqs that no commit holds yet, by seq. A torn last line
-    (a crash mid-append) is skipped: that entry was never acknowledged."""
+    """Acknowledged seqs that no commit holds yet, by seq. A line that is not
+    an acknowledgement memd wrote (a torn last line after a crash, a seq out
+    of range, an entry that does not carry its seq) is skipped: ``problem``
+    names it."""
+    return _read(vault)[0]
+
+
+def problem(vault: Vault) -> str | None:
+    """Why (part of) the log cannot be trusted, in one line; None when all is well."""
+    return _read(vault)[1]
+
+
+def _read(vault: Vault) -> tuple[dict[int, Ack], str | None]:
+    name = f".memd/{NAME}"
+    wrong = _wrong_kind(_path(vault))
+    if wrong is not None:
+        return {}, f"{name}: {wrong}; memd ignores it: remove it and memd starts a new one"
     try:
-        text = open(_path(vault), encoding="utf-8", errors="replace").read()  # noqa: SIM115
+        data = read_bytes(_path(vault))
     except FileNotFoundError:
-        return {}
-    except OSError:
-        return {}
+        return {}, None
+    except OSError as err:
+        return {}, f"{name}: cannot read: {err.strerror}; memd ignores it"
     found: dict[int, Ack] = {}
-    for line in text.splitlines():
-        try:
-            raw = json.loads(line)
-            ack = Ack(int(raw["seq"]), str(raw["entry"]), str(raw["at"]))
-        except (ValueError, KeyError, TypeError, RecursionError):
+    skipped: list[tuple[int, str]] = []
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
             continue
-        if ack.seq > 0:
+        ack, why = _parse(line)
+        if ack is not None:
             found[ack.seq] = ack
-    return found
+        elif number < len(lines):  # a torn last line (no newline yet) is a crash mid-append, not damage
+            skipped.append((number, why))
+    if not skipped:
+        return found, None
+    first, why = skipped[0]
+    more = f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""
+    return found, f"{name}:{first}: skipped: {why}{more}"
+
+
+def _parse(line: str) -> tuple[Ack | None, str]:
+    try:
+        raw = json.loads(line)
+    except (ValueError, RecursionError):
+        return None, "not a JSON line"
+    if not isinstance(raw, dict):
+        return None, "not a JSON object"
+    seq, entry, at = raw.get("seq"), raw.get("entry"), raw.get("at")
+    # JSON reads 1e30 as a float and "seq": true as a bool: neither is a seq.
+    if type(seq) is not int or not 1 <= seq <= MAX_SEQ:
+        return None, f"seq {repr(seq)[:40]} is not a seq"
+    if not isinstance(entry, str) or not isinstance(at, str):
+        return None, "entry and at must be text"
+    # Only an entry that carries its own seq can be put back (an entry line
+    # is all restore.py appends to CURRENT.md).
+    document = parse_document(entry)
+    signed = document.signed()
+    signature = signed[0].entry.signature if len(document.blocks) == 1 and len(signed) == 1 else None
+    if signature is None or not any(start <= seq <= end for start, end in signature.seq.parts):
+        return None, f"seq {seq}: the entry is not one entry with that seq"
+    return Ack(seq, entry, at), ""
 
 
 def settle(vault: Vault, seqs: Iterable[int]) -> None:
     """Forget seqs that were removed on purpose or aged out. Call under the vault lock."""
     done = set(seqs)
-    if not done:
-        return
-    keep = [a for a in pending(vault).values() if a.seq not in done]
+    waiting = pending(vault)
+    if not done & set(waiting):
+        return  # nothing to forget (nor a log memd could rewrite: a folder, a pipe)
+    keep = [a for a in waiting.values() if a.seq not in done]
     text = "".join(json.dumps({"seq": a.seq, "entry": a.entry, "at": a.at}, ensure_ascii=False) + "\n" for a in keep)
     atomic_write(vault.meta_dir / NAME, text)
 

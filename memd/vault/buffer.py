@@ -8,11 +8,11 @@ from datetime import datetime
 from typing import Any
 
 from memd.core import timeutil
-from memd.core.atomic import append_bytes, atomic_write, read_text, storable
+from memd.core.atomic import append_bytes, atomic_write, escape_controls, read_text, storable
 from memd.core.document import Document, LocatedEntry, make_entry, parse_document
 from memd.core.errors import FormatError
 from memd.core.redact import redact_all, redact_value
-from memd.core.signature import Signature
+from memd.core.signature import Signature, check_meta
 from memd.core.timeexpr import with_when
 from memd.core.tokens import count_tokens
 from memd.vault import acks
@@ -50,15 +50,23 @@ def redact_fields(item: NewEntry) -> NewEntry:
 
 
 def _valid(item: NewEntry) -> NewEntry:
-    """Text UTF-8 can hold: a terminal's undecodable bytes arrive as lone
-    surrogates, which would make the append fail half-way."""
+    """Text every later read accepts: a terminal's undecodable bytes arrive as
+    lone surrogates, which would make the append fail half-way, and a control
+    character (a NUL makes CURRENT.md a binary file) is spelled out."""
+
+    def clean(value: str) -> str:
+        return escape_controls(storable(value))
+
+    extra = tuple((clean(k), clean(v)) for k, v in item.extra)
+    for key, value in extra:
+        check_meta(key, value)
     return replace(
         item,
-        text=storable(item.text),
-        time=storable(item.time) if item.time else item.time,
-        source=storable(item.source) if item.source else item.source,
-        src=storable(item.src) if item.src else item.src,
-        extra=tuple((storable(k), storable(v)) for k, v in item.extra),
+        text=clean(item.text),
+        time=clean(item.time) if item.time else item.time,
+        source=clean(item.source) if item.source else item.source,
+        src=clean(item.src) if item.src else item.src,
+        extra=extra,
     )
 
 
@@ -71,9 +79,11 @@ class Added:
     signature: str
     text: str
     path: str = "CURRENT.md"
+    warning: str | None = None  # saved, but not guarded by the acknowledgement log (acks.record)
 
     def to_json(self) -> dict[str, Any]:
-        return {"seq": self.seq, "path": self.path, "line": self.line, "signature": self.signature, "text": self.text}
+        found = {"seq": self.seq, "path": self.path, "line": self.line, "signature": self.signature, "text": self.text}
+        return found if self.warning is None else {**found, "warning": self.warning}
 
 
 def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
@@ -124,8 +134,8 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
             added.append(Added(seq, line, signature.render(), entry.full_text))
             line += len(entry.lines())
         append_bytes(vault.current, (lead + "".join(chunks)).encode("utf-8"))
-        acks.record(vault, [acks.Ack(a.seq, chunk, stamp) for a, chunk in zip(added, chunks, strict=True)])
-    return added
+        warning = acks.record(vault, [acks.Ack(a.seq, chunk, stamp) for a, chunk in zip(added, chunks, strict=True)])
+    return [replace(a, warning=warning) for a in added] if warning else added
 
 
 @dataclass(frozen=True)

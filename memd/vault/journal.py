@@ -25,7 +25,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from memd.core.atomic import atomic_write, refuse_read_only
+from memd.core.atomic import atomic_write, own_folder, read_bytes, refuse_read_only
 from memd.core.crashpoints import crashpoint
 from memd.core.document import Entry, parse_document
 from memd.core.errors import MemdError
@@ -57,12 +57,12 @@ class Journal:
 
 
 def _folder(vault: Vault) -> Any:
-    return vault.meta_dir / "journal"
+    return own_folder(vault.meta_dir / "journal")
 
 
 def _on_disk(vault: Vault, rel: str) -> str | None:
     try:
-        return (vault.root / rel).read_bytes().decode("utf-8", errors="surrogateescape")
+        return read_bytes(vault.root / rel).decode("utf-8", errors="surrogateescape")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
 
@@ -150,7 +150,7 @@ def owed(vault: Vault) -> tuple[str, dict[str, str | None]] | None:
     """The commit written files still wait for: (message, {path: content})."""
     path = _folder(vault) / "commit.json"
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(read_bytes(path).decode("utf-8"))
         files = raw["files"]
         if not isinstance(raw["message"], str) or not isinstance(files, dict):
             raise TypeError("wrong shape")
@@ -208,7 +208,7 @@ def _check_paths(vault: Vault, journal: Journal) -> None:
 def load(vault: Vault) -> Journal | None:
     path = _folder(vault) / "pending.json"
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(read_bytes(path).decode("utf-8"))
         if not isinstance(raw, dict) or not isinstance(raw.get("message"), str):
             raise TypeError("not a journal")
         changes = []

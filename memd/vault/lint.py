@@ -10,6 +10,7 @@ from memd.core.atomic import read_text
 from memd.core.document import Document, parse_document
 from memd.core.errors import DocumentError, FormatError
 from memd.core.layout import DOCUMENT_KINDS
+from memd.core.signature import check_meta
 from memd.core.timeutil import parse_time
 from memd.core.yamlio import FrontmatterError
 from memd.vault.state import highest_seq, read_state
@@ -51,6 +52,7 @@ def lint_vault(vault: Vault, paths: list[Path] | None = None) -> list[Problem]:
     if paths is None:
         problems += _lint_links(vault)
         problems += _lint_state(vault)
+        problems += _lint_acks(vault)
     return problems
 
 
@@ -75,6 +77,11 @@ def _lint_document(vault: Vault, path: Path, kind: str, seen: dict[int, str]) ->
                 parse_time(signature.time)
             except FormatError as err:
                 problems.append(Problem(name, located.line, str(err)))
+        for key, value in signature.extra:
+            try:
+                check_meta(key, value)
+            except FormatError as err:
+                problems.append(Problem(name, located.line, f"{err}; memd ignores this mark"))
         for seq in signature.seq:
             where = f"{name}:{located.line}"
             if seq in seen:
@@ -143,11 +150,27 @@ def _lint_frontmatter(vault: Vault, path: Path, name: str, document: Document, i
 def _lint_links(vault: Vault) -> list[Problem]:
     """Symbolic links where memory would be: memd never follows them (a link
     may lead out of the vault), so say why their content is not found."""
-    return [
+    links = [
         Problem(rel, 1, "a symbolic link; memd does not follow links, so this is not memory", "warning")
         for rel in vault.links()
         if vault.kind(rel) in DOCUMENT_KINDS
     ]
+    misnamed = [
+        Problem(rel, 1, "the name is not valid UTF-8, so memd skips it: rename it to make it memory", "warning")
+        for rel in vault.misnamed()
+    ]
+    return links + misnamed
+
+
+def _lint_acks(vault: Vault) -> list[Problem]:
+    from memd.vault import acks
+
+    why = acks.problem(vault)
+    if why is None:
+        return []
+    where, _, message = why.partition(": ")
+    path, _, line = where.partition(":")
+    return [Problem(path, int(line or 1), message, "warning")]
 
 
 def _lint_state(vault: Vault) -> list[Problem]:

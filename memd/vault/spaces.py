@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from memd.core.atomic import atomic_write
+from memd.core.atomic import atomic_write, read_bytes
 from memd.core.errors import FormatError
 from memd.git.command import run_git
 from memd.vault.vault import Vault
@@ -124,7 +124,7 @@ def registry_path(vault: Vault) -> Path:
 def read_registry(vault: Vault) -> Registry:
     path = registry_path(vault)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bytes(path).decode("utf-8")
     except FileNotFoundError:
         return Registry()
     except (OSError, UnicodeDecodeError) as err:

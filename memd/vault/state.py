@@ -15,14 +15,21 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from memd.core.atomic import atomic_write
+from memd.core.atomic import atomic_write, read_bytes
 from memd.core.signature import MAX_SEQ, MAX_SEQS_PER_ENTRY
 from memd.vault.vault import Vault
 
-_SEQ_VALUE = re.compile(rb"<seq=([0-9+\-]+)")
+# A signature counts only where an entry can start (memd/core/document.py): a list
+# marker at the start of a line. Entry text never puts one there (its extra lines
+# are indented), so a signature quoted inside an entry names no seq and cannot
+# move the counter. The patterns start with the newline before the line (a
+# literal lets the scan skip ahead, as fast as a search for "<seq=" alone); the
+# text is searched with one newline put before it, for its first line.
+_AT_ENTRY = rb"\n(?:\xef\xbb\xbf)?[-*+][ \t]+<seq="
+_SEQ_VALUE = re.compile(_AT_ENTRY + rb"([0-9+\-]+)")
 _DIGITS = len(str(MAX_SEQ))
-_SINGLE = re.compile(rb"<seq=([1-9][0-9]{0,%d})[,>]" % (_DIGITS - 1))
-_MERGED = re.compile(rb"<seq=([0-9]*[+\-][0-9+\-]*)")
+_SINGLE = re.compile(_AT_ENTRY + rb"([1-9][0-9]{0,%d})[,>]" % (_DIGITS - 1))
+_MERGED = re.compile(_AT_ENTRY + rb"([0-9]*[+\-][0-9+\-]*)")
 
 
 @dataclass(frozen=True)
@@ -141,7 +148,7 @@ def seqs_in_text(text: str) -> set[int]:
     from memd.core.signature import SeqSet
 
     found: set[int] = set()
-    for match in _SEQ_VALUE.finditer(text.encode("utf-8", errors="surrogateescape")):
+    for match in _SEQ_VALUE.finditer(b"\n" + text.encode("utf-8", errors="surrogateescape")):
         try:
             found.update(SeqSet.parse(match.group(1).decode(), MAX_SEQS_PER_ENTRY))
         except FormatError:
@@ -153,7 +160,7 @@ def seqs_in_files(paths: list[Path]) -> set[int]:
     found: set[int] = set()
     for path in paths:
         try:
-            found |= seqs_in_text(path.read_bytes().decode("utf-8", errors="surrogateescape"))
+            found |= seqs_in_text(read_bytes(path).decode("utf-8", errors="surrogateescape"))
         except OSError:
             continue
     return found
@@ -165,7 +172,7 @@ def highest_seq_in(paths: list[Path], within: range | None = None) -> int:
     best = 0
     for path in paths:
         try:
-            data = path.read_bytes()
+            data = b"\n" + read_bytes(path)  # the newline before the first line (see _AT_ENTRY)
         except OSError:
             continue
         # Single seqs (nearly all of them) in one fast pass; merged ones one by one.
@@ -259,7 +266,7 @@ _CACHE = "seq.local"
 def _load_cache(vault: Vault) -> tuple[int, dict[str, tuple[int, int, int]], Any, int] | None:
     """(mark, per-file highs, device record, space the highs were counted in)."""
     try:
-        raw = json.loads((vault.meta_dir / _CACHE).read_text(encoding="utf-8"))
+        raw = json.loads(read_bytes(vault.meta_dir / _CACHE).decode("utf-8"))
         files = {str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in raw["files"].items()}
         return int(raw["mark"]), files, raw.get("device"), int(raw.get("space", 0))
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):

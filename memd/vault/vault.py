@@ -19,6 +19,7 @@ from memd.core.layout import (
     classify,
     counts_entries,
     skipped_dir,
+    utf8_name,
 )
 from memd.core.layout import doc_id as _doc_id
 from memd.git import command as gitcli
@@ -69,6 +70,8 @@ class Listing:
     prefix: str  # vault-relative, ending in "/" ("" for the root)
     mtime_ns: int  # taken before the folder was listed
     entries: list[os.DirEntry[str]]
+    # Names that are not UTF-8 (``layout.utf8_name``): left out of ``entries``.
+    misnamed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,9 @@ class Vault:
                     items = list(listing)
             except OSError:
                 continue
+            misnamed = tuple(f"{prefix}{entry.name}" for entry in items if not utf8_name(entry.name))
+            if misnamed:
+                items = [entry for entry in items if utf8_name(entry.name)]
             for entry in items:
                 try:
                     if (
@@ -188,7 +194,13 @@ class Vault:
                         stack.append((f"{prefix}{entry.name}/", entry.path))
                 except OSError:
                     continue
-            yield Listing(prefix, mtime, items)
+            yield Listing(prefix, mtime, items, misnamed)
+
+    def misnamed(self) -> list[str]:
+        """Vault-relative paths (undecodable bytes shown as ``\\xff``) that
+        ``walk`` skips because their names are not UTF-8."""
+        found = [rel for listing in self.listings() for rel in listing.misnamed]
+        return sorted(rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") for rel in found)
 
     def _scan(self) -> tuple[list[str], list[str]]:
         found: list[str] = []
@@ -241,14 +253,15 @@ class Vault:
         candidates = [cleaned] if cleaned.endswith(".md") else [f"{cleaned}.md"]
         candidates += [f"topics/{c}" for c in list(candidates) if not c.startswith("topics/")]
         root = self.root.resolve()
-        for candidate in candidates:
+        # No file name holds a NUL (the operating system refuses it with a ValueError, not an OSError).
+        for candidate in [] if "\x00" in cleaned else candidates:
             path = (root / candidate).resolve()
             if root not in path.parents or not path.is_file():
                 continue
             if self.kind(path.relative_to(root).as_posix()) in DOCUMENT_KINDS:
                 return path
         raise NotFound(
-            f"no document {name!r} in the vault",
+            f"no document {name[:200]!r} in the vault",
             hints={"cli": "try `memd list`", "mcp": "call memory_list to see the documents"},
         )
 
