@@ -137,8 +137,7 @@ def build_server(memory: Memory) -> MCPServer[Any]:
                 f"meta cannot set {', '.join(reserved)}: seq is assigned by memd; use the time, "
                 "source and src arguments for the others"
             )
-        added = memory.add(text, time=time, source=source, src=src, meta=tuple((meta or {}).items()))
-        return {"added": [a.to_json() for a in added]}
+        return memory.add(text, time=time, source=source, src=src, meta=tuple((meta or {}).items())).to_json()
 
     @tool
     def memory_search(

@@ -25,7 +25,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memd.app.results import Added, BufferFacts, Hits, JsonResult, Status
+from memd.app.results import AddResult, BufferFacts, Hits, JsonResult, Status
 from memd.vault.vault import Vault, find_vault
 
 if TYPE_CHECKING:
@@ -104,14 +104,16 @@ class Memory:
         source: str = "user",
         src: str | None = None,
         meta: Sequence[tuple[str, str]] = (),
-    ) -> tuple[Added, ...]:
-        """Append entries to CURRENT.md: one per string given (a string is one entry)."""
+    ) -> AddResult:
+        """Append entries to CURRENT.md: one per string given (a string is one entry).
+
+        ``memory.add("Allergic to peanuts").added[0].seq`` is the new entry's seq."""
         from memd.vault.buffer import NewEntry, append_entries
 
         self.recover()
         pieces = [text] if isinstance(text, str) else list(text)
         items = [NewEntry(piece, time, source, src, tuple(meta)) for piece in pieces if piece.strip()]
-        return tuple(append_entries(self.vault, items))
+        return AddResult(tuple(append_entries(self.vault, items)))
 
     def ingest(self, path: Path, *, max_bytes: int | None = None, progress: Progress | None = None) -> IngestResult:
         """Ingest one file (note or transcript); raises ``Rejected`` when it cannot be."""

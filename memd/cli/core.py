@@ -112,9 +112,9 @@ def add(
     pieces = [text] if one else text.splitlines()
     added = get_memory(ctx).add(pieces, time=when, source=source, src=src, meta=extra)
     if as_json:
-        emit_json([a.to_json() for a in added])
+        emit_json(added.to_json()["added"])
         return
-    for item in added:
+    for item in added.added:
         click.echo(f"CURRENT.md:{item.line}: {item.signature} {_clip(item.text)}")
 
 
