@@ -137,13 +137,13 @@ def test_add_appends_signed_entries_with_fresh_seqs(memd: Memd) -> None:
         "--src",
         "sources/a.md#L3",
         "--meta",
-        "mood=calm, rested",
+        "mood=calm,rested",
         "--json",
         "Allergic to peanuts",
     )
     [added] = json.loads(out.output)
     assert added["seq"] == 2
-    assert added["signature"] == "<seq=2,time=2026-11-20T09:12,source=ai,src=sources/a.md#L3,mood=calm%2C rested>"
+    assert added["signature"] == "<seq=2,time=2026-11-20T09:12,source=ai,src=sources/a.md#L3,mood=calm%2Crested>"
     after = memd.vault.current.read_text()
     assert after.startswith(before)  # earlier lines are never rewritten
     assert after.splitlines()[added["line"] - 1] == f"- {added['signature']} Allergic to peanuts"
@@ -275,7 +275,7 @@ def test_the_cli_as_people_type_it(memd: Memd) -> None:
     from memd.cli import main
 
     typo = runner.invoke(main, ["statsu"])
-    assert typo.exit_code == 2 and "Did you mean `memd stats` or `memd status`?" in typo.output
+    assert typo.exit_code == 1 and "Did you mean `memd stats` or `memd status`?" in typo.output
     after = runner.invoke(main, ["status", "--vault", vault, "--json"])  # --vault after the subcommand
     assert after.exit_code == 0 and json.loads(after.output)["vault"] == vault
     negative = memd("config", "set", "consolidate.buffer_tokens", "-5", ok=False)

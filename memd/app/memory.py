@@ -107,9 +107,13 @@ class Memory:
     ) -> AddResult:
         """Append entries to CURRENT.md: one per string given (a string is one entry).
 
-        ``memory.add("Allergic to peanuts").added[0].seq`` is the new entry's seq."""
+        ``memory.add("Allergic to peanuts").added[0].seq`` is the new entry's seq.
+        Raises ``FormatError`` for a ``meta`` key or value a signature cannot hold (a space)."""
+        from memd.core.signature import check_meta
         from memd.vault.buffer import NewEntry, append_entries
 
+        for key, value in meta:
+            check_meta(key, value)
         self.recover()
         pieces = [text] if isinstance(text, str) else list(text)
         items = [NewEntry(piece, time, source, src, tuple(meta)) for piece in pieces if piece.strip()]

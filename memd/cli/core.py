@@ -126,6 +126,13 @@ def _parse_meta(item: str) -> tuple[str, str]:
         raise click.BadParameter("seq is assigned by memd and cannot be set", param_hint="--meta")
     if key in _RESERVED_KEYS:
         raise click.BadParameter(f"use --{key} to set {key}", param_hint="--meta")
+    from memd.core.errors import FormatError
+    from memd.core.signature import check_meta
+
+    try:
+        check_meta(key, value)
+    except FormatError as err:
+        raise click.BadParameter(str(err), param_hint="--meta") from None
     return key, value
 
 

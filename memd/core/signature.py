@@ -39,6 +39,24 @@ _TRANSLATE = str.maketrans(_ENCODE)
 _NEEDS_ENCODING = re.compile(r"[,=>\n\r%]")
 
 
+def check_meta(key: str, value: str) -> None:
+    """Refuse an extra signature key or value that cannot be written as given:
+    a signature holds no spaces (``,`` ``=`` ``>`` and line breaks are
+    percent-encoded, but whitespace would make it unparseable), and keys are
+    words. The message says the fix."""
+    if not _KEY.match(key):
+        raise FormatError(
+            f"meta key {key[:40]!r} cannot be written in a signature: use letters, digits, _ . : - "
+            "(starting with a letter), e.g. project=atlas"
+        )
+    if any(ch.isspace() for ch in value):
+        fix = re.sub(r"[\s,]*\s[\s,]*", "-", value.strip())
+        raise FormatError(
+            f"meta {key}={value[:60]!r} cannot be written in a signature, which holds no spaces: "
+            f"write {key}={fix[:60]} or put the words in the entry's text"
+        )
+
+
 def encode_value(value: str) -> str:
     if not _NEEDS_ENCODING.search(value):
         return value

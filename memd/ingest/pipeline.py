@@ -111,7 +111,9 @@ class IngestJob:
         try:
             size = path.stat().st_size
             if size > max_bytes:
-                raise Rejected(f"too large ({_mb(size)}; the limit is {_mb(max_bytes)})")
+                raise Rejected(
+                    f"too large ({_mb(size)}; the limit is {_mb(max_bytes)}: `memd ingest --max-size MB` raises it)"
+                )
             data = path.read_bytes()
         except OSError as err:
             raise Rejected(f"cannot read: {err.strerror or err}") from None
