@@ -89,8 +89,8 @@ def test_init_keeps_a_gitignore_it_may_not_change_and_the_way_it_is_written(tmp_
     (linked / ".gitignore").symlink_to(shared)
     runner.invoke(main, ["init", str(linked)])
     assert (linked / ".gitignore").is_symlink()
-    header = "# memd: files newer versions keep under .memd/ (added by `memd init`)"
-    assert shared.read_text() == f"/.memd/\n{header}\n*.memd-tmp\ninbox/\n"
+    header = "# memd: what newer versions of memd ignore (added by `memd init`)"
+    assert shared.read_text() == f"/.memd/\n{header}\n*.memd-tmp\ninbox/\n.obsidian/workspace*\n.obsidian/cache\n"
 
 
 def test_init_inside_an_existing_repository_does_not_nest_git(tmp_path: Path) -> None:

@@ -89,6 +89,17 @@ class Memory:
             self._warn(note)
         return note
 
+    def may_commit(self) -> None:
+        """Raise ``VaultError`` before a verb that commits, when the vault must
+        not commit into the repository it lies in (``[git] repository = "own"``):
+        nothing is written then, so the enclosing checkout stays as it was."""
+        from memd.core.errors import VaultError
+        from memd.git.log import foreign_repository
+
+        reason = foreign_repository(self.vault)
+        if reason:
+            raise VaultError(reason)
+
     @property
     def engine(self) -> Engine:
         from memd.engine import get_engine
@@ -124,6 +135,7 @@ class Memory:
         from memd.ingest import MAX_BYTES, ingest_file
 
         self.recover()
+        self.may_commit()
         return ingest_file(self.vault, path, max_bytes=max_bytes or MAX_BYTES, progress=progress)
 
     def inbox_job(self, path: Path) -> InboxJob:
@@ -146,6 +158,8 @@ class Memory:
         """Move the buffer into topics, prove nothing was lost, commit."""
         from memd.consolidation import consolidate
 
+        if not dry_run:
+            self.may_commit()
         return consolidate(self.vault, trigger=trigger, dry_run=dry_run, if_due=if_due, progress=progress)
 
     def adopt(self, rel: str, expected: str | None = None) -> int:
@@ -161,6 +175,7 @@ class Memory:
         from memd.core.signature import MAX_SEQS_PER_ENTRY, SeqSet
 
         self.recover()
+        self.may_commit()
         return forget(self.vault, SeqSet.parse(seqs, MAX_SEQS_PER_ENTRY))
 
     def commit_hand_edits(self, hold: Collection[str] = ()) -> str | None:
@@ -190,6 +205,7 @@ class Memory:
         from memd.sync.flow import sync
 
         self.recover()
+        self.may_commit()
         return sync(self.vault, remote)
 
     @staticmethod
@@ -287,6 +303,8 @@ class Memory:
         from memd.review.undo import undo
 
         self.recover()
+        if not dry_run:
+            self.may_commit()
         return undo(self.vault, rev, dry_run=dry_run)
 
     def reindex(self, progress: Progress | None = None) -> Any:
