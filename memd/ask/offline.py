@@ -154,7 +154,10 @@ def covers(backend: Any, question: str, entries: Sequence[Record]) -> bool:
         return bool(entries)  # only names (and question words): any entry about them is an answer
     weights = {term: max(backend.idf(term), 1e-6) for term in content}
     total = sum(weights.values())
-    coverage = [sum(w for t, w in weights.items() if t in set(backend.analyse(e.text))) / total for e in entries]
+    coverage = []
+    for entry in entries:
+        held = set(backend.analyse(entry.text))
+        coverage.append(sum(weight for term, weight in weights.items() if term in held) / total)
     if not any(coverage):
         return False
     first = list(zip(entries[:COVER_ENTRIES], coverage[:COVER_ENTRIES], strict=True))
