@@ -74,5 +74,42 @@ def test_a_question_the_vault_cannot_answer_is_not_found(food: Vault, memd) -> N
     memd("add", "Dana's sister lives in Lisbon")
     data = json.loads(memd("ask", "What is Dana's favourite colour?", "--json").output)
     assert data["found"] is False and data["support"] == [] and data["evidence"]  # the closest are still shown
-    assert data["answer"].startswith("No memory answers this directly")
+    assert data["answer"].startswith("Nothing in memory answers this; closest: Dana's sister lives in Lisbon")
     assert json.loads(memd("ask", "Where does Dana's sister live?", "--json").output)["found"] is True
+
+
+def test_entries_that_only_share_the_name_asked_about_do_not_answer(vault: Vault, memd) -> None:
+    memd("add", "Dana's dentist appointment is on 3 December")
+    memd("add", "Dana is allergic to peanuts")
+    memd("add", "Dana's phone number is 555 0134")
+    out = memd("ask", "What is Dana's blood type?").output
+    assert out.startswith("Nothing in memory answers this; closest: ")
+    assert "\nclosest:\n" in out  # the nearest memories are cited, not quoted as the answer
+    data = json.loads(memd("ask", "What is Dana's blood type?", "--json").output)
+    assert data["found"] is False and data["support"] == []
+    assert json.loads(memd("ask", "What is Dana allergic to?", "--json").output)["found"] is True
+
+
+def test_what_someone_else_said_does_not_answer_a_question_about_a_named_speaker(vault: Vault, memd) -> None:
+    chat = [
+        "Melanie: I ran a charity race for mental health last Saturday",
+        "Caroline: That's amazing! How did it go?",
+        "Melanie: It made me realize how important self-care is",
+        "Caroline: I went to an LGBTQ support group yesterday",
+        "Melanie: Was it helpful?",
+        "Caroline: Yes, the stories there inspired me to pursue counseling",
+    ]
+    memd("add", "--time", "2023-05-08T13:56", "\n".join(chat))
+    asked = json.loads(memd("ask", "What did Caroline realize after her charity race?", "--json").output)
+    assert asked["found"] is False and asked["answer"].startswith("Nothing in memory answers this")
+    right = json.loads(memd("ask", "What did Melanie realize after her charity race?", "--json").output)
+    assert right["found"] is True and "self-care" in right["answer"]
+    assert json.loads(memd("ask", "What inspired Caroline to pursue counseling?", "--json").output)["found"] is True
+
+
+def test_an_answer_is_dated_by_the_day_it_speaks_of(vault: Vault, memd) -> None:
+    memd("add", "--time", "2026-11-22", "--meta", "when=2026-11-14..2026-11-15", "Bought a road bike in Utrecht")
+    memd("add", "--time", "2026-11-22", "Booked the bike service for next spring")
+    out = json.loads(memd("ask", "When did I buy the road bike?", "--json").output)["answer"]
+    assert "Bought a road bike in Utrecht (2026-11-14..2026-11-15)" in out
+    assert "(2026-11-22)" not in out.splitlines()[0]

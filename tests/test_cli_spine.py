@@ -89,8 +89,8 @@ def test_init_keeps_a_gitignore_it_may_not_change_and_the_way_it_is_written(tmp_
     (linked / ".gitignore").symlink_to(shared)
     runner.invoke(main, ["init", str(linked)])
     assert (linked / ".gitignore").is_symlink()
-    header = "# memd: files newer versions keep under .memd/ (added by `memd init`)"
-    assert shared.read_text() == f"/.memd/\n{header}\n*.memd-tmp\ninbox/\n"
+    header = "# memd: what newer versions of memd ignore (added by `memd init`)"
+    assert shared.read_text() == f"/.memd/\n{header}\n*.memd-tmp\ninbox/\n.obsidian/workspace*\n.obsidian/cache\n"
 
 
 def test_init_inside_an_existing_repository_does_not_nest_git(tmp_path: Path) -> None:
@@ -137,13 +137,13 @@ def test_add_appends_signed_entries_with_fresh_seqs(memd: Memd) -> None:
         "--src",
         "sources/a.md#L3",
         "--meta",
-        "mood=calm, rested",
+        "mood=calm,rested",
         "--json",
         "Allergic to peanuts",
     )
     [added] = json.loads(out.output)
     assert added["seq"] == 2
-    assert added["signature"] == "<seq=2,time=2026-11-20T09:12,source=ai,src=sources/a.md#L3,mood=calm%2C rested>"
+    assert added["signature"] == "<seq=2,time=2026-11-20T09:12,source=ai,src=sources/a.md#L3,mood=calm%2Crested>"
     after = memd.vault.current.read_text()
     assert after.startswith(before)  # earlier lines are never rewritten
     assert after.splitlines()[added["line"] - 1] == f"- {added['signature']} Allergic to peanuts"
@@ -275,7 +275,7 @@ def test_the_cli_as_people_type_it(memd: Memd) -> None:
     from memd.cli import main
 
     typo = runner.invoke(main, ["statsu"])
-    assert typo.exit_code == 2 and "Did you mean `memd stats` or `memd status`?" in typo.output
+    assert typo.exit_code == 1 and "Did you mean `memd stats` or `memd status`?" in typo.output
     after = runner.invoke(main, ["status", "--vault", vault, "--json"])  # --vault after the subcommand
     assert after.exit_code == 0 and json.loads(after.output)["vault"] == vault
     negative = memd("config", "set", "consolidate.buffer_tokens", "-5", ok=False)

@@ -50,7 +50,8 @@ def conversation() -> dict:
                 "evidence": ["D1:1"],
                 "category": 2,
             },
-            {"question": "Is there a sofa?", "answer": "?", "evidence": ["D1:2"], "category": 5},
+            {"question": "What is Ben's favourite song?", "answer": "?", "evidence": ["D1:2"], "category": 5},
+            {"question": "What did Ana make in pottery class?", "evidence": ["D2:1"], "category": 5},
         ],
     }
 
@@ -70,6 +71,7 @@ def test_session_time_becomes_iso() -> None:
 def test_loader_keeps_categories_1_to_4_and_image_captions(locomo_file: Path) -> None:
     [conv] = load_locomo(locomo_file)
     assert [q.category for q in conv.questions] == [4, 1, 2]
+    assert [q.category for q in conv.unanswerable] == [5, 5]  # asked only to measure abstention
     assert conv.turns[1].text.endswith("[shares a photo: a photo of a grey dog on a sofa]")
     assert conv.turns[2].time == "2023-06-02T10:00:00Z"
 
@@ -96,6 +98,24 @@ def test_eval_reports_recall_overall_and_by_category(locomo_file: Path, memd) ->
 def test_eval_human_output(locomo_file: Path, memd) -> None:
     out = memd("eval", "locomo", str(locomo_file), "--no-consolidate").output
     assert out.startswith("evidence recall ") and "2-temporal" in out and "entries 4, topics 0" in out
+
+
+def test_eval_reports_how_often_ask_abstains_on_unanswerable_and_answerable_questions(locomo_file: Path, memd) -> None:
+    data = json.loads(memd("eval", "locomo", str(locomo_file), "--no-consolidate", "--json").output)
+    # The pottery was Ben's and nothing mentions a song: both are unanswerable, and ask says so;
+    # the three answerable questions are answered.
+    assert data["abstention"] == {
+        "unanswerable": 1.0,
+        "answerable": 0.0,
+        "unanswerable_questions": 2,
+        "answerable_questions": 3,
+    }
+    out = memd("eval", "locomo", str(locomo_file), "--no-consolidate").output
+    assert "abstention: 1.000 of 2 unanswerable (category 5) questions, 0.000 of 3 answerable ones" in out
+    skipped = json.loads(
+        memd("eval", "locomo", str(locomo_file), "--no-consolidate", "--no-abstention", "--json").output
+    )
+    assert skipped["abstention"] is None and skipped["recall"] == data["recall"]
 
 
 def test_malformed_file_is_a_clear_error(tmp_path: Path, memd) -> None:

@@ -215,7 +215,7 @@ def test_unusable_files_are_rejected_with_a_reason(
 
 def test_files_over_the_size_limit_are_rejected(vault: Vault, tmp_path: Path) -> None:
     big = write(tmp_path / "big.txt", "word " * 300_000)
-    with pytest.raises(Rejected, match=r"too large \(1\.4 MB; the limit is 1\.0 MB\)"):
+    with pytest.raises(Rejected, match=r"too large \(1\.4 MB; the limit is 1\.0 MB: `memd ingest --max-size MB`"):
         ingest_file(vault, big, max_bytes=1024 * 1024)
 
 

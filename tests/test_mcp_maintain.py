@@ -35,7 +35,7 @@ def update_log(vault: Vault) -> str:
 
 def test_an_agent_finds_a_fact_that_changed_and_updates_it(vault: Vault, memd: Memd) -> None:
     memory = Memory.open(vault.root)
-    [old] = memory.add("Dana lives in Lisbon, near the river.")
+    [old] = memory.add("Dana lives in Lisbon, near the river.").added
     memory.add("Dana takes her coffee with oat milk.")
     memd("consolidate")
     seen: dict[str, Any] = {}
@@ -85,8 +85,8 @@ def test_an_agent_finds_a_fact_that_changed_and_updates_it(vault: Vault, memd: M
 
 def test_an_agent_forgets_an_entry_as_memd_forget_does(vault: Vault, memd: Memd) -> None:
     memory = Memory.open(vault.root)
-    [keep] = memory.add("Priya leads the Atlas team.")
-    [wrong] = memory.add("Priya's PIN is 4242.")
+    [keep] = memory.add("Priya leads the Atlas team.").added
+    [wrong] = memory.add("Priya's PIN is 4242.").added
     seen: dict[str, Any] = {}
 
     async def body(session: ClientSession) -> None:

@@ -104,7 +104,7 @@ def test_no_secret_reaches_git_the_index_or_a_file_name(
         (vault.root / "people" / "sam.md").write_text("# Sam\n\nSam likes quince jam.\n")
         wait_for(
             lambda: "topics/servers.md" in ((read_status(vault) or {}).get("held_files") or {}),
-            15,
+            60,  # a hang guard: the daemon holds it within a second or two
             "the daemon to hold the file with secrets",
         )
         wait_for(
@@ -114,7 +114,7 @@ def test_no_secret_reaches_git_the_index_or_a_file_name(
                     ["git", "-C", str(vault.root), "log", "--format=%s"], capture_output=True, text=True
                 ).stdout
             ),
-            15,
+            60,
             "the clean edit beside it to be committed",
         )
         assert "topics/servers.md" in memd("search", "servers").stdout  # indexed, but redacted

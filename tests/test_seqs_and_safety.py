@@ -129,7 +129,7 @@ def test_a_second_writer_waits_then_fails_clearly(vault: Vault, tmp_path: Path) 
         with pytest.raises(LockTimeout, match=rf"held by pid {holder.pid}\); gave up after 0.3s"), vault.locked(0.3):
             pass
     finally:
-        holder.communicate("go\n", timeout=10)
+        holder.communicate("go\n", timeout=60)
     with vault.locked(0.3):  # free again once the holder is gone
         pass
 

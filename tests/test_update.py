@@ -38,7 +38,7 @@ def live_texts(vault: Vault) -> dict[str, str]:
 
 def test_an_update_supersedes_a_filed_fact_once_consolidated(vault: Vault, memd: Memd) -> None:
     memory = Memory.open(vault.root)
-    [old] = memory.add("Dana lives in Lisbon, near the river.")
+    [old] = memory.add("Dana lives in Lisbon, near the river.").added
     memory.add("The bike is a green Brompton.")
     memory.consolidate()
 
@@ -78,7 +78,7 @@ def test_an_update_supersedes_a_filed_fact_once_consolidated(vault: Vault, memd:
 
 def test_an_update_of_an_entry_still_in_the_buffer(vault: Vault, memd: Memd) -> None:
     memory = Memory.open(vault.root)
-    [old] = memory.add("The Atlas launch is on 3 March.")
+    [old] = memory.add("The Atlas launch is on 3 March.").added
     [new] = [memory.update(str(old.seq), "The Atlas launch is on 17 March.", reason="slipped two weeks").added]
     assert memory.get(str(old.seq)).path == "CURRENT.md"
     memd("consolidate")
@@ -104,7 +104,7 @@ def test_an_update_names_every_seq_of_a_merged_entry(vault: Vault, memd: Memd) -
 
 def test_what_an_update_refuses(vault: Vault) -> None:
     memory = Memory.open(vault.root)
-    [fact] = memory.add("Dana's dentist is Dr Okafor.")
+    [fact] = memory.add("Dana's dentist is Dr Okafor.").added
     (vault.root / "people.md").write_text("# People\n\n- <seq=900> Priya leads the Atlas team.\n")
     before = vault.current.read_text()
     with pytest.raises(FormatError, match="give a reason"):
@@ -125,7 +125,7 @@ def test_what_an_update_refuses(vault: Vault) -> None:
 
 def test_a_mark_naming_nothing_live_changes_nothing(vault: Vault, memd: Memd) -> None:
     memory = Memory.open(vault.root)
-    [fact] = memory.add("Kai plays the cello.")
+    [fact] = memory.add("Kai plays the cello.").added
     memd("forget", str(fact.seq))
     memd("add", "--meta", f"supersedes={fact.seq}", "Kai plays the viola.")
     memd("consolidate")
@@ -167,7 +167,7 @@ def test_topics_are_read_whole_and_listed_with_summaries(vault: Vault, memd: Mem
 
 def test_an_undone_consolidation_gives_the_update_back_with_its_mark(vault: Vault, memd: Memd) -> None:
     memory = Memory.open(vault.root)
-    [old] = memory.add("Dana lives in Lisbon, near the river.")
+    [old] = memory.add("Dana lives in Lisbon, near the river.").added
     memd("consolidate")
     new = memory.update(str(old.seq), "Dana lives in Porto.", reason="she moved").added
     memd("consolidate")
@@ -183,7 +183,7 @@ def test_an_undone_consolidation_gives_the_update_back_with_its_mark(vault: Vaul
 
 def test_an_update_of_an_update_keeps_every_step_on_record(vault: Vault, memd: Memd) -> None:
     memory = Memory.open(vault.root)
-    [first] = memory.add("The Atlas launch is on 3 March.")
+    [first] = memory.add("The Atlas launch is on 3 March.").added
     memory.add("Kai plays the cello.")
     memd("consolidate")
     home = memory.get(str(first.seq)).path
@@ -200,7 +200,7 @@ def test_an_update_of_an_update_keeps_every_step_on_record(vault: Vault, memd: M
 
 def test_a_broken_note_does_not_hide_other_entries(vault: Vault) -> None:
     memory = Memory.open(vault.root)
-    [fact] = memory.add("Kai plays the cello.")
+    [fact] = memory.add("Kai plays the cello.").added
     (vault.root / "broken.md").write_bytes(b"- <seq=5> caf\xe9 in Latin-1\n")
     assert memory.get(str(fact.seq)).to_json()["text"] == "Kai plays the cello."
     with pytest.raises(NotFound, match=r"broken\.md could not be read"):

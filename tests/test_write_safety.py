@@ -395,7 +395,7 @@ def test_adders_a_consolidation_loop_and_an_editor_at_once_lose_nothing(
     assert not report.problems, report.problems
 
     # A buffered entry deleted by hand, without a commit, is reported.
-    [added] = Memory.open(vault.root).add("A fact that will be deleted by hand")
+    [added] = Memory.open(vault.root).add("A fact that will be deleted by hand").added
     lines = vault.current.read_text().splitlines(True)
     vault.current.write_text("".join(line for line in lines if f"<seq={added.seq}," not in line) + "Tail.\n")
     assert any(str(added.seq) in problem for problem in verify_vault(vault).problems)

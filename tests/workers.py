@@ -32,7 +32,7 @@ def adder(vault: str, name: str, count: int, out: str) -> None:
         # Distinct words per entry, so consolidation has no duplicates to fold.
         text = f"{name} {n}: " + " ".join(random.sample(VOCABULARY, 6))
         try:
-            [added] = memory.add(text)
+            [added] = memory.add(text).added
         except MemdError as err:  # a refused write is a failure the test reports
             print(f"{name}: {err}", file=sys.stderr)
             continue

@@ -7,6 +7,11 @@ the same retrieval ``memd search`` uses. Results are taken in rank order
 while fewer than ``WORD_BUDGET`` words have been taken (a large hit costs its
 size); recall is the share of a question's evidence ids found in the ``src``
 of the taken results.
+
+Abstention: every question, of categories 1-4 and the unanswerable category 5
+(adversarial: asked about the wrong person, or about what was never said), is
+also put to the offline ``memd ask``; reported are the shares of each kind it
+answers "nothing in memory answers this" to.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from memd.core.errors import FormatError
-from memd.ingest.locomo import CATEGORIES, Conversation, Question, load_locomo
+from memd.ingest.locomo import CATEGORIES, UNANSWERABLE, Conversation, Question, load_locomo
 
 WORD_BUDGET = 300
 DEFAULT = "default"  # the retrieval `memd search` runs
@@ -51,6 +56,25 @@ class Scores:
 
 
 @dataclass(frozen=True)
+class Abstention:
+    """How often the offline ``memd ask`` says nothing in memory answers: on
+    unanswerable questions (category 5) it should, on answerable ones not."""
+
+    unanswerable: float
+    answerable: float
+    unanswerable_questions: int
+    answerable_questions: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "unanswerable": round(self.unanswerable, 4),
+            "answerable": round(self.answerable, 4),
+            "unanswerable_questions": self.unanswerable_questions,
+            "answerable_questions": self.answerable_questions,
+        }
+
+
+@dataclass(frozen=True)
 class Report:
     scores: dict[str, Scores]  # by setting name; DEFAULT is what `memd search` uses
     retrieval: str  # "hybrid (<model>)" or "lexical (<why>)"
@@ -61,6 +85,7 @@ class Report:
     consolidated: bool
     conversations: list[dict[str, Any]] = field(default_factory=list)
     index_backend: str = ""  # the search backend the retrieval ran on (memd/index/backends.py)
+    abstention: Abstention | None = None
 
     @property
     def main(self) -> Scores:
@@ -88,6 +113,7 @@ class Report:
                 "word_budget": WORD_BUDGET,
                 "conversations": self.conversations,
                 "settings": {name: scores.to_json() for name, scores in self.scores.items() if name != DEFAULT},
+                "abstention": self.abstention.to_json() if self.abstention else None,
             }
         )
         return data
@@ -196,12 +222,15 @@ def run_locomo(
     conversations: str | None = None,
     limit: int = 60,
     backend_name: str | None = None,
+    abstention: bool = True,
 ) -> Report:
     """Evidence recall and answer coverage of each retrieval setting (name -> ``Options``).
 
     ``DEFAULT`` is what ``memd search`` runs; ``LEXICAL`` (words only) is
     measured beside it in the same run unless ``settings`` says otherwise. ``backend_name``
-    names the index backend (default: the configured one, ``MEMD_INDEX_BACKEND``)."""
+    names the index backend (default: the configured one, ``MEMD_INDEX_BACKEND``);
+    ``abstention`` also puts every question, answerable or not, to the offline ``memd ask``."""
+    from memd.ask.offline import ask as offline_ask
     from memd.index import IndexStore
     from memd.index.retrieve import Options, retrieve
 
@@ -216,6 +245,9 @@ def run_locomo(
     retrieval = index_backend = ""
     tokens: dict[str, int] = {}
     total_q = len(settings) * sum(len(c.questions) for c in chosen)
+    if abstention:
+        total_q += sum(len(c.questions) + len(c.unanswerable) for c in chosen)
+    abstained: dict[bool, list[bool]] = {True: [], False: []}  # answerable? -> abstained per question
     done = 0
     for conversation in chosen:
         with tempfile.TemporaryDirectory(prefix="memd-locomo-") as folder:
@@ -237,6 +269,13 @@ def run_locomo(
                     results = retrieve(backend, question.question, limit, options=options)
                     tally.seconds.append(time.perf_counter() - clock)
                     _score(tally, backend, results, question, conversation.sample_id)
+                    done += 1
+                    if progress is not None:
+                        progress(done, total_q, conversation.sample_id)
+            if abstention:
+                for question in (*conversation.questions, *conversation.unanswerable):
+                    said = offline_ask(vault, question.question, store=store)
+                    abstained[question.category != UNANSWERABLE].append(not said.found)
                     done += 1
                     if progress is not None:
                         progress(done, total_q, conversation.sample_id)
@@ -263,6 +302,14 @@ def run_locomo(
         any_consolidated,
         per_conversation,
         index_backend,
+        Abstention(
+            _mean([float(a) for a in abstained[False]]),
+            _mean([float(a) for a in abstained[True]]),
+            len(abstained[False]),
+            len(abstained[True]),
+        )
+        if abstention
+        else None,
     )
 
 

@@ -80,7 +80,7 @@ def _add_missing_ignores(vault: Vault) -> tuple[str, ...]:
     if not missing:
         return ()
     newline = "\r\n" if "\r\n" in text else "\n"
-    lines = ["# memd: files newer versions keep under .memd/ (added by `memd init`)", *missing]
+    lines = ["# memd: what newer versions of memd ignore (added by `memd init`)", *missing]
     lead = "" if not text or text.endswith("\n") else newline
     try:
         atomic_write(path.resolve(), data + (lead + newline.join(lines) + newline).encode("utf-8"))

@@ -28,7 +28,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memd.app.results import Added, BufferFacts, Hits, JsonResult, Status
+from memd.app.results import AddResult, BufferFacts, Hits, JsonResult, Status
 from memd.vault.vault import Vault, find_vault
 
 if TYPE_CHECKING:
@@ -102,6 +102,17 @@ class Memory:
             self._warn(note)
         return note
 
+    def may_commit(self) -> None:
+        """Raise ``VaultError`` before a verb that commits, when the vault must
+        not commit into the repository it lies in (``[git] repository = "own"``):
+        nothing is written then, so the enclosing checkout stays as it was."""
+        from memd.core.errors import VaultError
+        from memd.git.log import foreign_repository
+
+        reason = foreign_repository(self.vault)
+        if reason:
+            raise VaultError(reason)
+
     @property
     def engine(self) -> Engine:
         from memd.engine import get_engine
@@ -117,20 +128,27 @@ class Memory:
         source: str = "user",
         src: str | None = None,
         meta: Sequence[tuple[str, str]] = (),
-    ) -> tuple[Added, ...]:
-        """Append entries to CURRENT.md: one per string given (a string is one entry)."""
+    ) -> AddResult:
+        """Append entries to CURRENT.md: one per string given (a string is one entry).
+
+        ``memory.add("Allergic to peanuts").added[0].seq`` is the new entry's seq.
+        Raises ``FormatError`` for a ``meta`` key or value a signature cannot hold (a space)."""
+        from memd.core.signature import check_meta
         from memd.vault.buffer import NewEntry, append_entries
 
+        for key, value in meta:
+            check_meta(key, value)
         self.recover()
         pieces = [text] if isinstance(text, str) else list(text)
         items = [NewEntry(piece, time, source, src, tuple(meta)) for piece in pieces if piece.strip()]
-        return tuple(append_entries(self.vault, items))
+        return AddResult(tuple(append_entries(self.vault, items)))
 
     def ingest(self, path: Path, *, max_bytes: int | None = None, progress: Progress | None = None) -> IngestResult:
         """Ingest one file (note or transcript); raises ``Rejected`` when it cannot be."""
         from memd.ingest import MAX_BYTES, ingest_file
 
         self.recover()
+        self.may_commit()
         return ingest_file(self.vault, path, max_bytes=max_bytes or MAX_BYTES, progress=progress)
 
     def inbox_job(self, path: Path) -> InboxJob:
@@ -146,6 +164,8 @@ class Memory:
         """Move the buffer into topics, prove nothing was lost, commit."""
         from memd.consolidation import consolidate
 
+        if not dry_run:
+            self.may_commit()
         return consolidate(self.vault, trigger=trigger, dry_run=dry_run, if_due=if_due, progress=progress)
 
     def adopt(self, rel: str, expected: str | None = None) -> int:
@@ -161,6 +181,7 @@ class Memory:
         from memd.core.signature import MAX_SEQS_PER_ENTRY, SeqSet
 
         self.recover()
+        self.may_commit()
         return forget(self.vault, SeqSet.parse(seqs, MAX_SEQS_PER_ENTRY))
 
     def commit_hand_edits(self, hold: Collection[str] = ()) -> str | None:
@@ -234,6 +255,7 @@ class Memory:
         from memd.sync.flow import sync
 
         self.recover()
+        self.may_commit()
         return sync(self.vault, remote, branch=branch)
 
     @staticmethod
@@ -342,6 +364,8 @@ class Memory:
         from memd.review.undo import undo
 
         self.recover()
+        if not dry_run:
+            self.may_commit()
         return undo(self.vault, rev, dry_run=dry_run)
 
     def reindex(self, progress: Progress | None = None) -> Any:

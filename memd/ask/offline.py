@@ -6,13 +6,17 @@ must be answerable before any consolidation). Entry hits in topics widen to
 their heading block, hits in CURRENT to their neighbours; blocks are
 de-duplicated and kept within a token budget. The answer quotes the best
 supporting entries, newest first, since a newer statement supersedes an older
-one on the same subject. With a model, ``memd.ask.agent`` gathers evidence with
+one on the same subject, dated by the day they speak of (``when=``) where they
+name one, else by when they were written. When the evidence does not cover the
+question (see ``covers``), the answer says so and names the closest memory
+instead of quoting it as an answer. With a model, ``memd.ask.agent`` gathers evidence with
 the same tools and this answer is its floor (see answering.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +24,7 @@ from memd.core.tokens import count_tokens
 from memd.index import IndexStore
 from memd.index.records import Record
 from memd.index.retrieve import Result, query_terms, retrieve
+from memd.index.signals import speaker_of
 from memd.vault.vault import Vault
 
 EVIDENCE_TOKENS = 1500
@@ -27,6 +32,12 @@ ANSWER_ENTRIES = 3
 RECENT_ENTRIES = 5
 CANDIDATES = 20
 SUPPORT_SHARE = 0.5  # an entry scoring under half the best one does not support the answer
+# Abstention, calibrated with `memd eval locomo` on the dev slice's unanswerable
+# questions against its answerable ones (see the README): the first entries
+# whose coverage of the question is compared, and the share of the best
+# coverage that what the person asked about said must reach.
+COVER_ENTRIES = 6
+NAMED_SHARE = 0.875
 
 
 @dataclass(frozen=True)
@@ -112,25 +123,55 @@ def ask(vault: Vault, question: str, budget: int = EVIDENCE_TOKENS, *, store: In
         evidence = _gather(backend, [*results, *recent], budget)
         matched = [r for r in results if r.record.kind == "entry"] or [r for r in recent if r.record.kind == "entry"]
         support = _support([Evidence(r.record, r.score, r.via) for r in matched])
-        answers = _speaks_to(backend, words, support)
+        answers = covers(backend, question, [r.record for r in matched])
     finally:
         if own:
             store.close()
     if not evidence:
         return Answer(question, False, f"Nothing relevant found in memory for: {question.strip()}", (), ())
     if not answers:
-        text = "No memory answers this directly; the closest memories are cited below."
+        closest = matched[0].record if matched else evidence[0].record
+        text = f"Nothing in memory answers this; closest: {_quote(closest)}"
         return Answer(question, False, text, (), tuple(evidence))
     return Answer(question, True, _render(support, evidence), tuple(support), tuple(evidence))
 
 
-def _speaks_to(backend: Any, words: set[str], support: list[Evidence]) -> bool:
-    """Whether the evidence answers the question at all: some supporting entry
-    holds at least half of the question's words. An entry that shares only a
-    name the whole vault mentions ("what is Dana's favourite colour?") does not."""
-    if not words:
+_WORD = re.compile(r"[A-Za-z][\w'-]*")
+
+
+def covers(backend: Any, question: str, entries: Sequence[Record]) -> bool:
+    """Whether the entries found answer the question at all, by how much of its
+    content they hold (each word weighted by its rarity, so "blood" counts for
+    more than "like"). Two ways they fail:
+
+    - none of them holds any of the question's content words (the names it
+      asks about aside): "What is Dana's blood type?" over entries that only
+      share "Dana";
+    - the question names people who speak in the vault, and what covers its
+      content best among the first entries was said by someone else, while
+      what the named person said covers clearly less: "What did Caroline
+      realize after her charity race?" when the race was Melanie's."""
+    names = {token.split("'")[0].lower() for token in _WORD.findall(question)[1:] if token[0].isupper()}
+    named_terms = set(backend.analyse(" ".join(names))) if names else set()
+    content = [term for term, _ in query_terms(backend, question) if term not in named_terms]
+    if not content:
+        return bool(entries)  # only names (and question words): any entry about them is an answer
+    weights = {term: max(backend.idf(term), 1e-6) for term in content}
+    total = sum(weights.values())
+    coverage = []
+    for entry in entries:
+        held = set(backend.analyse(entry.text))
+        coverage.append(sum(weight for term, weight in weights.items() if term in held) / total)
+    if not any(coverage):
         return False
-    return any(2 * len(words & set(backend.analyse(item.record.text))) >= len(words) for item in support)
+    first = list(zip(entries[:COVER_ENTRIES], coverage[:COVER_ENTRIES], strict=True))
+    speakers = [speaker_of(entry) for entry, _ in first]
+    said_by_named = [s is None or s.lower().split()[0] in names for s in speakers]
+    if not any(s is not None and named for s, named in zip(speakers, said_by_named, strict=True)):
+        return True  # the question names no one who speaks here: coverage alone decides
+    best = max(c for _, c in first)
+    best_named = max((c for (_, c), named in zip(first, said_by_named, strict=True) if named), default=0.0)
+    return best_named >= NAMED_SHARE * best
 
 
 def _recent(backend: Any, words: set[str]) -> list[Result]:
@@ -181,8 +222,11 @@ def _support(entries: list[Evidence]) -> list[Evidence]:
 def _render(support: list[Evidence], evidence: list[Evidence]) -> str:
     if not support:
         return "The closest memories are cited below."
-    lines = []
-    for item in support:
-        when = f" ({item.record.time[:10]})" if item.record.time else ""
-        lines.append(f"{' '.join(item.record.text.split())}{when} [{item.record.cite}]")
-    return "\n".join(lines)
+    return "\n".join(_quote(item.record) for item in support)
+
+
+def _quote(record: Record) -> str:
+    """An entry's words, the day it speaks of (``when=``) or else the day it was written, and its citation."""
+    day = dict(record.extra).get("when") or (record.time[:10] if record.time else None)
+    when = f" ({day})" if day else ""
+    return f"{' '.join(record.text.split())}{when} [{record.cite}]"

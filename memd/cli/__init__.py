@@ -2,7 +2,9 @@
 
 Subcommands live in sibling modules and are imported only when invoked, so
 ``memd --help`` and ``memd add`` start fast. Library errors (``MemdError``)
-become one-line messages on stderr with exit code 1, never tracebacks.
+and usage errors (a missing argument, an unknown option) alike become one-line
+messages on stderr with exit code 1, never tracebacks or a usage dump. The
+global options ``--vault`` and ``--json`` work before or after the subcommand.
 """
 
 from __future__ import annotations
@@ -100,13 +102,43 @@ class LazyGroup(click.Group):
             if _wants_json(ctx):
                 _json_error(err.for_door("cli"), type(err).__name__, 1)
             raise click.ClickException(err.for_door("cli")) from None
+        except click.exceptions.NoArgsIsHelpError:
+            raise  # `memd config` alone: the help is the answer
         except click.UsageError as err:
-            if _wants_json(ctx):
-                _json_error(err.format_message(), "UsageError", 2)
-            raise
+            raise _one_line(err, ctx) from None
         except BrokenPipeError:
             sys.stderr.close()  # output piped into `head`: not an error
             return None
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise  # `memd` alone: the help is the answer
+        except click.UsageError as err:  # an unknown option before the subcommand: `memd --bogus status`
+            raise _one_line(err, None) from None
+
+
+class UsageProblem(click.ClickException):
+    """A usage error as one line (``memd: <problem>; see `memd add --help```), exit code 1 like any error."""
+
+    exit_code = 1
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"memd: {self.format_message()}", err=True)
+
+
+def _one_line(err: click.UsageError, ctx: click.Context | None) -> UsageProblem:
+    where = err.ctx.command_path if err.ctx is not None else "memd"
+    message = " ".join(err.format_message().split())
+    message = (message[0].lower() + message[1:] if message else "wrong usage").rstrip(".")
+    if "--help" not in message:
+        message += f"; see `{where} --help`"
+    if ctx is not None and _wants_json(ctx):
+        _json_error(message, "UsageError", 1)
+    return UsageProblem(message)
 
 
 def _wants_json(ctx: click.Context) -> bool:
@@ -151,9 +183,10 @@ def _accept_vault_everywhere(command: click.Command) -> None:
     envvar="MEMD_VAULT",
     help="Vault folder (default: $MEMD_VAULT, else the current folder or a parent holding .memd/).",
 )
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON (same as the subcommand's --json).")
 @click.version_option(__version__, prog_name="memd")
 @click.pass_context
-def main(ctx: click.Context, vault: str | None) -> None:
+def main(ctx: click.Context, vault: str | None, as_json: bool) -> None:
     """memd: long-term memory kept as a vault of plain Markdown files.
 
     \b
@@ -162,7 +195,7 @@ def main(ctx: click.Context, vault: str | None) -> None:
         memd add "Takes coffee with oat milk"
         memd status
     """
-    ctx.obj = {"vault": vault}
+    ctx.obj = {"vault": vault, "json": as_json}
 
 
 def get_memory(ctx: click.Context) -> Memory:
@@ -187,10 +220,11 @@ def emit_json(data: Any) -> None:
 
 
 def _remember_json(ctx: click.Context, _: click.Parameter, value: bool) -> bool:
+    """``--json`` after the subcommand tells the root (errors are JSON too); before it, the subcommand."""
     if value:
         root = ctx.find_root()
         root.obj = {**(root.obj if isinstance(root.obj, dict) else {}), "json": True}
-    return value
+    return value or _wants_json(ctx)
 
 
 json_option = click.option(

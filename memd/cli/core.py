@@ -131,11 +131,11 @@ def add(
     pieces = [text] if one else text.splitlines()
     added = get_memory(ctx).add(pieces, time=when, source=source, src=src, meta=extra)
     if as_json:
-        emit_json([a.to_json() for a in added])
+        emit_json(added.to_json()["added"])
         return
-    for item in added:
+    for item in added.added:
         click.echo(f"CURRENT.md:{item.line}: {item.signature} {_clip(item.text)}")
-    for warning in dict.fromkeys(item.warning for item in added if item.warning):
+    for warning in dict.fromkeys(item.warning for item in added.added if item.warning):
         click.echo(f"warning: {warning}", err=True)
 
 
@@ -147,6 +147,13 @@ def _parse_meta(item: str) -> tuple[str, str]:
         raise click.BadParameter("seq is assigned by memd and cannot be set", param_hint="--meta")
     if key in _RESERVED_KEYS:
         raise click.BadParameter(f"use --{key} to set {key}", param_hint="--meta")
+    from memd.core.errors import FormatError
+    from memd.core.signature import check_meta
+
+    try:
+        check_meta(key, value)
+    except FormatError as err:
+        raise click.BadParameter(str(err), param_hint="--meta") from None
     return key, value
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from memd.cli import emit_json
+from memd.cli import emit_json, json_option
 
 
 @click.group(name="eval")
@@ -29,8 +29,11 @@ def eval_group() -> None:
     type=click.Choice(["whoosh", "tantivy"]),
     help="Index backend to measure (default: [index] backend, MEMD_INDEX_BACKEND).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-def locomo(file: Path, no_consolidate: bool, conversations: str | None, backend: str | None, as_json: bool) -> None:
+@click.option("--no-abstention", is_flag=True, help="Measure retrieval only (skip asking every question offline).")
+@json_option
+def locomo(
+    file: Path, no_consolidate: bool, conversations: str | None, backend: str | None, no_abstention: bool, as_json: bool
+) -> None:
     """Evidence recall on a LoCoMo FILE, overall and per question category.
 
     Each conversation is ingested into its own temporary vault (one entry per
@@ -50,7 +53,12 @@ def locomo(file: Path, no_consolidate: bool, conversations: str | None, backend:
 
     def run(progress=None):  # type: ignore[no-untyped-def]
         return run_locomo(
-            file, consolidate=not no_consolidate, progress=progress, conversations=conversations, backend_name=backend
+            file,
+            consolidate=not no_consolidate,
+            progress=progress,
+            conversations=conversations,
+            backend_name=backend,
+            abstention=not no_abstention,
         )
 
     if sys.stderr.isatty() and not as_json:
@@ -83,4 +91,10 @@ def locomo(file: Path, no_consolidate: bool, conversations: str | None, backend:
     click.echo(
         f"words taken {main.words:.0f} per question; query p50 {latency['p50']:.1f} ms, p95 {latency['p95']:.1f} ms"
     )
+    if report.abstention:
+        a = report.abstention
+        click.echo(
+            f"abstention: {a.unanswerable:.3f} of {a.unanswerable_questions} unanswerable (category 5) questions, "
+            f"{a.answerable:.3f} of {a.answerable_questions} answerable ones"
+        )
     click.echo(f"entries {report.entries}, topics {report.topics}, {report.seconds:.1f}s")

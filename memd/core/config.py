@@ -56,6 +56,7 @@ class Config:
     split_tokens: int = _default("consolidate.split_tokens")
     merge_tokens: int = _default("consolidate.merge_tokens")
     git_author: str = _default("git.author")
+    git_repository: str = _default("git.repository")  # "own": never commit into an enclosing repository
     lock_timeout: float = _default("vault.lock_timeout")
     engine: str = _default(ENGINE.key)
     embedding: str = _default("index.embedding")  # sentence-embedding model of the search index, or "none"

@@ -118,6 +118,16 @@ SETTINGS: tuple[SettingSpec, ...] = (
     ),
     SettingSpec("git", "author", "str", "memd <memd@localhost>", "author of memd's own commits", attr="git_author"),
     SettingSpec(
+        "git",
+        "repository",
+        "choice",
+        "any",
+        "any: commit to the vault's repository, also one enclosing it; own: only to one whose root is the vault",
+        attr="git_repository",
+        shown="hidden",
+        choices=("any", "own"),
+    ),
+    SettingSpec(
         "vault",
         "lock_timeout",
         "duration",

@@ -123,8 +123,22 @@ class SeqSet:
 
 
 def check_meta(key: str, value: str) -> None:
-    """Raise ``FormatError`` when ``value`` is not valid for ``key``: a seq-valued
-    key (``SEQ_KEYS``) must name at most ``MAX_SEQS_PER_ENTRY`` seqs."""
+    """Raise ``FormatError`` when an extra signature key or value cannot be
+    written as given: a signature holds no spaces (``,`` ``=`` ``>`` and line
+    breaks are percent-encoded, but whitespace would make it unparseable),
+    keys are words, and a seq-valued key (``SEQ_KEYS``) names at most
+    ``MAX_SEQS_PER_ENTRY`` seqs. The message says the fix."""
+    if not _KEY.match(key):
+        raise FormatError(
+            f"meta key {key[:40]!r} cannot be written in a signature: use letters, digits, _ . : - "
+            "(starting with a letter), e.g. project=atlas"
+        )
+    if any(ch.isspace() for ch in value):
+        fix = re.sub(r"[\s,]*\s[\s,]*", "-", value.strip())
+        raise FormatError(
+            f"meta {key}={value[:60]!r} cannot be written in a signature, which holds no spaces: "
+            f"write {key}={fix[:60]} or put the words in the entry's text"
+        )
     if key in SEQ_KEYS:
         try:
             SeqSet.parse(value, MAX_SEQS_PER_ENTRY)

@@ -54,6 +54,9 @@ def blocked(vault: Vault) -> str | None:
         return "git is not installed"
     if result.returncode != 0:
         return "the vault is not in a git repository (run `git init` in it)"
+    foreign = foreign_repository(vault)
+    if foreign:
+        return foreign
     git_dir = Path(result.stdout.strip())
     if not git_dir.is_absolute():
         git_dir = vault.root / git_dir
@@ -67,6 +70,25 @@ def blocked(vault: Vault) -> str | None:
         if (git_dir / marker).exists():
             return f"{what} is in progress in the vault's repository"
     return None
+
+
+def foreign_repository(vault: Vault) -> str | None:
+    """Why memd must not commit here: the vault wants a repository of its own
+    (``[git] repository = "own"``, as the example vault that ships inside
+    memd's checkout does) and the repository it lies in has its root elsewhere.
+    None when committing is fine, or when there is no repository at all."""
+    if vault.config.git_repository != "own":
+        return None
+    result = run_git(vault, "rev-parse", "--show-toplevel")
+    if result.returncode != 0:
+        return None
+    top = Path(result.stdout.strip())
+    if top.resolve() == vault.root.resolve():
+        return None
+    return (
+        f'this vault commits only to a repository of its own ([git] repository = "own"), and it lies inside '
+        f"the one at {top}: copy the vault out (cp -r {vault.root} ~/memory) or run `git init` in it"
+    )
 
 
 def _specs(vault: Vault) -> list[str]:

@@ -29,6 +29,10 @@ Then signals the entries carry re-rank them:
 - repeats: a result that mostly repeats the words of a better one moves down.
 - replies: a result near the top that ends in a question is followed by its
   reply (the next turn), which its own words rarely rank as high.
+Last, evidence first: a result holding the query's words is never placed
+below a weaker one found by meaning alone, and a neighbour or reply holding
+none of the query's words comes after every other result, in the order of the
+hit it belongs to, and never without that hit.
 The heading an entry sits under is part of what BM25 matches (its own field).
 """
 
@@ -150,6 +154,11 @@ def retrieve(
         results = _diversify(backend, results, limit, options.diversity)
     if options.reply_depth:
         results = signals.replies(results, options.reply_depth, options.reply_within)
+    wanted = set(names)
+    worded = {id(r) for r in results if r.via == "match" or _terms(backend, r.record.text) & wanted}
+    results = signals.evidence_first(
+        results, lambda r: id(r) in worded, lambda r: r.via == "neighbour" and id(r) not in worded, lambda r: r.score
+    )
     return results[:limit]
 
 

@@ -4,13 +4,16 @@ neighbours, speakers, sessions, and the dates a query names; plus the filter
 test that candidates joining late (neighbours, meaning) must pass too.
 
 Each takes and returns ``(hit, score)`` pairs, best first; ``replies`` runs
-last, on the ranked results, and only moves a reply up next to its question.
+on the ranked results, and only moves a reply up next to its question;
+``evidence_first`` places the final order: matches before weaker guesses,
+evidence before context.
 """
 
 from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 from memd.core.timeutil import time_or_none
@@ -146,6 +149,50 @@ def replies(results: list[Ranked], depth: int, within: int) -> list[Ranked]:
             out.append(results[j])
             placed.add(j)
     return out
+
+
+def evidence_first(
+    results: list[Ranked],
+    matches: Callable[[Ranked], bool],
+    context: Callable[[Ranked], bool],
+    score: Callable[[Ranked], float],
+) -> list[Ranked]:
+    """The final placement, so that what a reader sees first is what matched.
+
+    - A result holding the query's words (``matches``) is never placed below a
+      result that holds none of them and scored lower (one found by meaning
+      alone): demoting repetition reorders matches, it never buries one under
+      a weaker guess.
+    - Context (a neighbour or reply holding none of the query's words) follows
+      after every other result, in the order of the hits it belongs to.
+      Context whose hit is not among the results, or that gained nothing from
+      it (score 0: the hit was written too long before or after), is left
+      out: it never stands alone."""
+    ranked = [item for item in results if not context(item)]
+    evidence: list[Ranked] = []
+    waiting: list[Ranked] = []  # results found by meaning alone, held above no stronger match
+    for item in ranked:
+        if not matches(item):
+            waiting.append(item)
+            continue
+        evidence += [other for other in waiting if score(other) >= score(item)]
+        waiting = [other for other in waiting if score(other) < score(item)]
+        evidence.append(item)
+    evidence += waiting
+    at: dict[int, int] = {}
+    for i, item in enumerate(evidence):
+        if item.record.kind == "entry":
+            for seq in item.record.seqs:
+                at.setdefault(seq, i)
+    tail: list[tuple[int, int, Ranked]] = []
+    for order, item in enumerate(results):
+        if not context(item) or score(item) <= 0 or not item.record.seqs:
+            continue
+        near = [at[seq] for seq in (min(item.record.seqs) - 1, max(item.record.seqs) + 1) if seq in at]
+        if near:
+            tail.append((min(near), order, item))
+    tail.sort(key=lambda placed: (placed[0], placed[1]))
+    return evidence + [item for _, _, item in tail]
 
 
 _ASIDE = re.compile(r"\s*\[[^\[\]]*\]\s*$")  # a trailing aside: "[image]", "[shares a photo: ...]"

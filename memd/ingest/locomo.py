@@ -18,6 +18,7 @@ from typing import Any
 from memd.core.errors import FormatError, NotFound
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+UNANSWERABLE = 5  # adversarial: the conversation holds no answer; asked only for abstention
 _SESSION = re.compile(r"^session_(\d+)$")
 
 
@@ -42,6 +43,7 @@ class Conversation:
     sample_id: str
     turns: tuple[Turn, ...]
     questions: tuple[Question, ...]
+    unanswerable: tuple[Question, ...] = ()
 
 
 def session_time(text: str) -> str | None:
@@ -93,6 +95,11 @@ def _conversation(item: dict[str, Any], number: int) -> Conversation:
             str(q.get("answer", "")),
         )
         for q in item.get("qa", [])
-        if int(q.get("category", 0)) in CATEGORIES
+        if int(q.get("category", 0)) in (*CATEGORIES, UNANSWERABLE)
     ]
-    return Conversation(str(item.get("sample_id", number)), tuple(turns), tuple(questions))
+    return Conversation(
+        str(item.get("sample_id", number)),
+        tuple(turns),
+        tuple(q for q in questions if q.category in CATEGORIES),
+        tuple(q for q in questions if q.category == UNANSWERABLE),
+    )

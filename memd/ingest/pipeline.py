@@ -111,12 +111,16 @@ class IngestJob:
         try:
             size = path.stat().st_size
             if size > max_bytes:
-                raise Rejected(f"too large ({_mb(size)}; the limit is {_mb(max_bytes)})")
+                raise Rejected(
+                    f"too large ({_mb(size)}; the limit is {_mb(max_bytes)}: `memd ingest --max-size MB` raises it)"
+                )
             # The limit holds while reading too: a device (/dev/zero) or a pipe has no size to stat.
             with open(path, "rb") as stream:
                 data = stream.read(max_bytes + 1)
             if len(data) > max_bytes:
-                raise Rejected(f"too large (more than {_mb(max_bytes)}, the limit)")
+                raise Rejected(
+                    f"too large (more than {_mb(max_bytes)}, the limit: `memd ingest --max-size MB` raises it)"
+                )
         except OSError as err:
             raise Rejected(f"cannot read: {err.strerror or err}") from None
         digest = hashlib.sha256(data).hexdigest()

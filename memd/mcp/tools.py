@@ -72,8 +72,7 @@ class Tools:
                 f"meta cannot set {', '.join(reserved)}: seq is assigned by memd; use the time, "
                 "source and src arguments for the others"
             )
-        added = self.memory.add(text, time=time, source=source, src=src, meta=tuple((meta or {}).items()))
-        return {"added": [a.to_json() for a in added]}
+        return self.memory.add(text, time=time, source=source, src=src, meta=tuple((meta or {}).items())).to_json()
 
     def memory_update(
         self,

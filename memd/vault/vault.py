@@ -47,6 +47,9 @@ GITIGNORE_TEMPLATE = """\
 *.memd-tmp
 # raw drops (transcripts may hold secrets); their redacted copies live in sources/
 inbox/
+# Obsidian: the window layout and caches change with every click; its settings stay versioned
+.obsidian/workspace*
+.obsidian/cache
 """
 
 
