@@ -479,3 +479,42 @@ def test_entries_missing_from_a_half_saved_buffer_are_not_put_back_twice(
     assert "put back" not in result.output and "a second time" not in result.output
     assert max(live_seqs(memd.vault).values()) == 1
     assert json.loads(memd("verify", "--json").output)["ok"]
+
+
+@pytest.mark.slow
+def test_five_minutes_of_adders_a_consolidation_loop_a_stale_editor_and_the_daemon(memd: Memd, tmp_path: Path) -> None:
+    """The long run: six adders, a consolidation loop, an editor whose saves
+    are often stale (it types for up to two seconds) and the daemon, for
+    five minutes. Nothing acknowledged is lost, no seq is live twice, verify
+    is clean, and at least half of the consolidation attempts succeed."""
+    vault = memd.vault
+    vault.config_path.write_text('[consolidate]\nbuffer_tokens = 400\nbuffer_age = "2s"\n')
+    env = {**os.environ, "MEMD_VAULT": str(vault.root)}
+    seconds = float(os.environ.get("MEMD_SOAK_SECONDS", "300"))
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "memd", "daemon", "run", "--quiet", "1"], env=env, cwd=REPO, stderr=subprocess.PIPE
+    )
+    outs = [tmp_path / f"adder-{n}.json" for n in range(6)]
+    workers = [_start("slow-adder", str(vault.root), f"writer{n}", str(seconds), str(o)) for n, o in enumerate(outs)]
+    tally = tmp_path / "consolidations.json"
+    workers.append(_start("consolidator", str(vault.root), str(seconds), str(tally)))
+    edits = tmp_path / "editor.json"
+    workers.append(_start("editor", str(vault.root), str(seconds), str(edits), "2.0"))
+    for worker in workers:
+        _, err = worker.communicate(timeout=seconds * 10 + 300)  # a hang guard, not a time limit
+        assert worker.returncode == 0, err.decode()
+    runner.terminate()
+    runner.communicate(timeout=300)
+    Memory.open(vault.root).consolidate()  # settle: editor wipes are put back before anything is committed
+
+    acknowledged = [item for out in outs for item in json.loads(out.read_text())]
+    counts = live_seqs(vault)
+    superseded = superseded_in(vault.read(p) for p in vault.topic_files())
+    lost = [a for a in acknowledged if a["seq"] not in counts and a["seq"] not in superseded]
+    assert not lost, f"{len(lost)} of {len(acknowledged)} acknowledged entries lost, e.g. {lost[:3]}"
+    assert max(counts.values()) == 1, [s for s, c in counts.items() if c > 1]
+    assert not verify_vault(vault).problems
+    done = json.loads(tally.read_text())
+    assert done["ok"] >= done["failed"], done
+    memd("add", "After the storm")
+    memd("consolidate")

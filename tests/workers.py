@@ -41,24 +41,55 @@ def adder(vault: str, name: str, count: int, out: str) -> None:
     Path(out).write_text(json.dumps(acknowledged))
 
 
-def consolidator(vault: str, seconds: float) -> None:
+def consolidator(vault: str, seconds: float, out: str | None = None) -> None:
+    """Consolidate in a loop; with ``out``, write how many attempts succeeded and failed."""
     from memd import Memory
     from memd.core.errors import MemdError
 
     memory = Memory.open(vault)
     deadline = time.monotonic() + seconds
+    tally = {"ok": 0, "failed": 0}
     while time.monotonic() < deadline:
         try:
             memory.consolidate()
+            tally["ok"] += 1
         except MemdError as err:
-            print(f"consolidate: {err}", file=sys.stderr)
+            tally["failed"] += 1
+            if out is None:
+                print(f"consolidate: {err}", file=sys.stderr)
         time.sleep(0.05)
+    if out is not None:
+        Path(out).write_text(json.dumps(tally))
 
 
-def editor(vault: str, seconds: float, out: str) -> None:
-    """Open a file, "type" for a moment, save it back with one more line:
-    half of the saves in place (truncate and write), half atomically (temp
-    file and rename), like different editors. Records every line it wrote."""
+def slow_adder(vault: str, name: str, seconds: float, out: str) -> None:
+    """Add an entry every few tenths of a second until the deadline; record each acknowledged one."""
+    from memd import Memory
+    from memd.core.errors import MemdError
+
+    memory = Memory.open(vault)
+    deadline = time.monotonic() + seconds
+    acknowledged = []
+    n = 0
+    while time.monotonic() < deadline:
+        text = f"{name} {n}: " + " ".join(random.sample(VOCABULARY, 6))
+        n += 1
+        try:
+            [added] = memory.add(text).added
+        except MemdError as err:
+            print(f"{name}: {err}", file=sys.stderr)
+            continue
+        acknowledged.append({"seq": added.seq, "text": text})
+        time.sleep(random.uniform(0.1, 0.5))
+    Path(out).write_text(json.dumps(acknowledged))
+
+
+def editor(vault: str, seconds: float, out: str, typing: float = 0.05) -> None:
+    """Open a file, "type" for a moment (up to ``typing`` seconds: a long
+    pause makes the save a stale one, over what memd wrote meanwhile), save
+    it back with one more line: half of the saves in place (truncate and
+    write), half atomically (temp file and rename), like different editors.
+    Records every line it wrote."""
     root = Path(vault)
     deadline = time.monotonic() + seconds
     written = []
@@ -70,7 +101,7 @@ def editor(vault: str, seconds: float, out: str) -> None:
             text = path.read_text(encoding="utf-8")
         except OSError:
             continue
-        time.sleep(random.uniform(0.0, 0.05))  # the person types
+        time.sleep(random.uniform(0.0, typing))  # the person types
         line = f"Hand note {n} typed in an editor."
         if not text.endswith("\n"):
             text += "\n"
@@ -92,9 +123,11 @@ if __name__ == "__main__":
     role, *args = sys.argv[1:]
     if role == "adder":
         adder(args[0], args[1], int(args[2]), args[3])
+    elif role == "slow-adder":
+        slow_adder(args[0], args[1], float(args[2]), args[3])
     elif role == "consolidator":
-        consolidator(args[0], float(args[1]))
+        consolidator(args[0], float(args[1]), *args[2:3])
     elif role == "editor":
-        editor(args[0], float(args[1]), args[2])
+        editor(args[0], float(args[1]), args[2], *(float(a) for a in args[3:4]))
     else:
         raise SystemExit(f"unknown role {role}")
