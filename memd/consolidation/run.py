@@ -93,7 +93,9 @@ def _with_retries(
 ) -> Outcome:
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            return _attempt_once(vault, engine, trigger, dry_run, if_due, notes, progress)
+            cancel.check()
+            with contextlib.ExitStack() as cleanup:  # the workspace's catalog is closed however the attempt ends
+                return _attempt(vault, engine, trigger, dry_run, if_due, notes, progress, cleanup)
         except HandEditConflict:
             # A person is editing: their edit is committed as theirs and the
             # consolidation is redone on top of it; after a few tries, later.
@@ -112,20 +114,6 @@ def buffered_entries(vault: Vault) -> int:
 
 def _offset(progress: Callable[[int, int], None], base: int, total: int) -> Callable[[int, int], None]:
     return lambda done, size: progress(base + done, max(total, base + size))
-
-
-def _attempt_once(
-    vault: Vault,
-    engine: Engine,
-    trigger: str,
-    dry_run: bool,
-    if_due: bool,
-    notes: list[str],
-    progress: Callable[[int, int], None] | None = None,
-) -> Outcome:
-    cancel.check()
-    with contextlib.ExitStack() as cleanup:  # the workspace's catalog is closed however the attempt ends
-        return _attempt(vault, engine, trigger, dry_run, if_due, notes, progress, cleanup)
 
 
 def _attempt(
