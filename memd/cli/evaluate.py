@@ -84,3 +84,8 @@ def locomo(file: Path, no_consolidate: bool, conversations: str | None, backend:
         f"words taken {main.words:.0f} per question; query p50 {latency['p50']:.1f} ms, p95 {latency['p95']:.1f} ms"
     )
     click.echo(f"entries {report.entries}, topics {report.topics}, {report.seconds:.1f}s")
+    if report.evidence_concentration is not None:
+        click.echo(
+            f"evidence concentration {report.evidence_concentration:.3f}"
+            " (distinct topics per evidence turn of a multi-hop question; lower gathers more)"
+        )
