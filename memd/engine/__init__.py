@@ -16,9 +16,12 @@ from memd.vault.vault import Vault
 
 
 def _offline(vault: Vault) -> Engine:
+    from memd.engine.meaning import Meaning
     from memd.engine.offline import OfflineEngine
 
-    return OfflineEngine()
+    if vault.config.grouping != "meaning":
+        return OfflineEngine()
+    return OfflineEngine(Meaning(vault.config.embedding, vault.index_dir))
 
 
 def _llm(vault: Vault) -> Engine:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from memd.engine import clustering, coverage, naming
+from memd.engine import clustering, coverage, naming, themes
 from memd.engine.base import Background, Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
 from memd.engine.rules import fold_duplicates, fold_into_existing, is_filler, supersede
 from memd.engine.text import Weights, cosine, vocabulary
@@ -23,6 +23,7 @@ PLACE_THRESHOLD = 0.12  # the least cosine that places a new entry in an existin
 
 if TYPE_CHECKING:
     from memd.ask.offline import Answer, Report
+    from memd.engine.meaning import Meaning
     from memd.vault.vault import Vault
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
@@ -33,10 +34,20 @@ class OfflineEngine:
     provenance = "offline"
     uses_model = False
 
+    def __init__(self, meaning: Meaning | None = None) -> None:
+        # Sentence vectors (the vault's embedding model) for grouping, routing
+        # and splitting by meaning and subject (themes.py); words alone without.
+        self.meaning = meaning
+
+    def _meaning(self) -> Meaning | None:
+        return self.meaning if self.meaning is not None and self.meaning.available else None
+
     def begin(self, run: str) -> None:
         pass
 
     def drain_notes(self) -> list[str]:
+        if self.meaning is not None:
+            self.meaning.save()  # the run's new vectors, for the next run and for search
         return []
 
     def ask(self, vault: Vault, question: str, *, budget: int | None = None, report: Report | None = None) -> Answer:
@@ -65,6 +76,10 @@ class OfflineEngine:
 
     def rewrite(self, items: list[Item]) -> Rewrite:
         kept, superseded = supersede(fold_duplicates(items))
+        meaning = self._meaning()
+        if meaning is not None and kept:
+            blocks = themes.group(kept, meaning.vectors([item.text for item in kept]), naming.title)
+            return Rewrite(tuple(blocks), tuple(superseded))
         return Rewrite(tuple(clustering.group(kept)), tuple(superseded))
 
     # --- planning -------------------------------------------------------
@@ -73,7 +88,11 @@ class OfflineEngine:
         """Route by how well a topic covers the block's words, BM25-style: each
         shared word counts by its rarity, saturating with its frequency in the
         topic, discounted for topics longer than average (a big topic knows
-        many words without being about all of them)."""
+        many words without being about all of them). With the embedding
+        model: by subject and meaning instead (themes.routes)."""
+        meaning = self._meaning()
+        if meaning is not None:
+            return themes.routes(blocks, topics, meaning)
         return [scored.route for scored in self.plan_scored(blocks, topics, background)]
 
     def plan_scored(
@@ -117,6 +136,9 @@ class OfflineEngine:
         return TopicUpdate(tuple(result), tuple(superseded))
 
     def split(self, section: Section, parts: int) -> list[Section]:
+        meaning = self._meaning()
+        if meaning is not None:
+            return themes.split(section, parts, meaning, naming.title)
         return clustering.split(section, parts)
 
     def merge_groups(
