@@ -232,7 +232,7 @@ class Engine(Protocol):
         ...
 
     def summarise(self, sections: list[Section]) -> str:
-        """A one-line summary: keywords plus the most representative entry."""
+        """A one-line summary: the topic's few key facts."""
         ...
 
     def summarise_many(self, topics: list[list[Section]]) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from memd.engine import clustering, coverage, naming, themes
+from memd.engine import clustering, coverage, naming, themes, titles
 from memd.engine.base import Background, Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
 from memd.engine.rules import fold_duplicates, fold_into_existing, is_filler, supersede
 from memd.engine.text import Weights, cosine, vocabulary
@@ -78,7 +78,7 @@ class OfflineEngine:
         kept, superseded = supersede(fold_duplicates(items))
         meaning = self._meaning()
         if meaning is not None and kept:
-            blocks = themes.group(kept, meaning.vectors([item.text for item in kept]), naming.title)
+            blocks = themes.group(kept, meaning.vectors([item.text for item in kept]), titles.title)
             return Rewrite(tuple(blocks), tuple(superseded))
         return Rewrite(tuple(clustering.group(kept)), tuple(superseded))
 
@@ -131,14 +131,15 @@ class OfflineEngine:
                 new_section.append(item)
         result = [Section(sec.title, tuple(items)) for sec, items in zip(sections, lists, strict=True)]
         if new_section:
-            title = block.title if block.title not in {s.title for s in sections} else naming.title(new_section)
+            name = titles.title if self._meaning() is not None else naming.title
+            title = block.title if block.title not in {s.title for s in sections} else name(new_section)
             result.append(Section(title, tuple(new_section)))
         return TopicUpdate(tuple(result), tuple(superseded))
 
     def split(self, section: Section, parts: int) -> list[Section]:
         meaning = self._meaning()
         if meaning is not None:
-            return themes.split(section, parts, meaning, naming.title)
+            return themes.split(section, parts, meaning, titles.title)
         return clustering.split(section, parts)
 
     def merge_groups(
@@ -147,10 +148,14 @@ class OfflineEngine:
         return clustering.merge_groups(topics, limit_tokens, background)
 
     def summarise(self, sections: list[Section]) -> str:
+        if self._meaning() is not None:
+            return titles.summary(sections)
         return naming.summary(sections)
 
     def summarise_many(self, topics: list[list[Section]]) -> list[str]:
         return [self.summarise(sections) for sections in topics]
 
     def title(self, items: list[Item]) -> str:
+        if self._meaning() is not None:
+            return titles.title(items)
         return naming.title(items)
