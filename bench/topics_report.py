@@ -3,12 +3,13 @@ how well they gather a multi-hop question's evidence, and random titles with
 their summaries, to read by eye.
 
 Usage: python bench/topics_report.py ../shared/data/locomo-dev.json [--conversations 1,2] [--show 20] [--seed 7]
-       [--cpu]   (also the CPU seconds of the consolidation)
+       [--grouping meaning]   (consolidate.grouping for the vaults; default: the setting's default)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -27,7 +28,10 @@ def main() -> None:
     parser.add_argument("--conversations", default="1")
     parser.add_argument("--show", type=int, default=20)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--grouping", choices=("words", "meaning"))
     args = parser.parse_args()
+    if args.grouping:
+        os.environ["MEMD_GROUPING"] = args.grouping
     conversations = load_locomo(args.file)
     for number in parse_selection(args.conversations, len(conversations)):
         conversation = conversations[number - 1]

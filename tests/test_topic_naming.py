@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -125,3 +127,40 @@ def test_status_reports_topic_health(memd: Memd, vault: Vault) -> None:
     assert set(health) == {"count", "median_tokens", "max_tokens", "tiny", "huge"}
     line = next(x for x in memd("status").output.splitlines() if x.startswith("topics"))
     assert f"largest {health['max_tokens']}" in line and "tiny" in line
+
+
+def test_lint_warns_of_a_topic_over_the_split_size_without_failing(memd: Memd, vault: Vault) -> None:
+    big = "\n".join(f"- <seq={n},time=2026-11-20> Tomato bed {n} needs water every morning." for n in range(1, 41))
+    (vault.root / "topics" / "garden.md").write_text(f"# Garden\n\n{big}\n")
+    memd("config", "set", "consolidate.split_tokens", "100")
+    result = memd("lint")  # warnings alone exit 0
+    assert "topics/garden.md:1: warning: " in result.output and "over consolidate.split_tokens (100)" in result.output
+
+
+def test_vectors_consolidation_made_are_reused_by_search(
+    memd: Memd, vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memd.index import IndexStore, embedding
+    from memd.index.embedding import unavailable
+
+    if unavailable(vault.config.embedding):
+        pytest.skip("the embedding model is not installed")
+    memd("config", "set", "consolidate.grouping", "meaning")
+    texts = ["Ana adopted a greyhound called Pixel", "Ben repaired the blue bicycle", "Ana bakes rye bread"]
+    for n, text in enumerate(texts):
+        memd("add", "--time", f"2026-01-0{n + 1}", text)
+    memd("consolidate")
+    model_read: list[str] = []
+    real = embedding.embed_many
+
+    def counted(embedder: Any, texts: Sequence[str], workers: int | None = None) -> Any:
+        model_read.extend(texts)
+        return real(embedder, texts, workers)
+
+    monkeypatch.setattr(embedding, "embed_many", counted)
+    store = IndexStore(vault)
+    try:
+        store.sync()
+    finally:
+        store.close()
+    assert not set(texts) & set(model_read)  # each entry's vector came from consolidation's cache

@@ -122,6 +122,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "choice",
         "words",
         "how the offline engine groups entries into topics: words, or meaning (subject and sentence vectors)",
+        env="MEMD_GROUPING",
         attr="grouping",
         shown="hidden",
         choices=("words", "meaning"),

@@ -16,8 +16,8 @@ from memd.vault.vault import Vault
 
 
 def _offline(vault: Vault) -> Engine:
-    from memd.engine.meaning import Meaning
     from memd.engine.offline import OfflineEngine
+    from memd.index.meaning import Meaning
 
     if vault.config.grouping != "meaning":
         return OfflineEngine()

@@ -23,7 +23,7 @@ PLACE_THRESHOLD = 0.12  # the least cosine that places a new entry in an existin
 
 if TYPE_CHECKING:
     from memd.ask.offline import Answer, Report
-    from memd.engine.meaning import Meaning
+    from memd.index.meaning import Meaning
     from memd.vault.vault import Vault
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
@@ -117,10 +117,18 @@ class OfflineEngine:
         weights = Weights(everything)
         centroids = [weights.vector(w) for w in words]
         new_section: list[Item] = []
+        meaning = self._meaning()
+        fresh = [item for old, item in incoming if old is None]
+        # By meaning, a block (entries of one subject and theme) stays together:
+        # in the section closest to it, or as a section of its own.
+        joined = themes.place(lists, fresh, meaning) if meaning is not None and fresh else None
         for (old, item), item_words in zip(incoming, new_words, strict=True):
             if old is not None:  # a duplicate of an existing entry: take its place
                 s = next(s for s, it in existing if it is old)
                 lists[s].append(item)
+                continue
+            if meaning is not None:
+                (lists[joined] if joined is not None else new_section).append(item)
                 continue
             vec = weights.vector(item_words)
             scores = [(cosine(vec, c), s) for s, c in enumerate(centroids)]
@@ -141,6 +149,12 @@ class OfflineEngine:
         if meaning is not None:
             return themes.split(section, parts, meaning, titles.title)
         return clustering.split(section, parts)
+
+    def arrange(self, sections: list[Section], sizes: list[int], target: int) -> list[int]:
+        meaning = self._meaning()
+        if meaning is None:
+            return list(range(len(sections)))  # as written
+        return themes.arrange(sections, sizes, target, meaning)
 
     def merge_groups(
         self, topics: list[TopicInfo], limit_tokens: int, background: Background | None = None

@@ -1,5 +1,5 @@
 """Grouping by what entries are about: their subject (whom they are about) and
-their meaning (sentence vectors, ``meaning.py``), with the words they share.
+their meaning (sentence vectors, ``memd.index.meaning``), with the words they share.
 
 Used by the offline engine when the embedding model is there; ``clustering.py``
 and ``coverage.py`` judge by words alone otherwise.
@@ -35,8 +35,10 @@ WORDS_WEIGHT = 0.25
 NAMES_WEIGHT = 0.15
 GROUP_LINK = 0.30  # the least mean similarity that makes two groups of the buffer one
 ROUTE_LINK = 0.25  # the least cosine of meaning that sends a block to an existing topic
+FEW = 3  # blocks of fewer entries never open a topic when their subject has one
+SECTION_LINK = 0.8  # the least cosine of meaning that puts a block into an existing section
 SUBJECT_SHARE = 0.5  # a topic is someone's when at least this share of its labelled turns are theirs
-TOPIC_LINES = 200  # lines of a topic read for its meaning (its first ones: how it began)
+TOPIC_LINES = 40  # entries of a topic read for its meaning (its latest ones: what it is about now)
 
 _NAME = re.compile(r"(?<![\w'])([A-Z][a-z]+(?:[ -][A-Z][a-z]+)*)")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\"]\s+|\n)$")
@@ -153,7 +155,7 @@ def routes(blocks: list[Block], topics: list[TopicInfo], meaning: Any) -> list[R
     import numpy as np
 
     subjects = [topic_subject(t.text) for t in topics]
-    centres = [_centre(meaning, t.text.splitlines()[:TOPIC_LINES]) for t in topics]
+    centres = [_centre(meaning, t.text.splitlines()) for t in topics]
     planned: list[tuple[str, str | None, Any, int]] = []  # title, subject, summed vector, count
     out = []
     for b, block in enumerate(blocks):
@@ -161,7 +163,9 @@ def routes(blocks: list[Block], topics: list[TopicInfo], meaning: Any) -> list[R
         mean = vectors.sum(axis=0)
         centre = mean / (np.linalg.norm(mean) or 1.0)
         own = _block_subject(block)
-        best, best_score = None, ROUTE_LINK
+        # A block of one or two entries is a remark on a subject, not a subject
+        # of its own: it joins the closest topic of its subject however far.
+        best, best_score = None, ROUTE_LINK if len(block.items) >= FEW else -1.0
         for topic, who, c in zip(topics, subjects, centres, strict=True):
             if c is None or (own is not None and who != own):
                 continue
@@ -187,6 +191,25 @@ def routes(blocks: list[Block], topics: list[TopicInfo], meaning: Any) -> list[R
     return out
 
 
+def place(sections: list[list[Item]], items: list[Item], meaning: Any) -> int | None:
+    """The section (its items) closest in meaning to ``items``, if one is close
+    enough (SECTION_LINK) and of their subject; None: they make a section of their own."""
+    import numpy as np
+
+    total = meaning.vectors([item.text for item in items]).sum(axis=0)
+    centre = total / (np.linalg.norm(total) or 1.0)
+    own = _block_subject(Block("", tuple(items)))
+    best, best_score = None, SECTION_LINK
+    for s, members in enumerate(sections):
+        if not members or _block_subject(Block("", tuple(members))) != own:
+            continue
+        summed = meaning.vectors([item.text for item in members]).sum(axis=0)
+        score = float(summed @ centre / (np.linalg.norm(summed) or 1.0))
+        if score >= best_score:
+            best, best_score = s, score
+    return best
+
+
 def split(section: Section, parts: int, meaning: Any, title: Any) -> list[Section]:
     """A section cut into ``parts`` by meaning and subject (clusters of its
     entries' features, joined until there are ``parts``)."""
@@ -199,6 +222,49 @@ def split(section: Section, parts: int, meaning: Any, title: Any) -> list[Sectio
         half = len(items) // 2
         found = [list(range(half)), list(range(half, len(items)))]
     return [Section(title([items[i] for i in m]), tuple(items[i] for i in m)) for m in sorted(found, key=min)]
+
+
+def arrange(sections: list[Section], sizes: list[int], target: int, meaning: Any) -> list[int]:
+    """Sections in pieces of about ``target`` tokens: two seeds far apart in
+    meaning, each piece grown from its seed by the section closest to it,
+    taking turns while both have room (sections without entries stay after
+    the one before them)."""
+    import numpy as np
+
+    centres: list[Any] = [None] * len(sections)
+    texts = [item.text for section in sections for item in section.items]
+    if texts:
+        vectors = meaning.vectors(texts)
+        at = 0
+        for s, section in enumerate(sections):
+            if section.items:
+                total = vectors[at : at + len(section.items)].sum(axis=0)
+                centres[s] = total / (np.linalg.norm(total) or 1.0)
+                at += len(section.items)
+    left = [s for s in range(len(sections)) if centres[s] is not None]
+    followers: dict[int, list[int]] = {}
+    lead = -1
+    for s in range(len(sections)):
+        if centres[s] is None:
+            followers.setdefault(lead, []).append(s)
+        else:
+            lead = s
+    order: list[int] = list(followers.get(-1, []))
+    piece: Any = None
+    size = 0
+    while left:
+        if piece is None or size >= target:
+            # A new piece starts from the section least like what came before.
+            chosen = left[0] if piece is None else min(left, key=lambda s: (float(centres[s] @ piece), s))
+            piece, size = np.zeros_like(centres[chosen]), 0
+        else:
+            chosen = max(left, key=lambda s: (float(centres[s] @ piece), -s))
+        left.remove(chosen)
+        order.append(chosen)
+        order.extend(followers.get(chosen, []))
+        piece = piece + centres[chosen]
+        size += sizes[chosen]
+    return order
 
 
 def _cut(rows: Any, parts: int) -> list[list[int]]:
@@ -228,7 +294,7 @@ def _block_subject(block: Block) -> str | None:
 def _centre(meaning: Any, lines: list[str]) -> Any | None:
     import numpy as np
 
-    lines = [line for line in lines if len(line.split()) > 2]
+    lines = [line for line in lines if len(line.split()) > 2][-TOPIC_LINES:]
     if not lines:
         return None
     total = meaning.vectors(lines).sum(axis=0)

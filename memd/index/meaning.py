@@ -1,13 +1,15 @@
 """Entry texts as sentence vectors, for the offline engine's judgement of what
-entries are about; each text is run through the model once.
+entries are about; each text is run through the model once, for consolidation
+and search together.
 
 The vault's embedding model (``index.embedding``, MiniLM by default) reads
 meaning where the lexical statistics of ``text.py`` only see shared words:
 "signed up for a pottery class" and "my clay bowls came out of the kiln"
 share none. Vectors are kept by the hash of the text (the same key search
 uses, ``memd.index.vectors.text_key``) in ``.memd/index/meaning.npz``, so a
-text is embedded once for all consolidations, and search's own index takes
-its vectors from there instead of embedding the entries a second time. The
+text is embedded once for all consolidations; a text search has embedded
+already (its ``vectors.npz``) is taken from there, and search's own index
+takes what consolidation embedded instead of embedding it a second time. The
 file is derived state: a damaged or foreign one is ignored and rebuilt.
 Without the model (``index.embedding = none``, weights not installed) the
 engine judges by words alone, as before.
@@ -40,6 +42,7 @@ class Meaning:
         self._embedder: Embedder | None = None
         self._checked = False
         self._store: dict[bytes, Any] | None = None
+        self._search: dict[bytes, tuple[Any, int]] | None = None
         self._dirty = False
 
     @property
@@ -61,16 +64,27 @@ class Meaning:
         """Unit float32 vectors, one row per text (texts seen before are not embedded again)."""
         import numpy as np
 
-        from memd.index.embedding import embed_many
+        from memd.index.embedding import PARALLEL_TEXTS, embed_many, one_blas_thread
         from memd.index.vectors import text_key
 
         assert self.available and self._embedder is not None
         store = self._load()
         keys = [text_key(text[:TEXT_CHARS]) for text in texts]
         missing = list(dict.fromkeys(key for key in keys if key not in store))
+        if missing:  # search may have embedded them already (the daemon keeps its index fresh)
+            indexed = self._indexed()
+            for key in missing:
+                if key in indexed:
+                    source, row = indexed[key]
+                    store[key] = np.array(source[row], dtype=np.float32)
+            missing = [key for key in missing if key not in store]
         if missing:
             wanted = {key: text[:TEXT_CHARS] for key, text in zip(keys, texts, strict=True)}
-            fresh = embed_many(self._embedder, [wanted[key] for key in missing])
+            if len(missing) < PARALLEL_TEXTS:  # a few texts: one thread, no BLAS threads spinning idle
+                with one_blas_thread():
+                    fresh = self._embedder.embed([wanted[key] for key in missing])
+            else:
+                fresh = embed_many(self._embedder, [wanted[key] for key in missing])
             for key, row in zip(missing, fresh, strict=True):
                 store[key] = np.asarray(row, dtype=np.float32)
             self._dirty = True
@@ -79,9 +93,41 @@ class Meaning:
             out[i] = store[key]
         return out
 
-    def cached(self, key: bytes) -> Any | None:
-        """The stored vector of a text key, if any (what search reuses)."""
-        return self._load().get(key)
+    def reuse(self, texts: Sequence[str], embed: Any) -> Any:
+        """Vectors of ``texts`` (as search reads them) for search's own index:
+        those kept here are taken, ``embed`` makes the rest."""
+        import numpy as np
+
+        from memd.index.vectors import text_key
+
+        if not texts or not self.available:
+            return embed(texts)
+        store = self._load()
+        keys = [text_key(text) for text in texts]
+        rest = [i for i, key in enumerate(keys) if key not in store]
+        out = np.zeros((len(texts), self._dim()), dtype=np.float32)
+        if rest:
+            out[rest] = embed([texts[i] for i in rest])
+        for i, key in enumerate(keys):
+            if key in store:
+                out[i] = store[key]
+        return out
+
+    def _indexed(self) -> dict[bytes, tuple[Any, int]]:
+        """Search's stored vectors (``vectors.npz``) by text key, when they are of this model."""
+        if self._search is not None:
+            return self._search
+        self._search = {}
+        if self.path is None or self._embedder is None:
+            return self._search
+        from memd.index.vectors import FILE_NAME as VECTORS
+        from memd.index.vectors import VectorIndex
+
+        index = VectorIndex.load(self.path.parent / VECTORS, self._embedder.name, self._embedder.dim)
+        if not index.damaged and len(index.rids):
+            self._search.update({key: (index.parts, row) for row, key in enumerate(index.part_keys)})
+            self._search.update({key: (index.matrix, row) for row, key in enumerate(index.keys)})
+        return self._search
 
     def save(self) -> None:
         """Write the cache if it gained vectors (atomically; the newest ``KEEP``)."""
