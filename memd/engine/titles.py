@@ -115,10 +115,15 @@ def summary(sections: list[Section]) -> str:
 
 def _fact_score(text: str, vector: Vector, words: list[str], centroid: Vector) -> float:
     score = cosine(vector, centroid) * min(len(set(words)), 6)
-    if _INTERJECTION.match(text):
+    body = _SPEAKER.sub("", text, count=1)
+    # Reactions and encouragement are said to someone ("Nice work, Maria!",
+    # "Way to go, Nate!"): they tell little about the topic's subject.
+    if _INTERJECTION.match(text) or _VOCATIVE.search(body):
         score *= 0.3
     if _SECOND_PERSON.search(text) and not _FIRST_PERSON.search(text):
         score *= 0.3
+    if body.rstrip().endswith("!"):
+        score *= 0.6
     return score
 
 
@@ -132,7 +137,7 @@ def salient(items: list[Item], count: int, who: str | None = None, people: froze
     for w in words:
         add_into(weight, weights.vector(w))
     spread: Counter[str] = Counter()
-    nouns: Counter[str] = Counter()
+    nouns: dict[str, float] = {}
     surface: dict[str, Counter[str]] = {}
     addressed = {m.group(1).lower() for text in texts for m in _VOCATIVE.finditer(_SPEAKER.sub("", text, count=1))}
     ignore |= addressed
@@ -140,25 +145,41 @@ def salient(items: list[Item], count: int, who: str | None = None, people: froze
         seen = set()
         raw = _WORDS.findall(_CAPTION.sub("", _SPEAKER.sub("", text, count=1)))
         for k, token in enumerate(raw):
-            lowered = token.lower()
+            lowered = token.lower().removesuffix("'s")  # "fam's" is about the fam
             if lowered in ignore or lowered in UNTITLED:
                 continue
             for term in terms(lowered):
                 surface.setdefault(term, Counter())[lowered] += 1
                 seen.add(term)
-                before = raw[k - 1].lower() if k else ""
-                named = token[0].isupper() and k > 0 and not raw[k - 1].endswith((".", "!", "?"))
-                if before in _DETERMINER or before.isdigit() or named:
-                    nouns[term] += 1
+                nouns[term] = nouns.get(term, 0.0) + _nounness(raw, k)
         spread.update(seen)
     floor = 2 if len(items) >= 3 else 1
     candidates = [t for t in weight if t in surface and len(t) > 2 and not t.isdigit() and spread[t] >= floor]
-    if any(nouns[t] for t in candidates):  # nouns name things; other words only when there are none
-        candidates = [t for t in candidates if nouns[t]]
+    # Nouns name things (a superlative or an adverb does not); other words only when there are none.
+    candidates = [t for t in candidates if not surface[t].most_common(1)[0][0].endswith(("est", "ly"))] or candidates
+    if any(nouns.get(t, 0.0) >= 1 for t in candidates):
+        candidates = [t for t in candidates if nouns.get(t, 0.0) >= 1]
     if not candidates:
         candidates = [t for t in weight if t in surface and len(t) > 2 and not t.isdigit()]
-    ranked = sorted(candidates, key=lambda t: (-(weight[t] * spread[t] * (1 + nouns[t])), t))
+    ranked = sorted(candidates, key=lambda t: (-(weight[t] * spread[t] * (1 + nouns.get(t, 0.0))), t))
     return [surface[t].most_common(1)[0][0] for t in ranked[:count]]
+
+
+def _nounness(raw: list[str], k: int) -> float:
+    """How surely ``raw[k]`` is a noun: a name inside a sentence (1), the last
+    word of a phrase an article, possessive or number begins ("a pottery
+    *class*", 1), a word inside one ("a *pottery* class", 0.5), else 0."""
+    token = raw[k]
+    if token[0].isupper() and k > 0 and not raw[k - 1].endswith((".", "!", "?")):
+        return 1.0
+    start = k - 1
+    while start >= 0 and raw[start].lower() not in _DETERMINER and raw[start].lower() not in STOPWORDS:
+        start -= 1
+    if start < 0 or start < k - 3 or not (raw[start].lower() in _DETERMINER or raw[start].isdigit()):
+        return 0.0
+    following = raw[k + 1].lower() if k + 1 < len(raw) else ""
+    ends = not following or following in STOPWORDS or following in _DETERMINER
+    return 1.0 if ends else 0.5
 
 
 def _subject(items: list[Item]) -> str | None:
