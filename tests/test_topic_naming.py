@@ -164,3 +164,15 @@ def test_vectors_consolidation_made_are_reused_by_search(
     finally:
         store.close()
     assert not set(texts) & set(model_read)  # each entry's vector came from consolidation's cache
+
+
+def test_grouping_by_meaning_without_the_model_groups_by_words(memd: Memd, vault: Vault) -> None:
+    memd("config", "set", "consolidate.grouping", "meaning")
+    memd("config", "set", "index.embedding", "none")
+    for text in ["Ana: I signed up for a pottery class.", "Ben: The release moved to Friday."]:
+        memd("add", text)
+    memd("consolidate")
+    assert not (vault.index_dir / "meaning.npz").exists()  # no vectors were made
+    filed = [e.entry.full_text for p in vault.topic_files() for e in vault.read(p).signed()]
+    assert sorted(filed) == ["Ana: I signed up for a pottery class.", "Ben: The release moved to Friday."]
+    assert "—" not in "".join(vault.read(p).title() or "" for p in vault.topic_files())  # keyword titles
