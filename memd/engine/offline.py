@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from memd.engine import clustering, coverage, naming, themes, titles
 from memd.engine.base import Background, Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
 from memd.engine.rules import fold_duplicates, fold_into_existing, is_filler, supersede
-from memd.engine.text import Weights, cosine, vocabulary
+from memd.engine.text import Weights, cosine, speakers, vocabulary
 
 PLACE_THRESHOLD = 0.12  # the least cosine that places a new entry in an existing section
 
@@ -38,6 +38,7 @@ class OfflineEngine:
         # Sentence vectors (the vault's embedding model) for grouping, routing
         # and splitting by meaning and subject (themes.py); words alone without.
         self.meaning = meaning
+        self._new_titles: dict[str, str] = {}  # a planned topic's title, by the first seq of each block sent to it
 
     def _meaning(self) -> Meaning | None:
         return self.meaning if self.meaning is not None and self.meaning.available else None
@@ -92,7 +93,13 @@ class OfflineEngine:
         model: by subject and meaning instead (themes.routes)."""
         meaning = self._meaning()
         if meaning is not None:
-            return themes.routes(blocks, topics, meaning)
+            people = speakers(item.text for block in blocks for item in block.items)
+            found = themes.routes(blocks, topics, meaning, titles.title, people)
+            # A new topic's first section is headed by the topic's own title.
+            self._new_titles = {
+                str(blocks[r.block].items[0].seqs): r.new_title for r in found if r.topic is None and r.new_title
+            }
+            return found
         return [scored.route for scored in self.plan_scored(blocks, topics, background)]
 
     def plan_scored(
@@ -140,7 +147,10 @@ class OfflineEngine:
         result = [Section(sec.title, tuple(items)) for sec, items in zip(sections, lists, strict=True)]
         if new_section:
             name = titles.title if self._meaning() is not None else naming.title
-            title = block.title if block.title not in {s.title for s in sections} else name(new_section)
+            first = block.title
+            if not any(s.title for s in sections) and block.items:
+                first = self._new_titles.get(str(block.items[0].seqs), first)
+            title = first if first not in {s.title for s in sections} else name(new_section)
             result.append(Section(title, tuple(new_section)))
         return TopicUpdate(tuple(result), tuple(superseded))
 

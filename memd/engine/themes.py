@@ -149,7 +149,13 @@ def topic_subject(text: str) -> str | None:
     return name if count >= SUBJECT_SHARE * sum(said.values()) else None
 
 
-def routes(blocks: list[Block], topics: list[TopicInfo], meaning: Any) -> list[Route]:
+def routes(
+    blocks: list[Block],
+    topics: list[TopicInfo],
+    meaning: Any,
+    title: Any = None,
+    people: frozenset[str] = frozenset(),
+) -> list[Route]:
     """Each block to the existing or newly planned topic of its subject that is
     closest in meaning (its entries' mean vector), when close enough; else to a new topic."""
     import numpy as np
@@ -188,7 +194,16 @@ def routes(blocks: list[Block], topics: list[TopicInfo], meaning: Any) -> list[R
         else:
             planned.append((block.title, own, mean, len(block.items)))
             out.append(Route(b, None, block.title))
-    return out
+    if title is None:
+        return out
+    # A new topic is named after everything planned into it, not only the
+    # block that opened it (often a few entries).
+    members: dict[str, list[Item]] = {}
+    for route in out:
+        if route.topic is None and route.new_title is not None:
+            members.setdefault(route.new_title, []).extend(blocks[route.block].items)
+    named = {first: title(items, people) for first, items in members.items()}
+    return [Route(r.block, None, named[r.new_title]) if r.topic is None and r.new_title in named else r for r in out]
 
 
 def place(sections: list[list[Item]], items: list[Item], meaning: Any) -> int | None:
