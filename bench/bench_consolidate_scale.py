@@ -1,6 +1,6 @@
 """Consolidation cost against vault size: the same buffer into 10, 100 and 1,000 topics.
 
-Usage: python bench/bench_consolidate_scale.py [--sizes 10,100,1000] [--repeat 5] [--tokens 1000] [--cold]
+Usage: python bench/bench_consolidate_scale.py [--sizes 10,100,1000] [--repeat 5] [--tokens 1000] [--cold] [--indexed]
 
 For each size a template vault is built once: topics of eight signed entries
 each (every topic on its own subject, with words shared across subjects as in
@@ -14,7 +14,11 @@ CPU seconds of this process (time.process_time) plus its git children
 (resource.getrusage(RUSAGE_CHILDREN)). Runs go round the sizes in turn, so
 the medians and their ratios are measured side by side. ``--cold`` also
 deletes memd's derived routing state before each run (the first run after an
-upgrade, or after someone deletes .memd/).
+upgrade, or after someone deletes .memd/). ``--indexed`` brings the search
+index (and its sentence vectors) up to date after the buffer is written and
+before the measured consolidation, as the daemon does after each add: with
+``consolidate.grouping = meaning`` (``MEMD_GROUPING=meaning``) consolidation
+then takes the buffer's vectors from search instead of embedding them.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from memd.core.document import Heading, make_entry
 from memd.core.signature import Signature
 from memd.vault.buffer import NewEntry, append_entries, buffer_status
 from memd.vault.state import State, write_state
+from memd.vault.vault import Vault
 
 ENTRIES_PER_TOPIC = 8
 SYLLABLES = "ka lo mi ne ru sa ti vo ze ba do fi gu ha je ko lu ma no pi ra se to vu wi ya zo".split()
@@ -56,7 +61,7 @@ def sentence(rng: random.Random, own: list[str]) -> str:
     return " ".join(words).capitalize() + f", number {rng.randint(1000, 9999)}."
 
 
-def build_template(root: Path, topics: int) -> None:
+def build_template(root: Path, topics: int, indexed: bool = False) -> None:
     """``topics`` topic files written directly (fast), state past their seqs, one commit."""
     vault = init_vault(root).vault
     vault.topics_dir.mkdir(exist_ok=True)
@@ -90,6 +95,16 @@ def build_template(root: Path, topics: int) -> None:
     # One ordinary consolidation, so the vault is as everyday use leaves it.
     append_entries(vault, [NewEntry(sentence(random.Random(7), subject_words(random.Random(0), 8)))] * 3)
     consolidate(vault)
+    if indexed:
+        _sync_index(vault)
+
+
+def _sync_index(vault: Vault) -> None:
+    from memd.index import IndexStore
+
+    store = IndexStore(vault)
+    store.sync()
+    store.close()
 
 
 def buffer_notes(tokens: int) -> list[NewEntry]:
@@ -111,7 +126,9 @@ def cpu() -> float:
     return time.process_time() + children.ru_utime + children.ru_stime
 
 
-def one_run(template: Path, work: Path, notes: list[NewEntry], cold: bool) -> tuple[float, int, int]:
+def one_run(
+    template: Path, work: Path, notes: list[NewEntry], cold: bool, indexed: bool = False
+) -> tuple[float, int, int]:
     if work.exists():
         shutil.rmtree(work)
     shutil.copytree(template, work, symlinks=True)
@@ -120,6 +137,8 @@ def one_run(template: Path, work: Path, notes: list[NewEntry], cold: bool) -> tu
         for path in vault.index_dir.glob("catalog*"):
             path.unlink()
     append_entries(vault, notes)
+    if indexed:
+        _sync_index(vault)
     tokens = buffer_status(vault).tokens
     start = cpu()
     outcome = consolidate(vault)
@@ -133,6 +152,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--tokens", type=int, default=1000)
     parser.add_argument("--cold", action="store_true", help="delete the derived routing state before each run")
+    parser.add_argument("--indexed", action="store_true", help="sync the search index before each measured run")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     notes = buffer_notes(args.tokens)
@@ -142,12 +162,12 @@ def main() -> None:
         for size in sizes:
             started = time.perf_counter()
             templates[size] = base / f"template-{size}"
-            build_template(templates[size], size)
+            build_template(templates[size], size, args.indexed)
             print(f"built a vault of {size} topics ({time.perf_counter() - started:.1f} s)", file=sys.stderr)
         spent: dict[int, list[float]] = {size: [] for size in sizes}
         for run in range(args.repeat):
             for size in sizes:
-                seconds, tokens, touched = one_run(templates[size], base / "run", notes, args.cold)
+                seconds, tokens, touched = one_run(templates[size], base / "run", notes, args.cold, args.indexed)
                 spent[size].append(seconds)
                 print(
                     f"run {run + 1}: {size:>5} topics, buffer {tokens} tokens ({len(notes)} entries) -> "
@@ -156,7 +176,8 @@ def main() -> None:
                 )
     first = statistics.median(spent[sizes[0]])
     print(
-        f"\nconsolidate ~{args.tokens} tokens{' (cold: no derived state)' if args.cold else ''}, "
+        f"\nconsolidate ~{args.tokens} tokens{' (cold: no derived state)' if args.cold else ''}"
+        f"{' (search index synced first)' if args.indexed else ''}, "
         f"CPU seconds incl. git, median of {args.repeat}:"
     )
     print(f"{'topics':>8} {'median':>8} {'min':>8} {'max':>8} {'ratio':>7}")

@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from memd.app.evaluate import evidence_found
+from memd.app.evaluate import concentration, evidence_found
 from memd.index.records import Record
-from memd.ingest.locomo import load_locomo, session_time
+from memd.ingest.locomo import Question, load_locomo, session_time
 
 
 def conversation() -> dict:
@@ -158,3 +158,20 @@ def test_selection_parses_ranges_and_lists() -> None:
     for bad in ("0", "2-1", "x", "1-6"):
         with pytest.raises(FormatError):
             parse_selection(bad, 5)
+
+
+def test_evidence_concentration_counts_distinct_topics_per_evidence_turn_of_multi_hop_questions() -> None:
+    topic_of = {"D1:1": "ana-dogs.md", "D2:2": "ana-dogs.md", "D1:2": "ben.md", "D2:1": "pottery.md"}
+    questions = (
+        Question("Where has Ana taken Pixel?", ("D1:1", "D2:2"), 1),  # one topic for two turns: 0.5
+        Question("What do they make?", ("D1:2", "D2:1", "D2:2"), 1),  # three topics for three turns: 1.0
+        Question("Only one turn filed", ("D1:1", "D9:9"), 1),  # fewer than two turns in topics: left out
+        Question("Not multi-hop", ("D1:1", "D1:2"), 4),
+    )
+    assert concentration(topic_of, questions) == [0.5, 1.0]
+
+
+def test_eval_json_has_evidence_concentration(locomo_file: Path, memd) -> None:
+    data = json.loads(memd("eval", "locomo", str(locomo_file), "--no-consolidate", "--json").output)
+    assert data["evidence_concentration"] is None  # nothing is filed in topics without consolidating
+    assert data["conversations"][0]["evidence_concentration"] is None

@@ -86,6 +86,9 @@ class Report:
     conversations: list[dict[str, Any]] = field(default_factory=list)
     index_backend: str = ""  # the search backend the retrieval ran on (memd/index/backends.py)
     abstention: Abstention | None = None
+    # Distinct topics per evidence turn over multi-hop questions (see ``concentration``);
+    # None when no question had two evidence turns in topics.
+    evidence_concentration: float | None = None
 
     @property
     def main(self) -> Scores:
@@ -110,6 +113,7 @@ class Report:
                 "topics": self.topics,
                 "seconds": round(self.seconds, 2),
                 "consolidated": self.consolidated,
+                "evidence_concentration": _round(self.evidence_concentration),
                 "word_budget": WORD_BUDGET,
                 "conversations": self.conversations,
                 "settings": {name: scores.to_json() for name, scores in self.scores.items() if name != DEFAULT},
@@ -244,6 +248,7 @@ def run_locomo(
     any_consolidated = False
     retrieval = index_backend = ""
     tokens: dict[str, int] = {}
+    spread: dict[str, list[float]] = {}  # per conversation, each multi-hop question's concentration
     total_q = len(settings) * sum(len(c.questions) for c in chosen)
     if abstention:
         total_q += sum(len(c.questions) + len(c.unanswerable) for c in chosen)
@@ -261,6 +266,7 @@ def run_locomo(
             retrieval = _describe(store)
             tokens[conversation.sample_id] = _model_tokens(vault)
             entries += _count_entries(vault)
+            spread[conversation.sample_id] = concentration(_topic_of_turn(vault), conversation.questions)
             topics += len(vault.topic_files())
             for name, options in settings.items():
                 tally = tallies[name]
@@ -289,6 +295,7 @@ def run_locomo(
             "questions": len(c.questions),
             "recall": scores[DEFAULT].by_conversation.get(c.sample_id),
             "construction_tokens": tokens[c.sample_id],
+            "evidence_concentration": _round(_mean_or_none(spread[c.sample_id])),
         }
         for c in chosen
     ]
@@ -310,7 +317,44 @@ def run_locomo(
         )
         if abstention
         else None,
+        _mean_or_none([value for values in spread.values() for value in values]),
     )
+
+
+def concentration(topic_of: dict[str, str], questions: tuple[Question, ...]) -> list[float]:
+    """For each multi-hop question with at least two evidence turns filed in
+    topics: distinct topics holding them / those turns. 1.0 means every turn
+    sits in a topic of its own; 1/n means all n share one topic. Topics are
+    meant to gather what belongs together, and a multi-hop question's
+    evidence is facts that belong together."""
+    found = []
+    for question in questions:
+        if question.category != 1:
+            continue
+        filed = [topic_of[turn] for turn in dict.fromkeys(question.evidence) if turn in topic_of]
+        if len(filed) >= 2:
+            found.append(len(set(filed)) / len(filed))
+    return found
+
+
+def _topic_of_turn(vault: Any) -> dict[str, str]:
+    """Each turn id (an entry's ``src``) -> the topic file holding it."""
+    found: dict[str, str] = {}
+    for path in vault.topic_files():
+        for located in vault.read(path).signed():
+            signature = located.entry.signature
+            for ref in ((signature.src if signature else None) or "").split(";"):
+                if ref.strip():
+                    found[ref.strip()] = path.name
+    return found
+
+
+def _mean_or_none(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _score(tally: _Tally, backend: Any, results: list[Any], question: Question, sample: str) -> None:

@@ -427,8 +427,18 @@ class Memory:
                 "sync": sync,
                 "gitignore_missing": self._missing_ignores(),
                 "acks_problem": acks.problem(self.vault),
+                "topic_health": self._topic_health(),
             },
         )
+
+    def _topic_health(self) -> dict[str, int] | None:
+        from memd.consolidation.catalog import topic_health
+        from memd.core.errors import MemdError
+
+        try:
+            return topic_health(self.vault)
+        except MemdError:  # the lock is held long (a consolidation): status still answers
+            return None
 
     def _missing_ignores(self) -> builtins.list[str]:
         from memd.vault.vault import missing_ignores

@@ -232,7 +232,14 @@ def status(ctx: click.Context, as_json: bool) -> None:
     tokens = f"{buffer.tokens}/{buffer.token_threshold} tokens"
     age = f"age {age_text(buffer.age_seconds)}/{age_text(buffer.age_threshold_seconds)}"
     click.echo(f"buffer      {buffer.entries} entries, {tokens}, {age}: {due}")
-    click.echo(f"topics      {facts.topics}")
+    health = facts.extra.get("topic_health")
+    if health and health["count"]:
+        click.echo(
+            f"topics      {facts.topics}: median {health['median_tokens']} tokens, largest {health['max_tokens']}, "
+            f"{health['tiny']} tiny, {health['huge']} over the split size"
+        )
+    else:
+        click.echo(f"topics      {facts.topics}")
     click.echo(f"next seq    {facts.next_seq}")
     _sync_lines(facts.extra.get("sync") or {})
     click.echo(f"consolidated {facts.consolidations} times, last {facts.last_consolidation or 'never'}")

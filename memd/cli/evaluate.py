@@ -98,3 +98,8 @@ def locomo(
             f"{a.answerable:.3f} of {a.answerable_questions} answerable ones"
         )
     click.echo(f"entries {report.entries}, topics {report.topics}, {report.seconds:.1f}s")
+    if report.evidence_concentration is not None:
+        click.echo(
+            f"evidence concentration {report.evidence_concentration:.3f}"
+            " (distinct topics per evidence turn of a multi-hop question; lower gathers more)"
+        )

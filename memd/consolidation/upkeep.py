@@ -36,10 +36,16 @@ def split_topic(space: Workspace, engine: Engine, topic_id: str, limit: int) -> 
                 rebuilt.append(section)
         document = apply_sections(document, rebuilt + extra)
     parts = partitions(document)
-    sizes = [_tokens(s) for s in sections_of(document)]
+    sections = sections_of(document)
+    sizes = [_tokens(s) for s in sections]
+    # The engine orders the sections so that what is about one thing is cut
+    # into one piece; an order that is not a permutation is not used.
+    order = [i + 1 for i in engine.arrange(sections[1:], sizes[1:], target)]
+    if sorted(order) != list(range(1, len(parts))):
+        order = list(range(1, len(parts)))
     chunks: list[list[int]] = [[]]
     size = 0
-    for index in range(1, len(parts)):  # the preamble (index 0) stays
+    for index in order:  # the preamble (index 0) stays
         if chunks[-1] and size + sizes[index] > target:
             chunks.append([])
             size = 0
@@ -48,6 +54,8 @@ def split_topic(space: Workspace, engine: Engine, topic_id: str, limit: int) -> 
     if len(chunks) < 2:
         space.set(topic_id, document)
         return []
+    for chunk in chunks:
+        chunk.sort()  # a piece keeps its sections in the order they were written
     keep = [0, *chunks[0]]
     space.set(topic_id, _with_partitions(document, parts, keep))
     created = []

@@ -55,6 +55,7 @@ class Config:
     buffer_age: timedelta = _default("consolidate.buffer_age")  # noqa: RUF009 - an immutable value
     split_tokens: int = _default("consolidate.split_tokens")
     merge_tokens: int = _default("consolidate.merge_tokens")
+    grouping: str = _default("consolidate.grouping")
     git_author: str = _default("git.author")
     git_repository: str = _default("git.repository")  # "own": never commit into an enclosing repository
     lock_timeout: float = _default("vault.lock_timeout")

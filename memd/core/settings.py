@@ -116,6 +116,17 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "merge similar topics that are smaller than this",
         attr="merge_tokens",
     ),
+    SettingSpec(
+        "consolidate",
+        "grouping",
+        "choice",
+        "words",
+        "how the offline engine groups entries into topics: words, or meaning (subject and sentence vectors)",
+        env="MEMD_GROUPING",
+        attr="grouping",
+        shown="hidden",
+        choices=("words", "meaning"),
+    ),
     SettingSpec("git", "author", "str", "memd <memd@localhost>", "author of memd's own commits", attr="git_author"),
     SettingSpec(
         "git",

@@ -19,8 +19,11 @@ from memd.vault.vault import Vault
 
 def _offline(vault: Vault) -> Engine:
     from memd.engine.offline import OfflineEngine
+    from memd.index.meaning import Meaning
 
-    return OfflineEngine()
+    if vault.config.grouping != "meaning":
+        return OfflineEngine()
+    return OfflineEngine(Meaning(vault.config.embedding, vault.index_dir))
 
 
 def _llm(vault: Vault) -> Engine:

@@ -222,6 +222,12 @@ class Engine(Protocol):
         """Cut one oversized section into ``parts`` coherent sections."""
         ...
 
+    def arrange(self, sections: list[Section], sizes: list[int], target: int) -> list[int]:
+        """An order of a too-big topic's sections (indices) in which what is
+        about one thing is adjacent, so cutting it into pieces of about
+        ``target`` tokens (``sizes``: each section's) keeps themes whole."""
+        ...
+
     def merge_groups(
         self, topics: list[TopicInfo], limit_tokens: int, background: Background | None = None
     ) -> list[list[str]]:
@@ -231,7 +237,7 @@ class Engine(Protocol):
         ...
 
     def summarise(self, sections: list[Section]) -> str:
-        """A one-line summary: keywords plus the most representative entry."""
+        """A one-line summary: the topic's few key facts."""
         ...
 
     def summarise_many(self, topics: list[list[Section]]) -> list[str]:

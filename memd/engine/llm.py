@@ -251,6 +251,9 @@ class LLMEngine:
             max_tokens=reference_limit(len(keyed)),
         )
 
+    def arrange(self, sections: list[Section], sizes: list[int], target: int) -> list[int]:
+        return self.offline.arrange(sections, sizes, target)
+
     def merge_groups(
         self, topics: list[TopicInfo], limit_tokens: int, background: Background | None = None
     ) -> list[list[str]]:

@@ -12,13 +12,17 @@ in ``coverage.py``, titles and summaries in ``naming.py``.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from memd.engine import clustering, coverage, naming
+from memd.engine import clustering, coverage, naming, themes, titles
 from memd.engine.base import Background, Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
 from memd.engine.rules import fold_duplicates, fold_into_existing, is_filler, supersede
-from memd.engine.text import Weights, cosine, vocabulary
+from memd.engine.text import Weights, cosine, speakers, vocabulary
 
 PLACE_THRESHOLD = 0.12  # the least cosine that places a new entry in an existing section
+
+if TYPE_CHECKING:
+    from memd.index.meaning import Meaning
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 
@@ -29,10 +33,21 @@ class OfflineEngine:
     uses_model = False
     client = None  # no model: `memd ask` answers extractively
 
+    def __init__(self, meaning: Meaning | None = None) -> None:
+        # Sentence vectors (the vault's embedding model) for grouping, routing
+        # and splitting by meaning and subject (themes.py); words alone without.
+        self.meaning = meaning
+        self._new_titles: dict[str, str] = {}  # a planned topic's title, by the first seq of each block sent to it
+
+    def _meaning(self) -> Meaning | None:
+        return self.meaning if self.meaning is not None and self.meaning.available else None
+
     def begin(self, run: str) -> None:
         pass
 
     def drain_notes(self) -> list[str]:
+        if self.meaning is not None:
+            self.meaning.save()  # the run's new vectors, for the next run and for search
         return []
 
     # --- extraction -----------------------------------------------------
@@ -54,6 +69,10 @@ class OfflineEngine:
 
     def rewrite(self, items: list[Item]) -> Rewrite:
         kept, superseded = supersede(fold_duplicates(items))
+        meaning = self._meaning()
+        if meaning is not None and kept:
+            blocks = themes.group(kept, meaning.vectors([item.text for item in kept]), titles.title)
+            return Rewrite(tuple(blocks), tuple(superseded))
         return Rewrite(tuple(clustering.group(kept)), tuple(superseded))
 
     # --- planning -------------------------------------------------------
@@ -62,7 +81,17 @@ class OfflineEngine:
         """Route by how well a topic covers the block's words, BM25-style: each
         shared word counts by its rarity, saturating with its frequency in the
         topic, discounted for topics longer than average (a big topic knows
-        many words without being about all of them)."""
+        many words without being about all of them). With the embedding
+        model: by subject and meaning instead (themes.routes)."""
+        meaning = self._meaning()
+        if meaning is not None:
+            people = speakers(item.text for block in blocks for item in block.items)
+            found = themes.routes(blocks, topics, meaning, titles.title, people)
+            # A new topic's first section is headed by the topic's own title.
+            self._new_titles = {
+                str(blocks[r.block].items[0].seqs): r.new_title for r in found if r.topic is None and r.new_title
+            }
+            return found
         return [scored.route for scored in self.plan_scored(blocks, topics, background)]
 
     def plan_scored(
@@ -87,10 +116,18 @@ class OfflineEngine:
         weights = Weights(everything)
         centroids = [weights.vector(w) for w in words]
         new_section: list[Item] = []
+        meaning = self._meaning()
+        fresh = [item for old, item in incoming if old is None]
+        # By meaning, a block (entries of one subject and theme) stays together:
+        # in the section closest to it, or as a section of its own.
+        joined = themes.place(lists, fresh, meaning) if meaning is not None and fresh else None
         for (old, item), item_words in zip(incoming, new_words, strict=True):
             if old is not None:  # a duplicate of an existing entry: take its place
                 s = next(s for s, it in existing if it is old)
                 lists[s].append(item)
+                continue
+            if meaning is not None:
+                (lists[joined] if joined is not None else new_section).append(item)
                 continue
             vec = weights.vector(item_words)
             scores = [(cosine(vec, c), s) for s, c in enumerate(centroids)]
@@ -101,12 +138,25 @@ class OfflineEngine:
                 new_section.append(item)
         result = [Section(sec.title, tuple(items)) for sec, items in zip(sections, lists, strict=True)]
         if new_section:
-            title = block.title if block.title not in {s.title for s in sections} else naming.title(new_section)
+            name = titles.title if self._meaning() is not None else naming.title
+            first = block.title
+            if not any(s.title for s in sections) and block.items:
+                first = self._new_titles.get(str(block.items[0].seqs), first)
+            title = first if first not in {s.title for s in sections} else name(new_section)
             result.append(Section(title, tuple(new_section)))
         return TopicUpdate(tuple(result), tuple(superseded))
 
     def split(self, section: Section, parts: int) -> list[Section]:
+        meaning = self._meaning()
+        if meaning is not None:
+            return themes.split(section, parts, meaning, titles.title)
         return clustering.split(section, parts)
+
+    def arrange(self, sections: list[Section], sizes: list[int], target: int) -> list[int]:
+        meaning = self._meaning()
+        if meaning is None:
+            return list(range(len(sections)))  # as written
+        return themes.arrange(sections, sizes, target, meaning)
 
     def merge_groups(
         self, topics: list[TopicInfo], limit_tokens: int, background: Background | None = None
@@ -114,10 +164,14 @@ class OfflineEngine:
         return clustering.merge_groups(topics, limit_tokens, background)
 
     def summarise(self, sections: list[Section]) -> str:
+        if self._meaning() is not None:
+            return titles.summary(sections)
         return naming.summary(sections)
 
     def summarise_many(self, topics: list[list[Section]]) -> list[str]:
         return [self.summarise(sections) for sections in topics]
 
     def title(self, items: list[Item]) -> str:
+        if self._meaning() is not None:
+            return titles.title(items)
         return naming.title(items)

@@ -33,7 +33,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -373,10 +373,16 @@ class IndexStore:
         if not self._vectors.stale(digests):
             return report
         from memd.index.embedding import embed_many
+        from memd.index.meaning import Meaning
 
-        done = self._vectors.refresh(
-            digests, lambda rel: self._read_or_empty(rel), lambda texts: embed_many(self._embedder, texts), known
-        )
+        def embed(texts: Sequence[str]) -> Any:
+            return embed_many(self._embedder, texts)
+
+        if self.vault.config.grouping == "meaning":
+            # What consolidation embedded (the same texts, mostly) is not embedded again.
+            kept = Meaning(self.vault.config.embedding, self.folder)
+            embed = functools.partial(kept.reuse, embed=embed)
+        done = self._vectors.refresh(digests, lambda rel: self._read_or_empty(rel), embed, known)
         self._vectors.save()
         self._vectors_seen = _stamp(self.vectors_path)  # under the index lock: no other writer since
         return replace(report, embedded=done.embedded, seconds=time.monotonic() - started)

@@ -33,6 +33,7 @@ from memd.engine.base import Engine
 from memd.ingest import sources
 from memd.ingest.formats import Parsed, Rejected, Turn, parse
 from memd.ingest.scrub import scrub
+from memd.ingest.smalltalk import bears_fact
 from memd.ingest.sources import KnownCopy, SourceCopy, find_ingested, render, reserve_path
 from memd.ingest.units import Unit, units_of
 from memd.vault.buffer import NewEntry, append_entries
@@ -175,7 +176,7 @@ class IngestJob:
             statements = [found.text for found in self.engine.extract(unit.text)]
             if unit.speaker is None:
                 self.pending += [NewEntry(text, None, source, unit.src) for text in statements]
-            elif " ".join(statements).strip():  # greetings and acknowledgements: kept in the source only
+            elif " ".join(statements).strip() and bears_fact(unit.text):  # small talk: in the source only
                 self.pending.append(NewEntry(f"{unit.speaker}: {' '.join(statements)}", unit.time, source, unit.src))
             self.done += 1
             if progress is not None and (self.done % 50 == 0 or self.done == len(self.units)):

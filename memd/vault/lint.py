@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memd.core.atomic import read_text
-from memd.core.document import Document, parse_document
+from memd.core.document import Document, Entry, parse_document
 from memd.core.errors import DocumentError, FormatError
 from memd.core.layout import DOCUMENT_KINDS
 from memd.core.signature import check_meta
@@ -56,6 +56,25 @@ def lint_vault(vault: Vault, paths: list[Path] | None = None) -> list[Problem]:
     return problems
 
 
+def _lint_size(vault: Vault, name: str, document: Document) -> list[Problem]:
+    """A topic past ``consolidate.split_tokens`` (the consolidation that next
+    touches it splits it): worth knowing, never an error."""
+    from memd.core.tokens import count_tokens
+
+    tokens = sum(count_tokens(block.full_text) for block in document.blocks if isinstance(block, Entry))
+    if tokens <= vault.config.split_tokens:
+        return []
+    return [
+        Problem(
+            name,
+            1,
+            f"{tokens} tokens, over consolidate.split_tokens ({vault.config.split_tokens}): "
+            "the next consolidation that touches it splits it",
+            "warning",
+        )
+    ]
+
+
 def _lint_document(vault: Vault, path: Path, kind: str, seen: dict[int, str]) -> list[Problem]:
     name = vault.rel_of(path)
     try:
@@ -69,6 +88,8 @@ def _lint_document(vault: Vault, path: Path, kind: str, seen: dict[int, str]) ->
     problems = [Problem(name, line, message) for line, message in document.problems]
     problems += _lint_secrets(name, text)
     problems += _lint_frontmatter(vault, path, name, document, is_topic)
+    if is_topic:
+        problems += _lint_size(vault, name, document)
     for located in document.signed():
         signature = located.entry.signature
         assert signature is not None

@@ -1,0 +1,316 @@
+"""Grouping by what entries are about: their subject (whom they are about) and
+their meaning (sentence vectors, ``memd.index.meaning``), with the words they share.
+
+Used by the offline engine when the embedding model is there; ``clustering.py``
+and ``coverage.py`` judge by words alone otherwise.
+
+- **Subject.** A transcript turn ("Melanie: I signed up for a pottery
+  class") is about the person saying it: what people tell in a conversation is
+  mostly their own life. Turns of different speakers never share a block, and
+  a block joins only a topic whose turns are mostly its speaker's. Entries
+  without a speaker label have no subject and go by meaning and names alone.
+- **Names.** People and named things in the text ("Priya", "Atlas") pull
+  entries that name the same ones together, so facts about one person or one
+  project gather even when the rest of their words differ.
+- **Meaning and words.** An entry's features are its sentence vector, its
+  tf-idf vector and its names, each of unit length and weighted, so the dot
+  product of two entries is a weighted sum of three cosines; a group's
+  similarity to another is the mean over their pairs (average linkage), found
+  from the groups' summed features.
+
+Deterministic: the same entries give the same groups (the model is too).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from memd.engine.base import Block, Item, Route, Section, TopicInfo
+from memd.engine.text import _SPEAKER, STOPWORDS, Weights, speakers, vocabulary
+
+MEANING_WEIGHT = 0.6
+WORDS_WEIGHT = 0.25
+NAMES_WEIGHT = 0.15
+GROUP_LINK = 0.30  # the least mean similarity that makes two groups of the buffer one
+ROUTE_LINK = 0.25  # the least cosine of meaning that sends a block to an existing topic
+FEW = 3  # blocks of fewer entries never open a topic when their subject has one
+SECTION_LINK = 0.8  # the least cosine of meaning that puts a block into an existing section
+SUBJECT_SHARE = 0.5  # a topic is someone's when at least this share of its labelled turns are theirs
+TOPIC_LINES = 40  # entries of a topic read for its meaning (its latest ones: what it is about now)
+
+_NAME = re.compile(r"(?<![\w'])([A-Z][a-z]+(?:[ -][A-Z][a-z]+)*)")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;\"]\s+|\n)$")
+
+
+def subject(text: str) -> str | None:
+    """The speaker of a transcript turn ("Melanie: ..." -> "Melanie"), else None."""
+    match = _SPEAKER.match(text)
+    return match.group(0).strip().rstrip(":").strip() if match else None
+
+
+def names(text: str) -> frozenset[str]:
+    """Capitalised words and runs of them that are not the first word of a
+    sentence, nor a function word: people, places, projects."""
+    body = _SPEAKER.sub("", text, count=1)
+    found = set()
+    for match in _NAME.finditer(body):
+        word = match.group(1)
+        if _SENTENCE_START.search(body[: match.start()]) or word.lower() in STOPWORDS or word == "I":
+            continue
+        found.add(word.lower())
+    return frozenset(found)
+
+
+def features(items: list[Item], vectors: Any) -> Any:
+    """Each entry's weighted features (a row of unit-length parts), see the module doc."""
+    import numpy as np
+
+    texts = [item.text for item in items]
+    words = vocabulary(texts)
+    weights = Weights(words)
+    lexical = [weights.vector(w) for w in words]
+    vocab = {t: i for i, t in enumerate(sorted({t for vec in lexical for t in vec}))}
+    named = [names(text) for text in texts]
+    name_index = {n: i for i, n in enumerate(sorted({n for found in named for n in found}))}
+    lex = np.zeros((len(items), len(vocab)), dtype=np.float32)
+    for row, vec in enumerate(lexical):
+        for term, value in vec.items():
+            lex[row, vocab[term]] = value
+    nam = np.zeros((len(items), len(name_index)), dtype=np.float32)
+    for row, found in enumerate(named):
+        for name in found:
+            nam[row, name_index[name]] = 1.0 / np.sqrt(len(found))
+    return np.hstack(
+        [
+            np.sqrt(MEANING_WEIGHT) * np.asarray(vectors, dtype=np.float32),
+            np.sqrt(WORDS_WEIGHT) * lex,
+            np.sqrt(NAMES_WEIGHT) * nam,
+        ]
+    )
+
+
+def clusters(rows: Any, link: float) -> list[list[int]]:
+    """Average-linkage agglomerative clustering of feature rows: the two
+    groups of highest mean pairwise similarity join while that is >= ``link``."""
+    import numpy as np
+
+    n = len(rows)
+    if n == 0:
+        return []
+    members: list[list[int]] = [[i] for i in range(n)]
+    sums = np.array(rows, dtype=np.float64)
+    sizes = np.ones(n)
+    alive = np.ones(n, dtype=bool)
+    sim = sums @ sums.T / np.outer(sizes, sizes)
+    np.fill_diagonal(sim, -np.inf)
+    while alive.sum() > 1:
+        flat = int(np.argmax(sim))
+        a, b = divmod(flat, n)
+        if sim[a, b] < link:
+            break
+        a, b = min(a, b), max(a, b)
+        members[a] += members[b]
+        members[b] = []
+        sums[a] += sums[b]
+        sizes[a] += sizes[b]
+        alive[b] = False
+        sim[b, :] = -np.inf
+        sim[:, b] = -np.inf
+        row = sums @ sums[a] / (sizes * sizes[a])
+        row[~alive] = -np.inf
+        row[a] = -np.inf
+        sim[a, :] = row
+        sim[:, a] = row
+    return [sorted(m) for m in members if m]
+
+
+def group(items: list[Item], vectors: Any, title: Any) -> list[Block]:
+    """The buffer's entries as blocks, each of one subject and one theme, in
+    order of their first entry. ``title`` names a block's items."""
+    rows = features(items, vectors)
+    by_subject: dict[str | None, list[int]] = {}
+    for i, item in enumerate(items):
+        by_subject.setdefault(subject(item.text), []).append(i)
+    found: list[list[int]] = []
+    for members in by_subject.values():
+        found.extend([members[j] for j in cluster] for cluster in clusters(rows[members], GROUP_LINK))
+    people = speakers(item.text for item in items)
+    return [Block(title([items[i] for i in m], people), tuple(items[i] for i in m)) for m in sorted(found, key=min)]
+
+
+def topic_subject(text: str) -> str | None:
+    """Whose a topic is: the speaker of at least SUBJECT_SHARE of its labelled lines."""
+    said = Counter(s for line in text.splitlines() if (s := subject(line)))
+    if not said:
+        return None
+    name, count = said.most_common(1)[0]
+    return name if count >= SUBJECT_SHARE * sum(said.values()) else None
+
+
+def routes(
+    blocks: list[Block],
+    topics: list[TopicInfo],
+    meaning: Any,
+    title: Any = None,
+    people: frozenset[str] = frozenset(),
+) -> list[Route]:
+    """Each block to the existing or newly planned topic of its subject that is
+    closest in meaning (its entries' mean vector), when close enough; else to a new topic."""
+    import numpy as np
+
+    subjects = [topic_subject(t.text) for t in topics]
+    centres = [_centre(meaning, t.text.splitlines()) for t in topics]
+    planned: list[tuple[str, str | None, Any, int]] = []  # title, subject, summed vector, count
+    out = []
+    for b, block in enumerate(blocks):
+        vectors = meaning.vectors([item.text for item in block.items])
+        mean = vectors.sum(axis=0)
+        centre = mean / (np.linalg.norm(mean) or 1.0)
+        own = _block_subject(block)
+        # A block of one or two entries is a remark on a subject, not a subject
+        # of its own: it joins the closest topic of its subject however far.
+        best, best_score = None, ROUTE_LINK if len(block.items) >= FEW else -1.0
+        for topic, who, c in zip(topics, subjects, centres, strict=True):
+            if c is None or (own is not None and who != own):
+                continue
+            score = float(c @ centre)
+            if score >= best_score:
+                best, best_score = topic.id, score
+        fresh, fresh_score = -1, best_score
+        for p, (_, who, summed, _) in enumerate(planned):
+            if own is not None and who != own:
+                continue
+            score = float(summed @ centre / (np.linalg.norm(summed) or 1.0))
+            if score > fresh_score:
+                fresh, fresh_score = p, score
+        if fresh >= 0:
+            name, who, summed, count = planned[fresh]
+            planned[fresh] = (name, who, summed + mean, count + len(block.items))
+            out.append(Route(b, None, name))
+        elif best is not None:
+            out.append(Route(b, best))
+        else:
+            planned.append((block.title, own, mean, len(block.items)))
+            out.append(Route(b, None, block.title))
+    if title is None:
+        return out
+    # A new topic is named after everything planned into it, not only the
+    # block that opened it (often a few entries).
+    members: dict[str, list[Item]] = {}
+    for route in out:
+        if route.topic is None and route.new_title is not None:
+            members.setdefault(route.new_title, []).extend(blocks[route.block].items)
+    named = {first: title(items, people) for first, items in members.items()}
+    return [Route(r.block, None, named[r.new_title]) if r.topic is None and r.new_title in named else r for r in out]
+
+
+def place(sections: list[list[Item]], items: list[Item], meaning: Any) -> int | None:
+    """The section (its items) closest in meaning to ``items``, if one is close
+    enough (SECTION_LINK) and of their subject; None: they make a section of their own."""
+    import numpy as np
+
+    total = meaning.vectors([item.text for item in items]).sum(axis=0)
+    centre = total / (np.linalg.norm(total) or 1.0)
+    own = _block_subject(Block("", tuple(items)))
+    best, best_score = None, SECTION_LINK
+    for s, members in enumerate(sections):
+        if not members or _block_subject(Block("", tuple(members))) != own:
+            continue
+        summed = meaning.vectors([item.text for item in members]).sum(axis=0)
+        score = float(summed @ centre / (np.linalg.norm(summed) or 1.0))
+        if score >= best_score:
+            best, best_score = s, score
+    return best
+
+
+def split(section: Section, parts: int, meaning: Any, title: Any) -> list[Section]:
+    """A section cut into ``parts`` by meaning and subject (clusters of its
+    entries' features, joined until there are ``parts``)."""
+    items = list(section.items)
+    if parts < 2 or len(items) < 2:
+        return [section]
+    rows = features(items, meaning.vectors([item.text for item in items]))
+    found = [[i] for i in range(len(items))] if len(items) <= parts else _cut(rows, parts)
+    if len(found) < 2:
+        half = len(items) // 2
+        found = [list(range(half)), list(range(half, len(items)))]
+    return [Section(title([items[i] for i in m]), tuple(items[i] for i in m)) for m in sorted(found, key=min)]
+
+
+def arrange(sections: list[Section], sizes: list[int], target: int, meaning: Any) -> list[int]:
+    """Sections in pieces of about ``target`` tokens: two seeds far apart in
+    meaning, each piece grown from its seed by the section closest to it,
+    taking turns while both have room (sections without entries stay after
+    the one before them)."""
+    import numpy as np
+
+    centres: list[Any] = [None] * len(sections)
+    texts = [item.text for section in sections for item in section.items]
+    if texts:
+        vectors = meaning.vectors(texts)
+        at = 0
+        for s, section in enumerate(sections):
+            if section.items:
+                total = vectors[at : at + len(section.items)].sum(axis=0)
+                centres[s] = total / (np.linalg.norm(total) or 1.0)
+                at += len(section.items)
+    left = [s for s in range(len(sections)) if centres[s] is not None]
+    followers: dict[int, list[int]] = {}
+    lead = -1
+    for s in range(len(sections)):
+        if centres[s] is None:
+            followers.setdefault(lead, []).append(s)
+        else:
+            lead = s
+    order: list[int] = list(followers.get(-1, []))
+    piece: Any = None
+    size = 0
+    while left:
+        if piece is None or size >= target:
+            # A new piece starts from the section least like what came before.
+            chosen = left[0] if piece is None else min(left, key=lambda s: (float(centres[s] @ piece), s))
+            piece, size = np.zeros_like(centres[chosen]), 0
+        else:
+            chosen = max(left, key=lambda s: (float(centres[s] @ piece), -s))
+        left.remove(chosen)
+        order.append(chosen)
+        order.extend(followers.get(chosen, []))
+        piece = piece + centres[chosen]
+        size += sizes[chosen]
+    return order
+
+
+def _cut(rows: Any, parts: int) -> list[list[int]]:
+    """Agglomerative clustering down to ``parts`` groups, then the smallest
+    leftovers joined to their closest group."""
+    found = clusters(rows, 0.0)
+    while len(found) > parts:
+        sums = [rows[m].sum(axis=0) for m in found]
+        smallest = min(range(len(found)), key=lambda g: (len(found[g]), found[g][0]))
+        scores = [
+            (float(sums[smallest] @ sums[g]) / (len(found[smallest]) * len(found[g])), g)
+            for g in range(len(found))
+            if g != smallest
+        ]
+        _, target = max(scores)
+        found[target] = sorted(found[target] + found[smallest])
+        del found[smallest]
+    return found
+
+
+def _block_subject(block: Block) -> str | None:
+    said = Counter(subject(item.text) for item in block.items)
+    name, _ = said.most_common(1)[0]
+    return name
+
+
+def _centre(meaning: Any, lines: list[str]) -> Any | None:
+    import numpy as np
+
+    lines = [line for line in lines if len(line.split()) > 2][-TOPIC_LINES:]
+    if not lines:
+        return None
+    total = meaning.vectors(lines).sum(axis=0)
+    return total / (np.linalg.norm(total) or 1.0)

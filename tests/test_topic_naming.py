@@ -1,0 +1,178 @@
+"""Topic names a person would write, small talk left in sources, grouping by subject and meaning."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memd.core.signature import Signature
+from memd.engine.base import Item, Section
+from memd.engine.titles import UNTITLED, summary, title
+from memd.ingest.smalltalk import bears_fact
+from memd.vault.vault import Vault
+
+from .conftest import Memd
+
+
+def items(*texts: str) -> list[Item]:
+    return [Item(Signature.make(n, time="2026-11-20"), text) for n, text in enumerate(texts, 1)]
+
+
+MELANIE = items(
+    "Melanie: I just signed up for a pottery class yesterday. [shares a photo of a clay bowl]",
+    "Melanie: Wow, Caroline, that's awesome! Here's a photo of my painting of a sunset.",
+    "Melanie: The pottery class made me calm, and my painting of the lake is done. [shares a photo of a lake]",
+    "Melanie: Thanks, Caroline! I love my pottery and my painting, they are my therapy.",
+)
+
+
+def test_a_title_names_the_subject_and_its_salient_nouns_never_caption_or_reaction_words() -> None:
+    name = title(MELANIE, frozenset({"caroline", "melanie"}))
+    assert name.startswith("Melanie — ")
+    words = set(name.lower().replace("—", " ").split())
+    assert {"pottery", "painting"} <= words
+    assert not words & UNTITLED and "caroline" not in words and "photo" not in words
+
+
+def test_notes_without_speakers_are_named_by_the_name_most_of_them_mention() -> None:
+    notes = items(
+        "The Atlas cut-over is planned for the first weekend of March.",
+        "Priya reviews the Atlas migration scripts on Monday.",
+        "Rollback plan for the Atlas cut-over is in the runbook.",
+    )
+    assert title(notes).startswith("Atlas — ")
+
+
+def test_a_summary_is_verbatim_facts_not_a_keyword_list() -> None:
+    text = summary([Section("Melanie", tuple(MELANIE))])
+    pieces = text.split(" · ")
+    assert 1 <= len(pieces) <= 2
+    for piece in pieces:
+        said = piece.removeprefix("Melanie: ").rstrip("…")
+        assert any(said in item.text for item in MELANIE)  # verbatim
+    assert "Wow" not in text and "photo" not in text.lower()
+
+
+@pytest.mark.parametrize(
+    "turn, fact",
+    [
+        ("Wow, what an experience! How did it make you feel?", False),
+        ("Thanks, Mel! Bye!", False),
+        ("Hey Caroline! Good to see you!", False),
+        ("Thanks! We won! It was really close.", True),  # a first-person statement tells something
+        ("The pottery class starts on 3 March.", True),
+        ("Cool! [shares a photo of a clay bowl]", True),
+        ("Do you still keep the greenhouse tomatoes from last spring?", True),  # a question with content
+    ],
+)
+def test_small_talk_is_told_from_a_turn_that_bears_a_fact(turn: str, fact: bool) -> None:
+    assert bears_fact(turn) is fact
+
+
+def test_small_talk_of_an_ingested_chat_stays_in_the_source_only(memd: Memd, vault: Vault, tmp_path: Path) -> None:
+    chat = [
+        {"role": "user", "content": "Hey! Good to see you!", "time": "2026-11-20T09:00:00Z"},
+        {"role": "assistant", "content": "Wow, what an experience! How did it feel?", "time": "2026-11-20T09:01:00Z"},
+        {"role": "user", "content": "We moved the standup to 9:30 on Tuesdays.", "time": "2026-11-20T09:02:00Z"},
+    ]
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(chat))
+    result = json.loads(memd("ingest", str(path), "--json").output)[0]
+    buffered = vault.current.read_text()
+    assert "standup" in buffered and "Good to see you" not in buffered and "experience" not in buffered
+    copy = (vault.root / result["source"]).read_text()
+    assert "Good to see you" in copy and "what an experience" in copy  # verbatim in sources/
+    memd("add", "Hey! Good to see you!")  # what a person adds is always kept
+    assert "Good to see you" in vault.current.read_text()
+
+
+def test_grouping_by_meaning_gathers_each_speakers_facts(memd: Memd, vault: Vault) -> None:
+    from memd.index.embedding import unavailable
+
+    if unavailable(vault.config.embedding):
+        pytest.skip("the embedding model is not installed")
+    memd("config", "set", "consolidate.grouping", "meaning")
+    turns = [
+        ("2026-01-05", "Ana: I signed up for a pottery class at the community centre."),
+        ("2026-01-05", "Ben: My team at work moved the release to Friday."),
+        ("2026-03-12", "Ana: My first clay bowl came out of the kiln today."),
+        ("2026-03-12", "Ben: The release went out and the customers are happy."),
+        ("2026-06-20", "Ana: I glazed three mugs for my sister at pottery."),
+        ("2026-06-20", "Ben: We are planning the next release for September."),
+    ]
+    for when, text in turns:
+        memd("add", "--time", when, text)
+    memd("consolidate")
+    holders: dict[str, set[str]] = {}
+    for path in vault.topic_files():
+        for located in vault.read(path).signed():
+            holders.setdefault(located.entry.full_text.split(":")[0], set()).add(path.name)
+    assert holders == {"Ana": holders["Ana"], "Ben": holders["Ben"]}
+    assert len(holders["Ana"]) == 1 and len(holders["Ben"]) == 1 and holders["Ana"] != holders["Ben"]
+    assert (vault.index_dir / "meaning.npz").is_file()  # each text embedded once, kept for the next run
+
+
+def test_status_reports_topic_health(memd: Memd, vault: Vault) -> None:
+    memd("config", "set", "consolidate.split_tokens", "40")
+    for n in range(12):
+        memd("add", f"Garden note {n}: the tomatoes in bed {n} need water and the basil needs sun every morning.")
+    memd("consolidate")
+    health = json.loads(memd("status", "--json").output)["topic_health"]
+    assert health["count"] == len(vault.topic_files()) >= 1
+    assert 0 < health["median_tokens"] <= health["max_tokens"]
+    assert set(health) == {"count", "median_tokens", "max_tokens", "tiny", "huge"}
+    line = next(x for x in memd("status").output.splitlines() if x.startswith("topics"))
+    assert f"largest {health['max_tokens']}" in line and "tiny" in line
+
+
+def test_lint_warns_of_a_topic_over_the_split_size_without_failing(memd: Memd, vault: Vault) -> None:
+    big = "\n".join(f"- <seq={n},time=2026-11-20> Tomato bed {n} needs water every morning." for n in range(1, 41))
+    (vault.root / "topics" / "garden.md").write_text(f"# Garden\n\n{big}\n")
+    memd("config", "set", "consolidate.split_tokens", "100")
+    result = memd("lint")  # warnings alone exit 0
+    assert "topics/garden.md:1: warning: " in result.output and "over consolidate.split_tokens (100)" in result.output
+
+
+def test_vectors_consolidation_made_are_reused_by_search(
+    memd: Memd, vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memd.index import IndexStore, embedding
+    from memd.index.embedding import unavailable
+
+    if unavailable(vault.config.embedding):
+        pytest.skip("the embedding model is not installed")
+    memd("config", "set", "consolidate.grouping", "meaning")
+    texts = ["Ana adopted a greyhound called Pixel", "Ben repaired the blue bicycle", "Ana bakes rye bread"]
+    for n, text in enumerate(texts):
+        memd("add", "--time", f"2026-01-0{n + 1}", text)
+    memd("consolidate")
+    model_read: list[str] = []
+    real = embedding.embed_many
+
+    def counted(embedder: Any, texts: Sequence[str], workers: int | None = None) -> Any:
+        model_read.extend(texts)
+        return real(embedder, texts, workers)
+
+    monkeypatch.setattr(embedding, "embed_many", counted)
+    store = IndexStore(vault)
+    try:
+        store.sync()
+    finally:
+        store.close()
+    assert not set(texts) & set(model_read)  # each entry's vector came from consolidation's cache
+
+
+def test_grouping_by_meaning_without_the_model_groups_by_words(memd: Memd, vault: Vault) -> None:
+    memd("config", "set", "consolidate.grouping", "meaning")
+    memd("config", "set", "index.embedding", "none")
+    for text in ["Ana: I signed up for a pottery class.", "Ben: The release moved to Friday."]:
+        memd("add", text)
+    memd("consolidate")
+    assert not (vault.index_dir / "meaning.npz").exists()  # no vectors were made
+    filed = [e.entry.full_text for p in vault.topic_files() for e in vault.read(p).signed()]
+    assert sorted(filed) == ["Ana: I signed up for a pottery class.", "Ben: The release moved to Friday."]
+    assert "—" not in "".join(vault.read(p).title() or "" for p in vault.topic_files())  # keyword titles
