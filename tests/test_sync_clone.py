@@ -133,7 +133,7 @@ def test_an_empty_remote_gets_a_new_vault_on_the_branch_asked_for(tmp_path: Path
 
 def test_branch_needs_from(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["init", str(tmp_path / "v"), "--branch", "main"])
-    assert result.exit_code == 2 and "--branch goes with --from" in result.output
+    assert result.exit_code == 1 and "--branch goes with --from" in result.output
     assert not (tmp_path / "v").exists()
 
 

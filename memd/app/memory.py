@@ -186,14 +186,17 @@ class Memory:
 
     def commit_hand_edits(self, hold: Collection[str] = ()) -> str | None:
         """Commit what people changed by hand, under their name (all but the paths in ``hold``)."""
-        from memd.consolidation.restore import restore
+        from memd.consolidation.restore import Unsettled, restore
         from memd.git.log import blocked, commit_hand_edits
         from memd.vault import acks
 
         if blocked(self.vault) is not None:
             return None
-        with self.vault.locked():
-            wiped = restore(self.vault)  # an editor's stale save is not the person's deletion
+        try:
+            with self.vault.locked():
+                wiped = restore(self.vault)  # an editor's stale save is not the person's deletion
+        except Unsettled:
+            return None  # a save in progress: its edit is committed once it has settled
         if wiped.restored:
             self._warn(f"put back {len(wiped.restored)} entries an editor's save had removed from CURRENT.md")
         sha = commit_hand_edits(self.vault, wiped.removed_span, hold=hold)

@@ -21,6 +21,7 @@ from pathlib import Path
 from memd.core.atomic import append_bytes, read_bytes, read_text
 from memd.core.signature import SeqSet
 from memd.vault import acks
+from memd.vault.journal import HandEditConflict
 from memd.vault.state import seqs_in_files
 from memd.vault.vault import Vault
 
@@ -94,30 +95,42 @@ def on_purpose(vault: Vault, gone: list[acks.Ack]) -> set[int]:
 SETTLE = 0.5  # seconds a just-saved CURRENT.md is left alone before entries it lacks count as gone
 
 
-def _settling(path: Path) -> bool:
-    """Wait (at most a few SETTLE periods) while ``path`` was written moments
-    ago: an editor saving in place truncates the file, then writes it, and
-    a read in between finds entries "gone" that the save is about to bring
-    back; putting them back then would leave each one twice."""
-    waited = False
-    for _ in range(4):
-        try:
-            age = time.time() - path.stat().st_mtime
-        except OSError:
-            return waited
-        if age >= SETTLE or age < 0:
-            return waited
-        time.sleep(min(SETTLE - age, SETTLE))
-        waited = True
-    return waited
+class Unsettled(HandEditConflict):
+    """CURRENT.md lacks acknowledged entries and changed while memd read it,
+    or was written moments ago and looks cut short: an
+    editor saving in place truncates the file, then writes it, and a read in
+    between finds entries "gone" that the save is about to bring back (putting
+    them back then would leave each one twice). Read it again once it has
+    settled; the vault lock is not held while waiting."""
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
+
+
+def _half_written(path: Path) -> bool:
+    """Written moments ago and empty, or cut short of a line's end: what a
+    read finds between an in-place save's truncation and its last write (a
+    whole save, stale or not, ends its last line)."""
+    try:
+        age = time.time() - path.stat().st_mtime
+        data = path.read_bytes() if 0 <= age < SETTLE else None
+    except OSError:
+        return False
+    return data is not None and (not data or not data.endswith(b"\n"))
 
 
 def restore(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) -> Vanished:
     """Put back what vanished by accident; report what a person removed on
     purpose. Call under the vault lock."""
+    before = _stamp(vault.current)
     gone = vanished(vault, held)
-    if gone and _settling(vault.current):
-        gone = vanished(vault, held)  # read again, whole: the save has finished
+    if gone and (_stamp(vault.current) != before or _half_written(vault.current)):
+        raise Unsettled("CURRENT.md was saved a moment ago and lacks entries memd acknowledged; starting over")
     if not gone:
         return Vanished((), ())
     deliberate = on_purpose(vault, gone)

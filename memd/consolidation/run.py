@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
 from memd.consolidation.filing import Filing, batches_of, file_batch
 from memd.consolidation.outcome import ConsolidationError, Outcome, commit_message
 from memd.consolidation.recovery import recover
-from memd.consolidation.restore import Vanished, restore
+from memd.consolidation.restore import SETTLE, Unsettled, Vanished, restore
 from memd.consolidation.scrub import without_secrets
 from memd.consolidation.sections import adopt_unsigned
 from memd.consolidation.stale import drop_stale_copies, drop_topic_copies
@@ -96,11 +97,13 @@ def _with_retries(
             cancel.check()
             with contextlib.ExitStack() as cleanup:  # the workspace's catalog is closed however the attempt ends
                 return _attempt(vault, engine, trigger, dry_run, if_due, notes, progress, cleanup)
-        except HandEditConflict:
+        except HandEditConflict as conflict:
             # A person is editing: their edit is committed as theirs and the
             # consolidation is redone on top of it; after a few tries, later.
             if attempt == ATTEMPTS:
                 raise
+            if isinstance(conflict, Unsettled):
+                time.sleep(SETTLE)  # without the vault lock: the editor's save finishes meanwhile
     raise AssertionError("unreachable")
 
 

@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from memd.consolidation.restore import restore
+from memd.consolidation.restore import Unsettled, restore
 from memd.core.crashpoints import crashpoint
 from memd.core.errors import FormatError, GitError
 from memd.core.signature import SeqSet
@@ -147,8 +147,11 @@ def commit_pending(vault: Vault, warnings: list[str]) -> list[str]:
         raise SyncError(f"cannot sync before the last consolidation is committed: {note}")
     if sha:
         made.append(sha)
-    with vault.locked():
-        wiped = restore(vault)
+    try:
+        with vault.locked():
+            wiped = restore(vault)
+    except Unsettled:
+        raise SyncError("CURRENT.md was being saved as sync started; run `memd sync` again") from None
     if wiped.restored:
         warnings.append(f"put back {len(wiped.restored)} entries an editor's save had removed from CURRENT.md")
     try:
