@@ -125,7 +125,7 @@ class Segment:
             return index
         index.rids, index.matrix = stored_rids.tolist(), matrix
         index._keys, index._stored_keys, index._row = None, keys, None
-        index.parts, index.part_rows, index.part_keys = parts, part_rows.astype(np.int32), [bytes(k) for k in part_keys]
+        index.parts, index.part_rows, index.part_keys = parts, part_rows.astype(np.int32), [_key(k) for k in part_keys]
         index.files = {str(rel): str(digest) for rel, digest in files.items()}
         index.ident = str(meta.get("id", ""))
         if version != FORMAT:
@@ -137,7 +137,7 @@ class Segment:
     def keys(self) -> list[bytes]:
         """The hash of the text each row was embedded from."""
         if self._keys is None:
-            self._keys = [bytes(key) for key in self._stored_keys]
+            self._keys = [_key(key) for key in self._stored_keys]
             self._stored_keys = None
         return self._keys
 
@@ -188,6 +188,12 @@ class Segment:
         if self._row is None:
             self._row = {rid: row for row, rid in enumerate(self.rids)}
         return self._row.get(rid)
+
+
+def _key(stored: Any) -> bytes:
+    """A text hash as stored: numpy's S20 drops a hash's trailing zero bytes, which
+    left one text in 256 never matching its own vector (embedded again at every change)."""
+    return bytes(stored).ljust(20, b"\0")
 
 
 def _parts_fit(parts: np.ndarray, rows: np.ndarray, keys: np.ndarray, records: int, dim: int) -> bool:

@@ -404,7 +404,13 @@ class IndexStore:
         if not self._vectors.stale(digests):
             return report
         if seconds is not None and seconds <= 0:
-            self._vectors.retire(digests)  # nothing embedded: a reader that must not wait
+            # A reader that must not wait: nothing embedded, but what is left is counted.
+            try:
+                self._vectors.register(digests, lambda rel: self._read_or_empty(rel), known)
+            except BaseException:
+                self._vectors = self._vectors_seen = None
+                raise
+            self._vectors_seen = self._vectors_stamp()
             done_, wanted = self._vectors.coverage()
             self.vectors_behind = (done_, max(done_, wanted))
             return report

@@ -21,7 +21,7 @@ each finished chunk is a segment with the log written after it: a build that
 is stopped (Ctrl-C, a crash, a time budget) keeps what is done, its rows are
 searchable, and the next refresh embeds only the rest.
 
-Compaction: when every file is complete and a quarter of the base is retired
+Compaction: when every file is complete and half of the base is retired
 (or the base is in an older format), the live rows are written as a new base
 and the segments removed; past ``MAX_SEGMENTS`` the newest half are merged
 into one. A base rewritten by compaction gets a new id, and a log naming
@@ -192,16 +192,6 @@ class VectorIndex:
             return True
         return any(state[0] != digests[rel] or state[2] < state[3] for rel, state in self.files.items())
 
-    def retire(self, digests: Mapping[str, str]) -> None:
-        """Stop serving the rows of files that changed or went (in memory: the next
-        ``refresh`` records it), so a search that does not wait for vectors never
-        ranks a record by the vector of its old text."""
-        gone = [rel for rel, state in self.files.items() if digests.get(rel) != state[0]]
-        if gone:
-            for rel in gone:
-                del self.files[rel]
-            self._assemble()
-
     def coverage(self) -> tuple[int, int]:
         """(records with a vector, records that want one) over the files in the log."""
         return len(self.rids), sum(int(state[3]) for state in self.files.values())
@@ -266,8 +256,6 @@ class VectorIndex:
         if progress is not None and total:
             progress(0, total)
         while done < total:
-            if seconds is not None and time.process_time() - started >= seconds:
-                break
             batch, fresh = _take(todo, done, chunk, stored)
             vectors = embed([text for _, text in fresh]) if fresh else np.zeros((0, self.dim), np.float32)
             for row, (key, _) in enumerate(fresh):
@@ -278,6 +266,8 @@ class VectorIndex:
             done += len(batch)
             if progress is not None:
                 progress(done, total)
+            if seconds is not None and time.process_time() - started >= seconds:
+                break  # at least one chunk a call: each bounded call gets further
         if self.next == written and (self.files != before or rebuilt):
             self._write_log()  # no segment written, but files changed or went
         self._compact()
@@ -285,15 +275,29 @@ class VectorIndex:
         spent = time.process_time() - started
         return RefreshReport(embedded, reused, live, rebuilt, wanted, spent, done, time.monotonic() - clock)
 
-    def _plan(self, digests: Mapping[str, str], read: ReadRecords, known: Mapping[str, list[Record]]) -> list[_Todo]:
-        """The records still to embed, shortest text first; files that changed get a new generation."""
+    def register(self, digests: Mapping[str, str], read: ReadRecords, known: Mapping[str, list[Record]]) -> None:
+        """Note the files that changed or went, and how many records each wants a vector
+        for, embedding nothing (a search that must not wait): their old rows stop
+        serving, and ``coverage`` and ``memd status`` count what is left."""
+        if self.damaged:
+            self.files, self.damaged = {}, False
+        before = {rel: list(state) for rel, state in self.files.items()}
+        self._plan(digests, read, known, resume=False)
+        if self.files != before:
+            self._write_log()
+
+    def _plan(
+        self, digests: Mapping[str, str], read: ReadRecords, known: Mapping[str, list[Record]], resume: bool = True
+    ) -> list[_Todo]:
+        """The records still to embed, shortest text first; files that changed get a new generation.
+        Without ``resume``, files already begun are not read again (nothing is embedded)."""
         laid = set(self.rids) if any(s[2] < s[3] for rel, s in self.files.items() if rel in digests) else set()
         for rel in [rel for rel in self.files if rel not in digests]:
             del self.files[rel]
         todo: list[_Todo] = []
         for rel, digest in digests.items():
             state = self.files.get(rel)
-            if state is not None and state[0] == digest and state[2] >= state[3]:
+            if state is not None and state[0] == digest and (state[2] >= state[3] or not resume):
                 continue
             records = [record for record in (known[rel] if rel in known else read(rel)) if wants_vector(record)]
             if state is None or state[0] != digest:
@@ -340,7 +344,7 @@ class VectorIndex:
         serving = [len(s.rids) if live is None else len(live) for s, live, _ in self._views if s is self.base]
         retired = len(self.base.rids) - sum(serving)
         complete = all(state[2] >= state[3] for state in self.files.values())
-        if complete and (self.base.outdated or (len(self.segments) > 1 and retired * 4 >= len(self.base.rids))):
+        if complete and (self.base.outdated or (len(self.segments) > 1 and retired * 2 >= len(self.base.rids))):
             self._write_base()
         elif len(self.segments) - 1 > MAX_SEGMENTS:
             self._merge(self.segments[-(MAX_SEGMENTS // 2) :])
