@@ -379,7 +379,7 @@ class VectorIndex:
         return out
 
     def _write_base(self) -> None:
-        base = self._gathered(self._views, self.folder / BASE)
+        base = _in_file_order(self._gathered(self._views, self.folder / BASE), self.files)
         base.files = {rel: str(state[0]) for rel, state in self.files.items()}
         base.ident = uuid.uuid4().hex
         base.save()
@@ -446,6 +446,33 @@ def _take(
                 fresh.setdefault(key, text)
         end += 1
     return todo[start:end], list(fresh.items())
+
+
+def _in_file_order(segment: Segment, files: Mapping[str, Any]) -> Segment:
+    """``segment`` with its rows file by file (in the order of ``files``) and, within a
+    file, as ``records_for`` gives them (entries by line, then partitions): the order a
+    build in one go has, whatever chunks the rows came in. Equal vectors (a text
+    in two files) rank by row, so a stopped and resumed build ranks as one in one go."""
+    rank = {rel: n for n, rel in enumerate(files)}
+
+    def key(row: int) -> tuple[int, int, int]:
+        rel, _, place = segment.rids[row].rpartition("#")
+        return rank.get(rel, len(rank)), 0 if place.startswith("L") else 1, int(place[1:] or 0)
+
+    order = np.array(sorted(range(len(segment.rids)), key=key), dtype=np.int64)
+    if np.array_equal(order, np.arange(len(order))):
+        return segment
+    new_of_old = np.empty(len(order), dtype=np.int64)
+    new_of_old[order] = np.arange(len(order))
+    parts = np.argsort(new_of_old[segment.part_rows], kind="stable") if len(segment.part_rows) else order[:0]
+    keys = segment.keys
+    segment.rids = [segment.rids[row] for row in order]
+    segment._keys = [keys[row] for row in order]
+    segment.matrix = np.ascontiguousarray(segment.matrix[order])
+    segment.part_keys = [segment.part_keys[i] for i in parts]
+    segment.parts = np.ascontiguousarray(segment.parts[parts])
+    segment.part_rows = new_of_old[segment.part_rows[parts]].astype(np.int32) if len(parts) else segment.part_rows
+    return segment
 
 
 def _vectors(keys: list[bytes], stored: Mapping[bytes, tuple[Any, int]], dim: int) -> np.ndarray:
