@@ -222,3 +222,25 @@ def test_a_search_with_a_time_bound_builds_part_and_the_next_goes_on(big: Vault,
     assert second.vectors is None or second.vectors[0] > first.vectors[0]
     assert not set(counting.texts[:spent]) & set(counting.texts[spent:])
     memory.close()
+
+
+def test_the_daemon_builds_missing_vectors_a_slice_at_a_time(big: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memd.daemon import core
+    from memd.daemon.handler import Handler
+
+    monkeypatch.setattr(core, "VECTOR_SLICE", 1e-9)  # one chunk a turn
+    monkeypatch.setattr(vectors, "SLICE_TEXTS", 150)
+    said: list[str] = []
+    now = [1000.0]
+    handler = Handler(big, clock=lambda: now[0], quiet=3.0, check_every=3600.0, rescan_every=3600.0, log=said.append)
+    handler.start()  # indexes the words, and a first slice of vectors
+    assert handler.vectors_behind is not None and 0 < handler.vectors_behind[0] < 3 * ENTRIES
+    assert handler.next_deadline() <= now[0]  # the next slice is due at once
+    turns = 0
+    while handler.vectors_behind is not None and turns < 3 * ENTRIES:
+        before = handler.vectors_behind[0]
+        handler.run_due()
+        turns += 1
+        assert handler.vectors_behind is None or handler.vectors_behind[0] > before  # every turn gets further
+    assert handler.vectors_behind is None and len(stored(big)) == 3 * ENTRIES
+    assert said[0].startswith("vectors ") and said[-1] == "vectors complete"
