@@ -27,6 +27,9 @@ from memd import __version__
 from memd.app import Memory
 from memd.core.errors import MemdError
 
+# CPU seconds a memory_search spends embedding vectors still missing (see memd search).
+SEARCH_EMBED_SECONDS = 3.0
+
 log = logging.getLogger("memd.mcp")
 
 INSTRUCTIONS = """\
@@ -159,8 +162,14 @@ def build_server(memory: Memory) -> MCPServer[Any]:
 
         Each result has `path`, `line`, `seq`, `time`, `source` and a `snippet`; cite results as path:line
         (with `as_of`, each has a `cite` path:line@commit). Use memory_read to see more lines around a result.
-        Returns {"results": [...]}, best first."""
-        return memory.search(query, limit=limit, since=since, until=until, source=source, as_of=as_of).to_json()
+        Returns {"results": [...]}, best first, and a `note` while the vectors of a large import are
+        still being built (ranked by words and the vectors built so far)."""
+        # A long first build never blocks a tool call: each call embeds a slice (the daemon, when
+        # running, builds the rest; the note says how far it is).
+        found = memory.search(
+            query, limit=limit, since=since, until=until, source=source, as_of=as_of, embed_seconds=SEARCH_EMBED_SECONDS
+        )
+        return found.to_json()
 
     @tool
     def memory_grep(
