@@ -157,6 +157,10 @@ class VectorIndex:
         for number, segment in self.segments:
             if not segment.rids:
                 continue
+            if number == 0 and self._base_whole():
+                views.append((segment, None, len(rids)))
+                rids.extend(segment.rids)
+                continue
             # Judged per file, not per row: a segment holds runs of one file's rows.
             verdict: dict[str, bool] = {}
             live: list[int] = []
@@ -177,6 +181,16 @@ class VectorIndex:
         self.rids = rids
         self._starts = np.array([start for _, _, start in views], dtype=np.int64)
         self._row: dict[str, int] | None = None
+
+    def _base_whole(self) -> bool:
+        """Whether every row of the base is live, judged by its file list alone (a base
+        holds rows of the files it lists, and only those): a new process reading a
+        compacted store does not look at each of its rows."""
+        files, listed = self.files, self.base.files
+        return len(listed) > 0 and all(
+            (state := files.get(rel)) is not None and state[0] == digest and state[1] == 0
+            for rel, digest in listed.items()
+        )
 
     # -- searching ------------------------------------------------------------
     def __len__(self) -> int:
