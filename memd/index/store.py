@@ -186,17 +186,6 @@ class IndexStore:
         with self._locked():
             return self._sync_vectors(self._rebuild(scan(self.vault), progress, started), started, embedding)
 
-    def vectors_pending(self) -> tuple[int, int] | None:
-        """(records with a vector, records that want one) while some still wait; None when
-        complete or without the model. Reads the stored vectors' log, not the model."""
-        if self._vectors is None:
-            return None
-        manifest = self._load_manifest()
-        if manifest is None or not self._vectors.stale(_digests(manifest)):
-            return None
-        done, wanted = self._vectors.coverage()
-        return done, max(wanted, done)
-
     def close(self) -> None:
         if self._backend is not None:
             self._backend.close()
