@@ -244,3 +244,57 @@ def test_the_daemon_builds_missing_vectors_a_slice_at_a_time(big: Vault, monkeyp
         assert handler.vectors_behind is None or handler.vectors_behind[0] > before  # every turn gets further
     assert handler.vectors_behind is None and len(stored(big)) == 3 * ENTRIES
     assert said[0].startswith("vectors ") and said[-1] == "vectors complete"
+
+
+TOPICS = 24  # past one chunk of texts (CHUNK_TEXTS)
+
+
+@pytest.mark.slow
+def test_a_killed_reindex_keeps_its_finished_chunks(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process is killed (no clean-up at all) once a chunk is on disk; the next sync embeds only the rest."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    for i in range(TOPICS):
+        (vault.topics_dir / f"t{i}.md").write_text(topic(f"t{i}", 1 + i * ENTRIES), encoding="utf-8")
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    child = subprocess.Popen([sys.executable, "-m", "memd", "--vault", str(vault.root), "reindex"], env=env)
+    try:
+        deadline = time.monotonic() + 600  # a hang guard, far past the minute one chunk takes
+        while not logged_segments(vault) and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert child.poll() is None, "the build finished before it could be stopped"
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.wait()
+    kept = stored(vault)
+    assert 0 < len(kept) < TOPICS * ENTRIES
+    counting = Counting(monkeypatch)
+    store = IndexStore(vault)
+    store.sync()
+    store.close()
+    assert len(stored(vault)) == TOPICS * ENTRIES
+    # No record that had a vector was embedded again.
+    done = {vectors.vector_text(r) for r in records_of(vault) if r.rid in set(kept.rids)}
+    assert not done & set(counting.texts)
+
+
+def logged_segments(vault: Vault) -> list[int]:
+    """The segments the log names (a segment is kept once the log written after it names it)."""
+    try:
+        return list(json.loads((vault.index_dir / "vectors" / "log.json").read_text())["segments"])
+    except (OSError, ValueError):
+        return []
+
+
+def records_of(vault: Vault) -> list[Record]:
+    return [
+        record
+        for path in sorted(vault.topics_dir.glob("*.md"))
+        for record in records_for(vault.rel_of(path), path.read_text(encoding="utf-8"))
+        if vectors.wants_vector(record)
+    ]
