@@ -156,9 +156,8 @@ def synthetic_vectors(vault: Vault, real: np.ndarray) -> None:
 
     from memd.index.records import read_records
 
-    index = VectorIndex(vault.index_dir / "vectors.npz", "minilm-l6", 384)
-    index.refresh(digests, lambda rel: read_records(vault.root, rel)[1], fake)
-    index.save()
+    index = VectorIndex.load(vault.index_dir, "minilm-l6", 384)
+    index.refresh(digests, lambda rel: read_records(vault.root, rel)[1], fake)  # written as it goes
 
 
 # -- 2. steady state ------------------------------------------------------------
@@ -369,7 +368,7 @@ def main(argv: list[str]) -> None:
                     f"{r['wall']:.1f} s ({r['cpu']:.1f} s CPU), {r['embedded'] / r['wall']:.0f} entries/s",
                     flush=True,
                 )
-                real = np.array(VectorIndex.load(vault.index_dir / "vectors.npz", "minilm-l6", 384).matrix)
+                real = np.array(VectorIndex.load(vault.index_dir, "minilm-l6", 384).base.matrix)
             else:
                 started = time.perf_counter()
                 synthetic_vectors(vault, real)

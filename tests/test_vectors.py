@@ -12,6 +12,7 @@ import pytest
 from memd.index import IndexStore, embedding, minilm
 from memd.index.embedding import _minilm_folder, embed_many, embed_query, load_embedder
 from memd.index.minilm import WEIGHTS_SHA256, ModelUnavailable, check_weights
+from memd.index.segment import Segment
 from memd.index.vectors import VectorIndex
 from memd.vault.vault import Vault
 
@@ -40,10 +41,16 @@ def search(memd, query: str) -> list[dict]:
 
 
 def stored(vault: Vault) -> VectorIndex:
-    return VectorIndex.load(vault.index_dir / "vectors.npz", "minilm-l6", 384)
+    """The vault's vectors, as a search reads them (the base and later segments)."""
+    return VectorIndex.load(vault.index_dir, "minilm-l6", 384)
 
 
-def write_older_format(vault: Vault, index: VectorIndex, version: int, vectors: np.ndarray) -> None:
+def base(vault: Vault) -> Segment:
+    """The base segment, ``vectors.npz``: all of the vectors once a build is complete and compacted."""
+    return Segment.load(vault.index_dir / "vectors.npz", "minilm-l6", 384)
+
+
+def write_older_format(vault: Vault, index: Segment, version: int, vectors: np.ndarray) -> None:
     """The vault's vector file as an older memd wrote it: records' vectors only, no sentences."""
     np.savez(
         vault.index_dir / "vectors.npz",
@@ -137,37 +144,37 @@ def test_a_damaged_vector_file_is_rebuilt(life: Vault, memd) -> None:
 
 def test_vectors_of_another_shape_are_rebuilt(life: Vault, memd) -> None:
     search(memd, "cycling")
-    index = stored(life)
+    index = base(life)
     index.matrix = index.matrix[:, :100]
     index.save()
-    assert stored(life).damaged
+    assert base(life).damaged
     assert search(memd, "cycling")[0]["via"] == "meaning"
-    assert stored(life).matrix.shape == (4, 384)
+    assert base(life).matrix.shape == (4, 384)
 
 
 def test_a_vector_file_cut_short_is_rebuilt(life: Vault, memd) -> None:
     search(memd, "cycling")
     vectors = life.index_dir / "vectors.npz"
     vectors.write_bytes(vectors.read_bytes()[:-2000])  # the end of the matrix and the archive's directory
-    assert stored(life).damaged
+    assert base(life).damaged
     assert search(memd, "cycling")[0]["via"] == "meaning"
-    assert len(stored(life)) == 4 and not stored(life).damaged
+    assert len(base(life)) == 4 and not base(life).damaged
 
 
 def test_a_vector_file_holding_a_nan_is_rebuilt(life: Vault, memd) -> None:
     search(memd, "cycling")
-    index = stored(life)
+    index = base(life)
     index.matrix = np.array(index.matrix)
     index.matrix[2, 7] = np.nan
     index.save()
-    assert stored(life).damaged
+    assert base(life).damaged
     assert search(memd, "cycling")[0]["via"] == "meaning"
-    assert np.isfinite(stored(life).matrix).all()
+    assert np.isfinite(base(life).matrix).all()
 
 
 def test_stored_vectors_are_read_in_place_and_stay_a_plain_npz(life: Vault, memd) -> None:
     search(memd, "cycling")
-    index = stored(life)
+    index = base(life)
     # Mapped from the file (no copy), aligned so numpy's BLAS takes it as it is.
     assert not index.matrix.flags.owndata and index.matrix.flags.aligned and not index.outdated
     assert np.allclose(np.linalg.norm(index.matrix, axis=1), 1.0, atol=1e-5)
@@ -177,15 +184,15 @@ def test_stored_vectors_are_read_in_place_and_stay_a_plain_npz(life: Vault, memd
 
 def test_vectors_in_the_older_half_precision_format_are_kept_and_rewritten(life: Vault, memd) -> None:
     search(memd, "cycling")
-    index = stored(life)
+    index = base(life)
     original = np.array(index.matrix)  # np.savez rewrites the file in place, under the mapping
     write_older_format(life, index, 1, original.astype(np.float16))
-    old = stored(life)
+    old = base(life)
     assert old.outdated and not old.damaged and len(old) == 4
     store = IndexStore(life)
     assert store.sync().embedded == 0  # rewritten from the stored vectors, none embedded again
     store.close()
-    new = stored(life)
+    new = base(life)
     assert not new.outdated and new.rids == index.rids and not new.matrix.flags.owndata
     assert np.allclose(new.matrix, original, atol=1e-3)
     assert search(memd, "cycling")[0]["via"] == "meaning"
@@ -322,7 +329,7 @@ def talk(vault: Vault) -> Vault:
 def test_a_record_of_several_sentences_gets_a_vector_per_sentence(talk: Vault) -> None:
     store = IndexStore(talk)
     assert store.sync().embedded == 2 + 3  # two records, and the three sentences of the first
-    index = stored(talk)
+    index = base(talk)
     assert index.part_rows.tolist() == [index.row("topics/talk.md#L6")] * 3
     query = "a camping trip with the children"
     similar = store.backend().similar(query)  # type: ignore[attr-defined]
@@ -344,7 +351,7 @@ def test_editing_one_sentence_embeds_that_sentence_and_its_record_only(talk: Vau
     path = talk.topics_dir / "talk.md"
     path.write_text(path.read_text().replace("How are you?", "And you two?"), encoding="utf-8")
     assert store.sync().embedded == 2
-    assert len(stored(talk).part_rows) == 3
+    assert len(base(talk).part_rows) == 3
     store.close()
 
 
@@ -352,24 +359,24 @@ def test_vectors_stored_before_sentences_are_kept_and_the_sentences_added(talk: 
     store = IndexStore(talk)
     store.sync()
     store.close()
-    index = stored(talk)
+    index = base(talk)
     original = np.array(index.matrix)
     write_older_format(talk, index, 2, original)
-    assert len(stored(talk).part_rows) == 0 and not stored(talk).damaged
+    assert len(base(talk).part_rows) == 0 and not base(talk).damaged
     store = IndexStore(talk)
     assert store.sync().embedded == 3  # the sentences; the records' own vectors are kept
     store.close()
-    assert len(stored(talk).part_rows) == 3 and np.allclose(stored(talk).matrix, original)
+    assert len(base(talk).part_rows) == 3 and np.allclose(base(talk).matrix, original)
 
 
 def test_sentence_vectors_that_do_not_fit_their_records_are_rebuilt(talk: Vault, memd) -> None:
     search(memd, "camping")
-    index = stored(talk)
+    index = base(talk)
     index.part_rows = np.array([0, 0, 7], dtype=np.int32)  # a row past the last record
     index.save()
-    assert stored(talk).damaged
+    assert base(talk).damaged
     assert search(memd, "camping")[0]["text"].startswith("Ana: Busy week")
-    assert stored(talk).part_rows.tolist() == [0, 0, 0] and not stored(talk).damaged
+    assert base(talk).part_rows.tolist() == [0, 0, 0] and not base(talk).damaged
 
 
 def test_an_older_vector_file_keeps_no_rows_of_a_file_deleted_before_the_upgrade(talk: Vault) -> None:
@@ -377,13 +384,13 @@ def test_an_older_vector_file_keeps_no_rows_of_a_file_deleted_before_the_upgrade
     store = IndexStore(talk)
     store.sync()
     store.close()
-    index = stored(talk)
+    index = base(talk)
     write_older_format(talk, index, 2, np.array(index.matrix))
     (talk.topics_dir / "more.md").unlink()
     store = IndexStore(talk)
     store.sync()
     store.close()
-    assert {rid.split("#")[0] for rid in stored(talk).rids} == {"topics/talk.md"}
+    assert {rid.split("#")[0] for rid in base(talk).rids} == {"topics/talk.md"}
 
 
 def test_status_says_how_many_vectors_there_are_and_which_files_wait(

@@ -280,10 +280,16 @@ class Memory:
         source: str | None = None,
         as_of: str | None = None,
         progress: Progress | None = None,
+        embedding: Progress | None = None,
+        embed_seconds: float | None = None,
     ) -> Hits:
         """Ranked records for ``query``; ``since``/``until`` take ISO dates or times;
         ``as_of`` (a date or a revision) searches the vault as it was then, and
-        each hit cites ``path:line@commit``."""
+        each hit cites ``path:line@commit``.
+
+        Vectors not yet embedded are embedded first (``embedding`` counts them),
+        for at most ``embed_seconds`` of CPU time when given: past it the search
+        ranks by words and the vectors there are, and ``Hits.note`` says so."""
         from memd.ask.tools import search
         from memd.core.timeutil import time_bound
         from memd.index import Filters, IndexStore
@@ -302,8 +308,11 @@ class Memory:
             if self._store is None:
                 self._store = IndexStore(self.vault)
             # In step with the files first (hand edits included); cheap when nothing changed.
-            self._store.sync(progress)
-            return Hits(query, tuple(search(self.vault, query, limit, filters, store=self._store)))
+            self._store.sync(progress, embedding=embedding, seconds=embed_seconds)
+            found = tuple(search(self.vault, query, limit, filters, store=self._store))
+            behind, rate = self._store.vectors_behind, self._store.vectors_rate
+            finish = (behind[1] - behind[0]) / rate if behind and rate else None
+            return Hits(query, found, vectors=behind, finish_seconds=finish)
 
     def grep(
         self, pattern: str, *, doc: str | None = None, limit: int = 30, context: int = 3, ignore_case: bool = True
@@ -371,11 +380,11 @@ class Memory:
             self.may_commit()
         return undo(self.vault, rev, dry_run=dry_run)
 
-    def reindex(self, progress: Progress | None = None) -> Any:
-        """Rebuild the search index from the files alone."""
+    def reindex(self, progress: Progress | None = None, embedding: Progress | None = None) -> Any:
+        """Rebuild the search index from the files alone (``embedding`` counts the records embedded)."""
         store = self.index()
         try:
-            return store.rebuild(progress)
+            return store.rebuild(progress, embedding=embedding)
         finally:
             store.close()
 

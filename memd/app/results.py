@@ -45,11 +45,24 @@ class Hits:
     query: str
     results: tuple[dict[str, Any], ...]
     as_of: dict[str, Any] | None = None  # the commit searched, for a search of the past
+    # While vectors are still being built: (records with a vector, records that want one).
+    vectors: tuple[int, int] | None = None
+    finish_seconds: float | None = None  # the rest, at the rate this search embedded (None: not measured)
+
+    @property
+    def note(self) -> str | None:
+        """One line saying the ranking is by words (and the vectors there are) until the vectors are built."""
+        if self.vectors is None:
+            return None
+        done, wanted = self.vectors
+        return f"vectors {done:,} / {wanted:,}: ranked by words and the vectors built so far"
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"query": self.query, "results": list(self.results)}
         if self.as_of is not None:
             data["as_of"] = self.as_of
+        if self.note is not None:
+            data["note"] = self.note
         return data
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 from typing import Any
 
 import click
@@ -11,7 +10,12 @@ import click
 from memd.cli import emit_json, get_memory, json_option, progress_bar
 from memd.cli.review import as_of_option
 
-BAR_MIN_FILES = 200  # an index build over fewer files is over before a bar would help
+BAR_MIN_FILES = 200  # reading fewer files into the index is over before a bar would help
+# Embedding is what takes long (about 10 ms of CPU per text): a bar from this many records on.
+BAR_MIN_RECORDS = 200
+# CPU seconds a search with no daemon spends embedding vectors that are still missing;
+# the search answers from words and the vectors there are, and says how to finish.
+SEARCH_EMBED_SECONDS = 3.0
 _RANGE = re.compile(r"^(?P<doc>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
 
 
@@ -53,12 +57,29 @@ def search(
         memd search kyoto --since 2026-10-01 --source user --json
         memd search "phone number" --as-of 2026-10-01
     """
+    from memd.daemon.status import running_pid
+
     memory = get_memory(ctx)
-    # The first search after a large import builds the index: a bar shows it on a terminal.
-    with progress_bar("indexing", quiet=as_json, minimum=BAR_MIN_FILES) as progress:
+    # The daemon builds missing vectors in the background; without one, a search embeds a slice.
+    daemon = running_pid(memory.vault) is not None
+    # The first search after a large import builds the index: bars show it on a terminal.
+    with (
+        progress_bar("indexing", quiet=as_json, minimum=BAR_MIN_FILES) as progress,
+        progress_bar("embedding", quiet=as_json, minimum=BAR_MIN_RECORDS, unit="records") as embedding,
+    ):
         found = memory.search(
-            query, limit=limit, since=since, until=until, source=source, as_of=as_of, progress=progress
+            query,
+            limit=limit,
+            since=since,
+            until=until,
+            source=source,
+            as_of=as_of,
+            progress=progress,
+            embedding=embedding,
+            embed_seconds=0.0 if daemon else SEARCH_EMBED_SECONDS,
         )
+    if found.note:
+        click.echo(f"note: {found.note}; {_finish_hint(daemon, found.finish_seconds)}", err=True)
     hits = list(found.results)
     if as_json:
         emit_json(hits)
@@ -70,6 +91,15 @@ def search(
         note = "  (next to a hit)" if hit["via"] == "neighbour" else ""
         click.echo(f"{hit['cite']}  {_signature(hit)}{note}")
         click.echo(f"    {hit['snippet']}")
+
+
+def _finish_hint(daemon: bool, seconds: float | None) -> str:
+    if daemon:
+        return "the daemon is building the rest"
+    if seconds is None:
+        return "run `memd reindex` to build the rest"
+    minutes = max(1, round(seconds / 60))
+    return f"run `memd reindex` to build the rest (about {minutes} min)"
 
 
 @click.command()
@@ -239,23 +269,21 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
     """Rebuild the search index from the vault's files alone.
 
     Never needed for correctness (searches re-index changed files and rebuild a
-    stale index themselves); useful after moving a vault or to reclaim space.
+    stale index themselves); useful after moving a vault or to reclaim space,
+    and to finish building the vectors of a large import in one go (a bar counts
+    the records, with the rate and time left). Stopped (Ctrl-C), it keeps what
+    it embedded, and the next run embeds only the rest.
 
     \b
     Example:
         memd reindex
     """
     memory = get_memory(ctx)
-    if as_json or not sys.stderr.isatty():
-        report = memory.reindex()
-    else:
-        with click.progressbar(length=1, label="indexing", file=sys.stderr) as bar:
-
-            def progress(done: int, total: int) -> None:
-                bar.length = total
-                bar.update(done - bar.pos)
-
-            report = memory.reindex(progress)
+    with (
+        progress_bar("indexing", quiet=as_json) as progress,
+        progress_bar("embedding", quiet=as_json, minimum=BAR_MIN_RECORDS, unit="records") as embedding,
+    ):
+        report = memory.reindex(progress, embedding)
     data = {"files": len(report.updated), "records": report.records, "seconds": round(report.seconds, 3)}
     if as_json:
         emit_json(data)

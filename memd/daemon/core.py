@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from memd.ingest import InboxJob
 
 Clock = Callable[[], float]
+VECTOR_SLICE = 5.0  # CPU seconds of embedding per turn of the daemon's loop
 Log = Callable[[str], None]
 
 
@@ -70,6 +71,8 @@ class Core:
         self.log = log or (lambda message: None)
         self.jobs: dict[str, InboxJob] = {}  # inbox files being ingested, step by step
         self.held: dict[str, list[str]] = {}  # rel -> possible secrets: not committed until the person acts
+        # Vectors still to embed after the last index sync: built a slice per turn of the loop.
+        self.vectors_behind: tuple[int, int] | None = None
 
     def _guard(self, what: str, action: Callable[[], object]) -> object:
         """Run one action; a failure is counted and reported, never fatal."""
@@ -86,11 +89,21 @@ class Core:
             return None
 
     def _sync(self) -> None:
+        """Index the vault; vectors are embedded a slice at a time (``VECTOR_SLICE`` CPU
+        seconds), so a long first build never holds up edits, commits or the inbox:
+        ``run_due`` embeds the next slice whenever nothing else is due."""
         store = self.memory.index()
+        behind, self.vectors_behind = self.vectors_behind, None  # a failed sync is not retried in a loop
         try:
-            store.sync()
+            store.sync(seconds=VECTOR_SLICE)
+            self.vectors_behind = store.vectors_behind
         finally:
             store.close()
+        if self.vectors_behind is not None:
+            done, wanted = self.vectors_behind
+            self.log(f"vectors {done:,} / {wanted:,} (building in the background)")
+        elif behind is not None:
+            self.log("vectors complete")
 
     def _sync_remote(self) -> str | None:
         try:

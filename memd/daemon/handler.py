@@ -58,6 +58,8 @@ class Handler(Edits, Inbox, Consolidating, RemoteSync):
 
     def next_deadline(self) -> float:
         deadlines = [self.next_check, self.next_rescan]
+        if self.vectors_behind is not None:
+            deadlines.append(self.clock())  # the next slice of vectors is due now
         if self._sync_remote() is not None:
             deadlines.append(self.next_sync)
         deadlines += [d for d in (self.changes.next_deadline(), self.settling.next_deadline()) if d is not None]
@@ -108,6 +110,9 @@ class Handler(Edits, Inbox, Consolidating, RemoteSync):
                 done += 1
         if self._sync_remote() is not None and self.clock() >= self.next_sync:
             self._guard("syncing", self._sync_with_remote)
+            done += 1
+        if self.vectors_behind is not None and not done:
+            self._guard("embedding", self._sync)
             done += 1
         return done
 

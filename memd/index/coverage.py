@@ -1,9 +1,12 @@
 """What the stored vectors cover, for ``memd status``.
 
-Read from the two small members of ``vectors.npz`` (the record ids' array
-header and the metadata) with ``zipfile`` alone: status imports no numpy,
-no search engine and no model. A file that cannot be read this way counts
-as no vectors (the next search rebuilds a damaged one anyway).
+Read from ``vectors/log.json`` when it names the base (a build or edits
+since the last compaction: it counts, per file, the records with a vector
+and those that want one), else from the two small members of
+``vectors.npz`` (the record ids' array header and the metadata), with
+``zipfile`` alone: status imports no numpy, no search engine and no model.
+A file that cannot be read this way counts as no vectors (the next search
+rebuilds a damaged one anyway).
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-FILE_NAME = "vectors.npz"  # memd.index.vectors.FILE_NAME (that module imports numpy)
+FILE_NAME = "vectors.npz"  # memd.index.vectors.BASE (that module imports numpy)
+LOG_NAME = "vectors/log.json"  # memd.index.vectors.SEGMENTS / LOG
 MAGIC = b"\x93NUMPY"
 HEADER_BYTES = 65_536  # a .npy header of these arrays is under a hundred bytes
 
@@ -35,8 +39,9 @@ def _npy(archive: zipfile.ZipFile, member: str) -> tuple[dict[str, Any], bytes]:
     return header, data
 
 
-def stored_vectors(index_dir: Path) -> tuple[int, dict[str, str]] | None:
-    """(how many record vectors, content hash of every file they were made from), or None."""
+def stored_vectors(index_dir: Path) -> tuple[int, dict[str, tuple[str, int, int]]] | None:
+    """(how many record vectors, per file: its content hash, records with a vector,
+    records that want one), or None. The per-file counts are -1 where only the base is read."""
     try:
         with zipfile.ZipFile(index_dir / FILE_NAME) as archive:
             rids, _ = _npy(archive, "rids.npy")
@@ -47,11 +52,30 @@ def stored_vectors(index_dir: Path) -> tuple[int, dict[str, str]] | None:
         meta = json.loads(data[: 4 * int(descr[2:])].decode("utf-32-le").rstrip("\0"))
         files = meta["files"]
         count = int(rids["shape"][0])
+        ident = str(meta.get("id", ""))
+    except FileNotFoundError:
+        count, files, ident = 0, {}, ""
     except (OSError, ValueError, KeyError, IndexError, TypeError, SyntaxError, zipfile.BadZipFile):
         return None
     if not isinstance(files, dict):
         return None
-    return count, {str(rel): str(digest) for rel, digest in files.items()}
+    logged = _logged(index_dir, ident)
+    if logged is not None:
+        return sum(laid for _, laid, _ in logged.values()), logged
+    if not (index_dir / FILE_NAME).exists():
+        return None
+    return count, {str(rel): (str(digest), -1, -1) for rel, digest in files.items()}
+
+
+def _logged(index_dir: Path, ident: str) -> dict[str, tuple[str, int, int]] | None:
+    """The log's files, when it is the log of this base."""
+    try:
+        log = json.loads((index_dir / LOG_NAME).read_text(encoding="utf-8"))
+        if not isinstance(log, dict) or log.get("id") != ident or not isinstance(log.get("files"), dict):
+            return None
+        return {str(rel): (str(s[0]), int(s[2]), int(s[3])) for rel, s in log["files"].items()}
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
 
 
 def describe_vectors(index_dir: Path, digests: dict[str, str]) -> str:
@@ -61,7 +85,12 @@ def describe_vectors(index_dir: Path, digests: dict[str, str]) -> str:
     if stored is None:
         return "no vectors yet (embedded at the next search or by the daemon)"
     count, files = stored
-    behind = sum(1 for rel, digest in digests.items() if files.get(rel) != digest)
+    current = {rel: files[rel] for rel, digest in digests.items() if rel in files and files[rel][0] == digest}
+    wanted = sum(state[2] for state in current.values())
+    if wanted > count and all(state[2] >= 0 for state in current.values()):
+        # A build under way (or stopped): counted in records.
+        return f"vectors {count:,} / {wanted:,}, words-only search until done (memd reindex finishes it)"
+    behind = sum(1 for rel in digests if rel not in current)
     if not behind:
         return f"{count:,} vectors"
     waiting = f"{behind:,} of {len(digests):,} files not embedded yet"

@@ -114,19 +114,17 @@ class Meaning:
         return out
 
     def _indexed(self) -> dict[bytes, tuple[Any, int]]:
-        """Search's stored vectors (``vectors.npz``) by text key, when they are of this model."""
+        """Search's stored vectors (``vectors.npz`` and its segments) by text key, when they are of this model."""
         if self._search is not None:
             return self._search
         self._search = {}
         if self.path is None or self._embedder is None:
             return self._search
-        from memd.index.coverage import FILE_NAME as VECTORS
         from memd.index.vectors import VectorIndex
 
-        index = VectorIndex.load(self.path.parent / VECTORS, self._embedder.name, self._embedder.dim)
-        if not index.damaged and len(index.rids):
-            self._search.update({key: (index.parts, row) for row, key in enumerate(index.part_keys)})
-            self._search.update({key: (index.matrix, row) for row, key in enumerate(index.keys)})
+        index = VectorIndex.load(self.path.parent, self._embedder.name, self._embedder.dim)
+        if not index.damaged:
+            self._search.update(index.stored())
         return self._search
 
     def save(self) -> None:

@@ -19,11 +19,14 @@ above. When another process rewrote the manifest or the vectors since this
 store last read or wrote them (the daemon indexing a hand edit, a
 ``memd reindex``), the store opens them afresh, as a new reader would.
 
-When the vault's embedding model is installed, ``vectors.npz`` beside the
-lexical index holds sentence vectors (``memd.index.vectors``); each sync
-brings them in step with the manifest's file hashes, embedding only texts
-not seen before. Embedding happens here, at index time, never when an entry
-is appended. Without the model the index is lexical only.
+When the vault's embedding model is installed, ``vectors.npz`` and the
+segments under ``vectors/`` beside the lexical index hold sentence vectors
+(``memd.index.vectors``); each sync brings them in step with the manifest's
+file hashes, embedding only texts not seen before, chunk by chunk. A sync
+given ``seconds`` embeds for about that much CPU time and leaves the rest:
+the search then ranks by words and the vectors there are, and
+``vectors_note`` says so. Embedding happens here, at index time, never when
+an entry is appended. Without the model the index is lexical only.
 """
 
 from __future__ import annotations
@@ -99,6 +102,7 @@ class IndexStore:
         self.manifest_path = self.folder / "manifest.json"
         self.engine_dir = own_folder(self.folder / self.backend_name)
         self.vectors_path = self.folder / "vectors.npz"
+        self.vectors_log = self.folder / "vectors" / "log.json"
         self._backend: Backend | None = None
         self._embedder: Any = None
         self._vectors: Any = None  # VectorIndex once loaded
@@ -108,7 +112,10 @@ class IndexStore:
         # The manifest and vectors files as this store last read or wrote them: another
         # stamp means another process wrote since, and what is held open is stale.
         self._manifest_seen: Stamp | None = None
-        self._vectors_seen: Stamp | None = None
+        self._vectors_seen: tuple[Stamp | None, Stamp | None] | None = None
+        # Set by a sync that left vectors to embed: (records with a vector, records that want one).
+        self.vectors_behind: tuple[int, int] | None = None
+        self.vectors_rate: float | None = None  # records embedded per second by the last sync that embedded
 
     # -- public -------------------------------------------------------------
     def backend(self) -> Backend:
@@ -132,9 +139,16 @@ class IndexStore:
         return backend != self.backend_name or config.embedding != self.embedding
 
     @_one_line_errors
-    def sync(self, progress: Progress | None = None) -> SyncReport:
-        """Bring the index up to date with the files (cheap when nothing changed)."""
+    def sync(
+        self, progress: Progress | None = None, *, embedding: Progress | None = None, seconds: float | None = None
+    ) -> SyncReport:
+        """Bring the index up to date with the files (cheap when nothing changed).
+
+        ``progress`` counts files read, ``embedding`` records embedded; with
+        ``seconds``, vectors are embedded for about that much CPU time at most
+        (``vectors_behind`` then says how far they are)."""
         started = time.monotonic()
+        self.vectors_behind = None
         manifest = self._load_manifest()
         self._follow_others()
         if manifest is not None and self._backend is None:
@@ -163,14 +177,14 @@ class IndexStore:
                 report = self._rebuild(found, progress, started)
             else:
                 report = self._update(manifest, found, started)
-            return self._sync_vectors(report, started)
+            return self._sync_vectors(report, started, embedding, seconds)
 
     @_one_line_errors
-    def rebuild(self, progress: Progress | None = None) -> SyncReport:
+    def rebuild(self, progress: Progress | None = None, *, embedding: Progress | None = None) -> SyncReport:
         """Index every file anew; vectors are kept only for texts that did not change."""
         started = time.monotonic()
         with self._locked():
-            return self._sync_vectors(self._rebuild(scan(self.vault), progress, started), started)
+            return self._sync_vectors(self._rebuild(scan(self.vault), progress, started), started, embedding)
 
     def close(self) -> None:
         if self._backend is not None:
@@ -348,22 +362,28 @@ class IndexStore:
         return self._embedder is not None
 
     def _load_vectors(self) -> None:
-        """The stored vectors, read again only when the file changed since this store read or wrote it."""
-        seen = _stamp(self.vectors_path)
+        """The stored vectors, read again only when their files changed since this store read or wrote them."""
+        seen = self._vectors_stamp()  # before reading: a write meanwhile is seen next time
         if self._vectors is None or seen != self._vectors_seen:
             from memd.index.vectors import VectorIndex
 
-            self._vectors = VectorIndex.load(self.vectors_path, self._embedder.name, self._embedder.dim)
+            self._vectors = VectorIndex.load(self.folder, self._embedder.name, self._embedder.dim)
             self._vectors_seen = seen
+
+    def _vectors_stamp(self) -> tuple[Stamp | None, Stamp | None]:
+        return _stamp(self.vectors_path), _stamp(self.vectors_log)
 
     def _vectors_stale(self, manifest: dict[str, Any]) -> bool:
         if not self._semantic():
             return False
         return bool(self._vectors.stale(_digests(manifest)))
 
-    def _sync_vectors(self, report: SyncReport, started: float) -> SyncReport:
+    def _sync_vectors(
+        self, report: SyncReport, started: float, progress: Progress | None = None, seconds: float | None = None
+    ) -> SyncReport:
         """Called under the index lock, after the lexical index is in step."""
         known, self._just_read = self._just_read, {}
+        self.vectors_behind = None
         if not self._semantic():
             return report
         manifest = self._load_manifest()
@@ -371,6 +391,17 @@ class IndexStore:
             return report
         digests = _digests(manifest)
         if not self._vectors.stale(digests):
+            return report
+        if seconds is not None and seconds <= 0:
+            # A reader that must not wait: nothing embedded, but what is left is counted.
+            try:
+                self._vectors.register(digests, lambda rel: self._read_or_empty(rel), known)
+            except BaseException:
+                self._vectors = self._vectors_seen = None
+                raise
+            self._vectors_seen = self._vectors_stamp()
+            done_, wanted = self._vectors.coverage()
+            self.vectors_behind = (done_, max(done_, wanted))
             return report
         from memd.index.embedding import embed_many
         from memd.index.meaning import Meaning
@@ -382,9 +413,25 @@ class IndexStore:
             # What consolidation embedded (the same texts, mostly) is not embedded again.
             kept = Meaning(self.vault.config.embedding, self.folder)
             embed = functools.partial(kept.reuse, embed=embed)
-        done = self._vectors.refresh(digests, lambda rel: self._read_or_empty(rel), embed, known)
-        self._vectors.save()
-        self._vectors_seen = _stamp(self.vectors_path)  # under the index lock: no other writer since
+        try:
+            done = self._vectors.refresh(
+                digests,
+                lambda rel: self._read_or_empty(rel),
+                embed,
+                known,
+                progress,
+                seconds,
+            )
+        except BaseException:
+            # A stopped build (Ctrl-C, a full disk) keeps the chunks it wrote; this
+            # store reads them back rather than trust what it held mid-write.
+            self._vectors = self._vectors_seen = None
+            raise
+        self._vectors_seen = self._vectors_stamp()  # under the index lock: no other writer since
+        if not done.complete:
+            self.vectors_behind = (done.records, done.wanted)
+        if done.laid and done.wall > 0:
+            self.vectors_rate = done.laid / done.wall
         return replace(report, embedded=done.embedded, seconds=time.monotonic() - started)
 
     def _read_or_empty(self, rel: str) -> list[Record]:

@@ -1,36 +1,45 @@
-"""Sentence vectors for the records, a derived index beside the lexical one.
+"""Sentence vectors for the records, a derived index beside the lexical one, kept in segments.
 
-``.memd/index/vectors.npz`` holds one unit vector per record worth a
-semantic match (every entry, and every heading partition of plain prose: a
-partition that holds entries is shown through its entries anyway), the
-record ids, the hash of the text each vector was made from, and the content
-hash of every file it covers. ``refresh`` compares those file hashes with
-the lexical manifest's: only records of files that changed are looked at,
-and only texts never embedded before are embedded, so a hand edit re-embeds
-the lines it touched and a consolidation that moves entries between files
-re-embeds nothing. A file that cannot be read back (damaged, another model,
-another format) is set aside and rebuilt from the vault files.
+The vectors of a vault live in ``.memd/index/``: ``vectors.npz``, the *base*
+segment, and the newer segments under ``vectors/`` named by a number
+(``vectors/000007.npz``), with ``vectors/log.json`` saying which segments
+there are and, per indexed file, its content hash, its *generation* (the
+first segment that may hold its rows), and how many of its records have a
+vector against how many want one. Every segment is a ``memd.index.segment``
+file. A row is live while its file is in the log and the row's segment is
+not older than the file's generation: a file that changed gets the next
+number as its generation, which retires its older rows without touching
+them.
 
-A record of several sentences also has one vector per sentence
-(``memd.index.sentences``), kept the same way beside the records' own, with
-the row of the record each belongs to.
+``refresh`` compares the file hashes with the lexical manifest's: only
+records of files that changed are looked at, and only texts never embedded
+before are embedded (any stored vector, live or retired, serves again for
+the same text), so a hand edit embeds the lines it touched and writes one
+small segment, and a consolidation that moves entries between files embeds
+nothing. Texts are embedded in chunks sorted by length (little padding), and
+each finished chunk is a segment with the log written after it: a build that
+is stopped (Ctrl-C, a crash, a time budget) keeps what is done, its rows are
+searchable, and the next refresh embeds only the rest.
 
-The matrices are stored as float32 in an uncompressed archive member, so a
-process maps it from the file instead of reading and converting it: loading
-100k vectors costs the record ids and one validating pass, not a copy, and
-processes share the pages. Search is a brute-force product of the query
-vector with the whole matrix (memory-bound: 1.5 KB per record read per
-query; figures in the README). Past ~100k records an approximate
-nearest-neighbour index is the next step; the file format would not change.
+Compaction: when every file is complete and half of the base is retired
+(or the base is in an older format), the live rows are written as a new base
+and the segments removed; past ``MAX_SEGMENTS`` the newest half are merged
+into one. A base rewritten by compaction gets a new id, and a log naming
+another id is ignored (the base alone is then the truth), so a crash between
+the two writes loses nothing. Everything here is derived: deleting
+``.memd/index`` loses nothing but the time to embed again.
+
+Search is a brute-force product of the query vector with each segment's
+mapped matrix (memory-bound: 1.5 KB per record read per query; figures in the
+README), keeping the live rows.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
-import struct
-import zipfile
+import os
+import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,245 +49,187 @@ import numpy as np
 
 from memd.core.atomic import atomic_write
 from memd.index.records import Record
+from memd.index.segment import Segment, text_key, vector_text, wants_vector
 from memd.index.sentences import sentences
 
-# 3: sentence vectors beside the records'. Formats 1 (float16) and 2 are still
-# read: their record vectors are kept and the sentences embedded at the next sync.
-FORMAT = 3
-READABLE_FORMATS = (1, 2, FORMAT)
-# The most characters of a record given to the model: it reads 256 tokens at
-# most, and a 40-line prose partition is cut there anyway.
-TEXT_CHARS = 1500
+__all__ = ["RefreshReport", "VectorIndex", "text_key", "vector_text", "wants_vector"]
+
+BASE = "vectors.npz"
+SEGMENTS = "vectors"
+LOG = "log.json"
+LOG_FORMAT = 1
+# Texts embedded between two segment writes: about 20 s of one core, so a stopped
+# build loses little, and a 100k-record build writes some hundred segments at most.
+CHUNK_TEXTS = 2048
+# With a time budget (a search that must not wait), small chunks keep the budget.
+SLICE_TEXTS = 64
+MAX_SEGMENTS = 16
 ReadRecords = Callable[[str], list[Record]]
-
-
-def wants_vector(record: Record) -> bool:
-    return record.kind == "entry" or not record.seqs
-
-
-def vector_text(record: Record) -> str:
-    """What the model reads for a record: the text, after its heading for a partition."""
-    text = record.text if record.kind == "entry" else "\n".join([*record.headings[-1:], record.text])
-    return text[:TEXT_CHARS]
-
-
-def text_key(text: str) -> bytes:
-    return hashlib.sha1(text.encode("utf-8")).digest()
+Progress = Callable[[int, int], None]
+# Per file: [content hash, generation, records with a vector, records that want one].
+FileState = list[Any]
 
 
 @dataclass(frozen=True)
 class RefreshReport:
     embedded: int  # texts run through the model
     reused: int  # vectors kept from before
-    records: int
+    records: int  # records with a vector now
     rebuilt: bool  # the stored vectors could not be used at all
+    wanted: int = 0  # records that want a vector
+    seconds: float = 0.0  # CPU seconds the refresh took
+    laid: int = 0  # records given a vector by this refresh
+    wall: float = 0.0  # seconds the refresh took
+
+    @property
+    def complete(self) -> bool:
+        return self.records >= self.wanted
+
+
+@dataclass
+class _Todo:
+    order: int  # the record's place in the plan (file by file, in file order)
+    rel: str
+    rid: str
+    text: str
+    key: bytes
+    parts: list[tuple[bytes, str]]
 
 
 class VectorIndex:
-    """The stored vectors of one vault for one model."""
+    """The stored vectors of one vault for one model: a base and the segments after it."""
 
-    def __init__(self, path: Path, model: str, dim: int) -> None:
-        self.path = path
+    def __init__(self, folder: Path, model: str, dim: int) -> None:
+        self.folder = folder
         self.model = model
         self.dim = dim
-        self.rids: list[str] = []
-        self.matrix = np.zeros((0, dim), dtype=np.float32)
-        # Sentence vectors, grouped by the record row each belongs to (ascending).
-        self.parts = np.zeros((0, dim), dtype=np.float32)
-        self.part_rows = np.zeros(0, dtype=np.int32)
-        self.part_keys: list[bytes] = []
-        self.files: dict[str, str] = {}
+        self.base = Segment(folder / BASE, model, dim)
+        self.segments: list[tuple[int, Segment]] = []  # (number, segment), oldest first; the base is 0
+        self.files: dict[str, FileState] = {}
+        self.next = 1
         self.damaged = False
-        self.outdated = False  # stored in a form that cannot be mapped: rewritten at the next sync
-        self._keys: list[bytes] | None = []
-        self._stored_keys: Any = None  # the file's text hashes, turned into ``keys`` when first needed
-        self._row: dict[str, int] | None = {}
-
-    # -- reading and writing ------------------------------------------------
-    @classmethod
-    def load(cls, path: Path, model: str, dim: int) -> VectorIndex:
-        """The stored vectors; empty (and ``damaged`` when a file was there) if unusable.
-
-        The matrix is mapped from the file, not read: only the record ids are
-        decoded now, the text hashes when a sync needs them."""
-        index = cls(path, model, dim)
-        if not path.exists():
-            return index
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                meta = json.loads(str(data["meta"][()]))
-                stored_rids = data["rids"]
-                keys = data["keys"]
-                version = meta.get("format")
-                matrix = _mapped(path, data.zip, "vectors.npy") if version == FORMAT else None
-                mapped = matrix is not None
-                if matrix is None:
-                    matrix = np.asarray(data["vectors"], dtype=np.float32)
-                if version == FORMAT:
-                    parts = _mapped(path, data.zip, "parts.npy")
-                    part_rows, part_keys = data["part_rows"], data["part_keys"]
-                    mapped = mapped and parts is not None
-                    if parts is None:
-                        parts = np.asarray(data["parts"], dtype=np.float32)
-                else:
-                    parts = np.zeros((0, dim), dtype=np.float32)
-                    part_rows, part_keys = np.zeros(0, dtype=np.int32), np.zeros(0, dtype="S20")
-            files = meta["files"]
-            if (
-                version not in READABLE_FORMATS
-                or meta.get("model") != model
-                or not isinstance(files, dict)
-                or stored_rids.dtype.kind != "U"
-                or matrix.shape != (len(stored_rids), dim)
-                or keys.shape != (len(stored_rids),)
-                or keys.dtype != np.dtype("S20")
-                or not _parts_fit(parts, part_rows, part_keys, len(stored_rids), dim)
-                # One product reads every value: a NaN or an infinity anywhere leaves its row's sum not finite.
-                or not np.isfinite(matrix @ np.ones(dim, dtype=np.float32)).all()
-                or not np.isfinite(parts @ np.ones(dim, dtype=np.float32)).all()
-            ):
-                raise ValueError("stored vectors do not match")
-        except Exception:  # numpy, zipfile and json each raise their own kinds on a damaged file
-            index.damaged = True
-            return index
-        index.rids, index.matrix = stored_rids.tolist(), matrix
-        index._keys, index._stored_keys, index._row = None, keys, None
-        index.parts, index.part_rows, index.part_keys = parts, part_rows.astype(np.int32), [bytes(k) for k in part_keys]
-        index.files = {str(rel): str(digest) for rel, digest in files.items()}
-        if version != FORMAT:
-            index.files = {}  # every file is read again: record vectors are reused, sentences embedded
-        index.outdated = not mapped  # an older format (or an unaligned matrix): rewritten at the next sync
-        return index
+        self._assemble()
 
     @property
-    def keys(self) -> list[bytes]:
-        """The hash of the text each row was embedded from."""
-        if self._keys is None:
-            self._keys = [bytes(key) for key in self._stored_keys]
-            self._stored_keys = None
-        return self._keys
+    def segment_dir(self) -> Path:
+        return self.folder / SEGMENTS
 
-    def save(self) -> None:
-        buffer = io.BytesIO()
-        meta = {"format": FORMAT, "model": self.model, "files": self.files}
-        members = {
-            "meta": np.array(json.dumps(meta)),
-            "rids": np.array(self.rids, dtype=str) if self.rids else np.zeros(0, dtype="<U1"),
-            "keys": np.array(self.keys, dtype="S20") if self.keys else np.zeros(0, dtype="S20"),
-            "part_rows": self.part_rows.astype(np.int32),
-            "part_keys": np.array(self.part_keys, dtype="S20") if self.part_keys else np.zeros(0, dtype="S20"),
-        }
-        # What np.savez writes, but with the matrix last and its data aligned so it can be mapped.
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
-            for name, array in members.items():
-                archive.writestr(f"{name}.npy", _npy(array))
-            archive.writestr(_aligned("vectors.npy", buffer.tell()), _npy(self.matrix.astype(np.float32)))
-            archive.writestr(_aligned("parts.npy", buffer.tell()), _npy(self.parts.astype(np.float32)))
-        atomic_write(self.path, buffer.getvalue())
+    @property
+    def log_path(self) -> Path:
+        return self.segment_dir / LOG
 
-    # -- keeping in step ------------------------------------------------------
-    def stale(self, digests: Mapping[str, str]) -> bool:
-        return self.damaged or self.outdated or self.files != dict(digests)
+    # -- reading --------------------------------------------------------------
+    @classmethod
+    def load(cls, folder: Path, model: str, dim: int) -> VectorIndex:
+        """The stored vectors; empty (and ``damaged`` when a file was unusable) otherwise."""
+        index = cls(folder, model, dim)
+        base = Segment.load(folder / BASE, model, dim)
+        index.base, index.damaged = base, base.damaged
+        segments: list[tuple[int, Segment]] = [(0, base)]
+        log = _read_log(index.log_path, model)
+        files: dict[str, FileState] | None = None
+        if log is not None and log["id"] == base.ident and not base.damaged:
+            for number in log["segments"]:
+                segment = Segment.load(index._segment_path(number), model, dim)
+                if segment.damaged or not segment.path.exists() or segment.outdated:
+                    index.damaged = True
+                    break
+                segments.append((number, segment))
+            files, index.next = log["files"], log["next"]
+        if files is None:
+            # The base alone: every file it names is complete at generation 0.
+            counts: dict[str, int] = {}
+            for rid in base.rids:
+                counts[_path_of(rid)] = counts.get(_path_of(rid), 0) + 1
+            files = {rel: [digest, 0, counts.get(rel, 0), counts.get(rel, 0)] for rel, digest in base.files.items()}
+        index.segments = segments
+        index.files = {} if index.damaged else files
+        index._assemble()
+        return index
 
-    def refresh(
-        self,
-        digests: Mapping[str, str],
-        read: ReadRecords,
-        embed: Callable[[Sequence[str]], Any],
-        known: Mapping[str, list[Record]] | None = None,
-    ) -> RefreshReport:
-        """Bring the vectors in step with files whose content hashes are ``digests``.
+    def _segment_path(self, number: int) -> Path:
+        return self.segment_dir / f"{number:06d}.npz"
 
-        ``read(rel)`` gives a file's records; ``known`` may already hold them
-        for files just re-read by the lexical index."""
-        known = known or {}
-        rebuilt = self.damaged
-        changed = [rel for rel, digest in digests.items() if self.files.get(rel) != digest]
-        # A row is kept only while its file is there unchanged: judged by the rows'
-        # own paths, since an older format's file list is not trusted (it is empty).
-        unchanged = digests.keys() - set(changed)
-        keep = [row for row, rid in enumerate(self.rids) if _path_of(rid) in unchanged]
-        # Any stored vector is reused for the same text, a record's or a sentence's.
-        stored: dict[bytes, tuple[Any, int]] = {key: (self.parts, row) for row, key in enumerate(self.part_keys)}
-        stored.update({key: (self.matrix, row) for row, key in enumerate(self.keys)})
-        renumber = np.full(len(self.rids) + 1, -1, dtype=np.int64)
-        renumber[keep] = np.arange(len(keep))
-        kept_parts = np.flatnonzero(renumber[self.part_rows] >= 0) if len(self.part_rows) else np.zeros(0, np.int64)
-        new_texts: dict[bytes, str] = {}
-        added_rids: list[str] = []
-        added_keys: list[bytes] = []
-        added_part_rows: list[int] = []
-        added_part_keys: list[bytes] = []
+    def _assemble(self) -> None:
+        """The live rows, numbered across segments in order."""
+        views: list[tuple[Segment, np.ndarray | None, int]] = []
+        rids: list[str] = []
+        for number, segment in self.segments:
+            if not segment.rids:
+                continue
+            if number == 0 and self._base_whole():
+                views.append((segment, None, len(rids)))
+                rids.extend(segment.rids)
+                continue
+            # Judged per file, not per row: a segment holds runs of one file's rows.
+            verdict: dict[str, bool] = {}
+            live: list[int] = []
+            for row, rid in enumerate(segment.rids):
+                rel = _path_of(rid)
+                ok = verdict.get(rel)
+                if ok is None:
+                    state = self.files.get(rel)
+                    ok = verdict[rel] = state is not None and number >= state[1]
+                if ok:
+                    live.append(row)
+            if not live:
+                continue
+            everything = len(live) == len(segment.rids)
+            views.append((segment, None if everything else np.array(live, dtype=np.int64), len(rids)))
+            rids.extend(segment.rids if everything else [segment.rids[row] for row in live])
+        self._views = views
+        self.rids = rids
+        self._starts = np.array([start for _, _, start in views], dtype=np.int64)
+        self._row: dict[str, int] | None = None
 
-        def key_of(text: str) -> bytes:
-            key = text_key(text)
-            if key not in stored:
-                new_texts.setdefault(key, text)
-            return key
-
-        for rel in changed:
-            records = known[rel] if rel in known else read(rel)
-            for record in records:
-                if not wants_vector(record):
-                    continue
-                text = vector_text(record)
-                row = len(keep) + len(added_rids)
-                added_rids.append(record.rid)
-                added_keys.append(key_of(text))
-                for sentence in sentences(text):
-                    added_part_keys.append(key_of(sentence))
-                    added_part_rows.append(row)
-        fresh_keys = list(new_texts)
-        fresh = embed([new_texts[key] for key in fresh_keys]) if fresh_keys else np.zeros((0, self.dim), np.float32)
-        for row, key in enumerate(fresh_keys):
-            stored[key] = (fresh, row)
-        reused = sum(1 for key in (*added_keys, *added_part_keys) if key not in new_texts)
-
-        def vectors_of(keys: list[bytes]) -> np.ndarray:
-            out = np.zeros((len(keys), self.dim), dtype=np.float32)
-            for i, key in enumerate(keys):
-                source, row = stored[key]
-                out[i] = source[row]
-            return out
-
-        self.matrix = np.ascontiguousarray(np.concatenate([self.matrix[keep], vectors_of(added_keys)]), np.float32)
-        self.parts = np.ascontiguousarray(
-            np.concatenate([self.parts[kept_parts], vectors_of(added_part_keys)]), np.float32
+    def _base_whole(self) -> bool:
+        """Whether every row of the base is live, judged by its file list alone (a base
+        holds rows of the files it lists, and only those): a new process reading a
+        compacted store does not look at each of its rows."""
+        files, listed = self.files, self.base.files
+        return len(listed) > 0 and all(
+            (state := files.get(rel)) is not None and state[0] == digest and state[1] == 0
+            for rel, digest in listed.items()
         )
-        self.part_rows = np.concatenate(
-            [renumber[self.part_rows[kept_parts]], np.array(added_part_rows, dtype=np.int64)]
-        ).astype(np.int32)
-        self.part_keys = [self.part_keys[i] for i in kept_parts] + added_part_keys
-        self.rids = [self.rids[row] for row in keep] + added_rids
-        self._keys, self._stored_keys = [self.keys[row] for row in keep] + added_keys, None
-        self.files = dict(digests)
-        self.damaged = self.outdated = False
-        self._row = None
-        return RefreshReport(len(fresh_keys), reused, len(self.rids), rebuilt)
 
     # -- searching ------------------------------------------------------------
     def __len__(self) -> int:
         return len(self.rids)
 
-    def scores(self, query: np.ndarray) -> np.ndarray:
-        """Cosine similarity of every stored record to ``query`` (a unit vector), by row."""
-        return self.matrix @ query.astype(np.float32, copy=False)
+    @property
+    def outdated(self) -> bool:
+        return self.base.outdated
 
-    def best_parts(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    def stale(self, digests: Mapping[str, str]) -> bool:
+        """Whether any indexed file (content hashes ``digests``) lacks some of its vectors."""
+        if self.damaged or self.base.outdated or self.files.keys() != digests.keys():
+            return True
+        return any(state[0] != digests[rel] or state[2] < state[3] for rel, state in self.files.items())
+
+    def coverage(self) -> tuple[int, int]:
+        """(records with a vector, records that want one) over the files in the log."""
+        return len(self.rids), sum(int(state[3]) for state in self.files.values())
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        """Cosine similarity of every live record to ``query`` (a unit vector), by row."""
+        query = query.astype(np.float32, copy=False)
+        out = [segment.matrix @ query for segment, _, _ in self._views]
+        out = [scores if live is None else scores[live] for scores, (_, live, _) in zip(out, self._views, strict=True)]
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
+
+    def best_parts(self, rows: Any, query: np.ndarray) -> np.ndarray:
         """For each record row, its closest sentence's similarity to ``query``
         (NaN for a record of one sentence): one product over those sentences only."""
         rows = np.asarray(rows, dtype=np.int64)
         best = np.full(len(rows), np.nan, dtype=np.float32)
-        starts = np.searchsorted(self.part_rows, rows)
-        counts = np.searchsorted(self.part_rows, rows + 1) - starts
-        has = counts > 0
-        if not has.any():
+        if not len(rows):
             return best
-        counts, starts = counts[has], starts[has]
-        offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        picked = np.repeat(starts - offsets, counts) + np.arange(int(counts.sum()))
-        similarity = self.parts[picked] @ query.astype(np.float32, copy=False)
-        best[has] = np.maximum.reduceat(similarity, offsets)
+        which = np.searchsorted(self._starts, rows, side="right") - 1
+        for index in np.unique(which):
+            segment, live, start = self._views[int(index)]
+            mine = which == index
+            local = rows[mine] - start
+            best[mine] = segment.best_parts(local if live is None else live[local], query)
         return best
 
     def row(self, rid: str) -> int | None:
@@ -286,67 +237,283 @@ class VectorIndex:
             self._row = {rid: row for row, rid in enumerate(self.rids)}
         return self._row.get(rid)
 
+    # -- keeping in step ------------------------------------------------------
+    def refresh(
+        self,
+        digests: Mapping[str, str],
+        read: ReadRecords,
+        embed: Callable[[Sequence[str]], Any],
+        known: Mapping[str, list[Record]] | None = None,
+        progress: Progress | None = None,
+        seconds: float | None = None,
+    ) -> RefreshReport:
+        """Bring the vectors in step with files whose content hashes are ``digests``.
 
-def _parts_fit(parts: np.ndarray, rows: np.ndarray, keys: np.ndarray, records: int, dim: int) -> bool:
-    """Sentence vectors that belong to stored records, grouped by record row."""
-    return (
-        parts.shape == (len(rows), dim)
-        and keys.shape == rows.shape
-        and keys.dtype == np.dtype("S20")
-        and rows.dtype.kind == "i"
-        and bool(np.all(rows[1:] >= rows[:-1]))
-        and (len(rows) == 0 or (int(rows[0]) >= 0 and int(rows[-1]) < records))
-    )
+        ``read(rel)`` gives a file's records; ``known`` may already hold them
+        for files just re-read by the lexical index. ``progress(done, total)``
+        counts records; with ``seconds``, embedding stops after the chunk that
+        spends that much CPU time, leaving the rest for a later refresh."""
+        started, clock = time.process_time(), time.monotonic()
+        known = known or {}
+        rebuilt = self.damaged
+        if self.damaged:
+            self.files, self.damaged = {}, False
+        before = {rel: list(state) for rel, state in self.files.items()}
+        todo = self._plan(digests, read, known)
+        written = self.next
+        total = len(todo)
+        if total > CHUNK_TEXTS:
+            self._write_log()  # `memd status` counts what is left from here on
+        stored = self.stored() if todo else {}
+        embedded = reused = done = 0
+        chunk = SLICE_TEXTS if seconds is not None else CHUNK_TEXTS
+        if progress is not None and total:
+            progress(0, total)
+        while done < total:
+            batch, fresh = _take(todo, done, chunk, stored)
+            vectors = embed([text for _, text in fresh]) if fresh else np.zeros((0, self.dim), np.float32)
+            for row, (key, _) in enumerate(fresh):
+                stored[key] = (vectors, row)
+            embedded += len(fresh)
+            reused += sum(1 + len(item.parts) for item in batch) - len(fresh)
+            self._append(batch, stored)
+            done += len(batch)
+            if progress is not None:
+                progress(done, total)
+            if seconds is not None and time.process_time() - started >= seconds:
+                break  # at least one chunk a call: each bounded call gets further
+        if self.next == written and (self.files != before or rebuilt):
+            self._write_log()  # no segment written, but files changed or went
+        self._compact()
+        live, wanted = self.coverage()
+        spent = time.process_time() - started
+        return RefreshReport(embedded, reused, live, rebuilt, wanted, spent, done, time.monotonic() - clock)
+
+    def register(self, digests: Mapping[str, str], read: ReadRecords, known: Mapping[str, list[Record]]) -> None:
+        """Note the files that changed or went, and how many records each wants a vector
+        for, embedding nothing (a search that must not wait): their old rows stop
+        serving, and ``coverage`` and ``memd status`` count what is left."""
+        if self.damaged:
+            self.files, self.damaged = {}, False
+        before = {rel: list(state) for rel, state in self.files.items()}
+        self._plan(digests, read, known, resume=False)
+        if self.files != before:
+            self._write_log()
+
+    def _plan(
+        self, digests: Mapping[str, str], read: ReadRecords, known: Mapping[str, list[Record]], resume: bool = True
+    ) -> list[_Todo]:
+        """The records still to embed, shortest text first; files that changed get a new generation.
+        Without ``resume``, files already begun are not read again (nothing is embedded)."""
+        laid = set(self.rids) if any(s[2] < s[3] for rel, s in self.files.items() if rel in digests) else set()
+        for rel in [rel for rel in self.files if rel not in digests]:
+            del self.files[rel]
+        todo: list[_Todo] = []
+        for rel, digest in digests.items():
+            state = self.files.get(rel)
+            if state is not None and state[0] == digest and (state[2] >= state[3] or not resume):
+                continue
+            records = [record for record in (known[rel] if rel in known else read(rel)) if wants_vector(record)]
+            if state is None or state[0] != digest:
+                self.files[rel] = [digest, self.next, 0, len(records)]
+            else:
+                records = [record for record in records if record.rid not in laid]
+            for record in records:
+                text = vector_text(record)
+                parts = [(text_key(sentence), sentence) for sentence in sentences(text)]
+                todo.append(_Todo(len(todo), rel, record.rid, text, text_key(text), parts))
+        self._assemble()  # rows of changed files are retired from now on
+        todo.sort(key=lambda item: len(item.text))
+        return todo
+
+    def stored(self) -> dict[bytes, tuple[Any, int]]:
+        """Every stored vector by the hash of its text, live or retired."""
+        stored: dict[bytes, tuple[Any, int]] = {}
+        for _, segment in self.segments:
+            stored.update({key: (segment.parts, row) for row, key in enumerate(segment.part_keys)})
+            stored.update({key: (segment.matrix, row) for row, key in enumerate(segment.keys)})
+        return stored
+
+    def _append(self, batch: list[_Todo], stored: dict[bytes, tuple[Any, int]]) -> None:
+        """Write ``batch`` (all of whose texts are in ``stored``) as the next segment, then the log."""
+        batch = sorted(batch, key=lambda item: item.order)  # rows of one file together, in file order
+        segment = Segment(self._segment_path(self.next), self.model, self.dim)
+        segment.rids = [item.rid for item in batch]
+        segment._keys = [item.key for item in batch]
+        segment.matrix = _vectors([item.key for item in batch], stored, self.dim)
+        part_keys = [key for item in batch for key, _ in item.parts]
+        segment.part_keys = part_keys
+        segment.part_rows = np.array([row for row, item in enumerate(batch) for _ in item.parts], dtype=np.int32)
+        segment.parts = _vectors(part_keys, stored, self.dim)
+        self.segment_dir.mkdir(parents=True, exist_ok=True)
+        segment.save()
+        self.segments.append((self.next, segment))
+        self.next += 1
+        for item in batch:
+            self.files[item.rel][2] += 1
+        self._write_log()
+        self._assemble()
+
+    def _compact(self) -> None:
+        serving = [len(s.rids) if live is None else len(live) for s, live, _ in self._views if s is self.base]
+        retired = len(self.base.rids) - sum(serving)
+        complete = all(state[2] >= state[3] for state in self.files.values())
+        if complete and (self.base.outdated or (len(self.segments) > 1 and retired * 2 >= len(self.base.rids))):
+            self._write_base()
+        elif len(self.segments) - 1 > MAX_SEGMENTS:
+            self._merge(self.segments[-(MAX_SEGMENTS // 2) :])
+
+    def _gathered(self, views: list[tuple[Segment, np.ndarray | None, int]], path: Path) -> Segment:
+        """One segment holding the live rows of ``views``, in order."""
+        out = Segment(path, self.model, self.dim)
+        matrices: list[np.ndarray] = []
+        parts: list[np.ndarray] = []
+        part_rows: list[np.ndarray] = []
+        part_keys: list[bytes] = []
+        keys: list[bytes] = []
+        rids: list[str] = []
+        offset = 0
+        for segment, live, _ in views:
+            rows = np.arange(len(segment.rids)) if live is None else live
+            renumber = np.full(len(segment.rids) + 1, -1, dtype=np.int64)
+            renumber[rows] = np.arange(len(rows)) + offset
+            kept = np.flatnonzero(renumber[segment.part_rows] >= 0) if len(segment.part_rows) else np.zeros(0, np.int64)
+            matrices.append(segment.matrix[rows])
+            parts.append(segment.parts[kept])
+            part_rows.append(renumber[segment.part_rows[kept]])
+            part_keys.extend(segment.part_keys[i] for i in kept)
+            keys.extend(segment.keys[row] for row in rows)
+            rids.extend(segment.rids[row] for row in rows)
+            offset += len(rows)
+        empty = np.zeros((0, self.dim), dtype=np.float32)
+        out.rids, out._keys, out.part_keys = rids, keys, part_keys
+        out.matrix = np.ascontiguousarray(np.concatenate([empty, *matrices]), np.float32)
+        out.parts = np.ascontiguousarray(np.concatenate([empty, *parts]), np.float32)
+        out.part_rows = np.concatenate([np.zeros(0, np.int64), *part_rows]).astype(np.int32)
+        return out
+
+    def _write_base(self) -> None:
+        base = _in_file_order(self._gathered(self._views, self.folder / BASE), self.files)
+        base.files = {rel: str(state[0]) for rel, state in self.files.items()}
+        base.ident = uuid.uuid4().hex
+        base.save()
+        # From here the base is the truth (a log naming the old base is ignored).
+        self.base = Segment.load(base.path, self.model, self.dim)
+        self.segments = [(0, self.base)]
+        for state in self.files.values():
+            state[1] = 0
+        self.log_path.unlink(missing_ok=True)
+        self._remove_unlisted()
+        self._assemble()
+
+    def _merge(self, tail: list[tuple[int, Segment]]) -> None:
+        """The segments of ``tail`` (the newest) as one segment numbered after them."""
+        first = tail[0][0]
+        views = [view for view in self._views if any(view[0] is segment for _, segment in tail)]
+        merged = self._gathered(views, self._segment_path(self.next))
+        merged.save()
+        # Files whose rows all lie in the tail start at the merged segment: rows
+        # of theirs in older segments were retired already and stay so.
+        for state in self.files.values():
+            if state[1] >= first:
+                state[1] = self.next
+        self.segments = [*self.segments[: -len(tail)], (self.next, Segment.load(merged.path, self.model, self.dim))]
+        self.next += 1
+        self._write_log()
+        self._remove_unlisted()
+        self._assemble()
+
+    def _write_log(self) -> None:
+        self.segment_dir.mkdir(parents=True, exist_ok=True)
+        data = {
+            "format": LOG_FORMAT,
+            "model": self.model,
+            "id": self.base.ident,
+            "next": self.next,
+            "segments": [number for number, _ in self.segments if number],
+            "files": self.files,
+        }
+        atomic_write(self.log_path, json.dumps(data, separators=(",", ":")))
+
+    def _remove_unlisted(self) -> None:
+        """Segments no log names (merged, compacted, or written before a crash)."""
+        listed = {self._segment_path(number).name for number, _ in self.segments if number}
+        try:
+            names = os.listdir(self.segment_dir)
+        except OSError:
+            return
+        for name in names:
+            if name.endswith(".npz") and name not in listed:
+                (self.segment_dir / name).unlink(missing_ok=True)
+
+
+def _take(
+    todo: list[_Todo], start: int, texts: int, stored: Mapping[bytes, Any]
+) -> tuple[list[_Todo], list[tuple[bytes, str]]]:
+    """Records from ``start`` on, until their texts never embedded before number ``texts``."""
+    fresh: dict[bytes, str] = {}
+    end = start
+    while end < len(todo) and len(fresh) < texts:
+        item = todo[end]
+        for key, text in [(item.key, item.text), *item.parts]:
+            if key not in stored:
+                fresh.setdefault(key, text)
+        end += 1
+    return todo[start:end], list(fresh.items())
+
+
+def _in_file_order(segment: Segment, files: Mapping[str, Any]) -> Segment:
+    """``segment`` with its rows file by file (in the order of ``files``) and, within a
+    file, as ``records_for`` gives them (entries by line, then partitions): the order a
+    build in one go has, whatever chunks the rows came in. Equal vectors (a text
+    in two files) rank by row, so a stopped and resumed build ranks as one in one go."""
+    rank = {rel: n for n, rel in enumerate(files)}
+
+    def key(row: int) -> tuple[int, int, int]:
+        rel, _, place = segment.rids[row].rpartition("#")
+        return rank.get(rel, len(rank)), 0 if place.startswith("L") else 1, int(place[1:] or 0)
+
+    order = np.array(sorted(range(len(segment.rids)), key=key), dtype=np.int64)
+    if np.array_equal(order, np.arange(len(order))):
+        return segment
+    new_of_old = np.empty(len(order), dtype=np.int64)
+    new_of_old[order] = np.arange(len(order))
+    parts = np.argsort(new_of_old[segment.part_rows], kind="stable") if len(segment.part_rows) else order[:0]
+    keys = segment.keys
+    segment.rids = [segment.rids[row] for row in order]
+    segment._keys = [keys[row] for row in order]
+    segment.matrix = np.ascontiguousarray(segment.matrix[order])
+    segment.part_keys = [segment.part_keys[i] for i in parts]
+    segment.parts = np.ascontiguousarray(segment.parts[parts])
+    segment.part_rows = new_of_old[segment.part_rows[parts]].astype(np.int32) if len(parts) else segment.part_rows
+    return segment
+
+
+def _vectors(keys: list[bytes], stored: Mapping[bytes, tuple[Any, int]], dim: int) -> np.ndarray:
+    out = np.zeros((len(keys), dim), dtype=np.float32)
+    for i, key in enumerate(keys):
+        source, row = stored[key]
+        out[i] = source[row]
+    return out
+
+
+def _read_log(path: Path, model: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != LOG_FORMAT or data.get("model") != model:
+        return None
+    files, segments = data.get("files"), data.get("segments")
+    if not isinstance(files, dict) or not isinstance(segments, list) or not isinstance(data.get("next"), int):
+        return None
+    if not all(isinstance(n, int) and 0 < n < data["next"] for n in segments) or not isinstance(data.get("id"), str):
+        return None
+    for state in files.values():
+        if not (isinstance(state, list) and len(state) == 4 and all(isinstance(v, int) for v in state[1:])):
+            return None
+    return data
 
 
 def _path_of(rid: str) -> str:
     return rid.rsplit("#", 1)[0]
-
-
-ALIGN = 64  # bytes; a .npy header is padded to a multiple of this too
-
-
-def _npy(array: np.ndarray) -> bytes:
-    out = io.BytesIO()
-    np.lib.format.write_array(out, array, allow_pickle=False)
-    return out.getvalue()
-
-
-def _aligned(name: str, offset: int) -> zipfile.ZipInfo:
-    """An archive member to be written at ``offset`` whose data starts on an ``ALIGN``
-    boundary: its local header's extra field is padding (as zipalign does)."""
-    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-    start = offset + 30 + len(name.encode("utf-8")) + 4  # the local header, the name, the padding's own header
-    pad = -start % ALIGN
-    info.extra = struct.pack("<HH", 0xD935, pad) + bytes(pad)
-    return info
-
-
-def _mapped(path: Path, archive: zipfile.ZipFile, member: str) -> np.ndarray | None:
-    """A read-only view of an array stored uncompressed in the ``.npz`` at ``path``,
-    mapped from the file; None when the member is compressed or not plain float32."""
-    info = archive.getinfo(member)
-    if info.compress_type != zipfile.ZIP_STORED:
-        return None
-    with path.open("rb") as handle:
-        handle.seek(info.header_offset)
-        header = handle.read(30)  # the local file header: its name and extra field lengths sit at 26
-        if len(header) != 30 or header[:4] != b"PK\x03\x04":
-            raise ValueError(f"{member}: no local header")
-        name_length, extra_length = struct.unpack("<HH", header[26:30])
-        handle.seek(info.header_offset + 30 + name_length + extra_length)
-        version = np.lib.format.read_magic(handle)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
-        elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
-        else:
-            return None
-        offset = handle.tell()
-    if fortran or dtype != np.dtype("<f4") or len(shape) != 2 or offset % ALIGN:
-        return None  # read and copied instead: BLAS works only on aligned data
-    if offset - (info.header_offset + 30 + name_length + extra_length) + shape[0] * shape[1] * 4 != info.file_size:
-        raise ValueError(f"{member}: size does not match its header")
-    if shape[0] == 0:
-        return np.zeros(shape, dtype=np.float32)
-    return np.memmap(path, dtype=np.float32, mode="r", offset=offset, shape=shape).view(np.ndarray)

@@ -37,6 +37,9 @@ Meta = Annotated[
     Field(description='Optional extra signature keys, e.g. {"confidence": "high", "project": "atlas"}.'),
 ]
 
+# CPU seconds a memory_search spends embedding vectors still missing (see memd search).
+SEARCH_EMBED_SECONDS = 3.0
+
 
 class Tools:
     """The tools an agent gets; each public method is one MCP tool."""
@@ -143,8 +146,14 @@ class Tools:
 
         Each result has `path`, `line`, `seq`, `time`, `source` and a `snippet`; cite results as path:line
         (with `as_of`, each has a `cite` path:line@commit). Use memory_read to see more lines around a result.
-        Returns {"results": [...]}, best first."""
-        return self.memory.search(query, limit=limit, since=since, until=until, source=source, as_of=as_of).to_json()
+        Returns {"results": [...]}, best first, and a `note` while the vectors of a large import are
+        still being built (ranked by words and the vectors built so far)."""
+        # A long first build never blocks a tool call: each call embeds a slice (the daemon, when
+        # running, builds the rest; the note says how far it is).
+        found = self.memory.search(
+            query, limit=limit, since=since, until=until, source=source, as_of=as_of, embed_seconds=SEARCH_EMBED_SECONDS
+        )
+        return found.to_json()
 
     def memory_grep(
         self,
