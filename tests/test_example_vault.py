@@ -47,6 +47,8 @@ def test_trying_the_example_vault_leaves_the_checkout_as_it_was(
     checkout: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(checkout)
+    # The checkout's remote, not the vault's: status must not show it as the vault's.
+    git(checkout, "remote", "add", "origin", str(checkout.parent / "memd-upstream.git"))
     log, status = git(checkout, "log", "--format=%H %s"), git(checkout, "status", "--porcelain")
     runner = CliRunner()
     commands = readme_first_command()
@@ -54,6 +56,8 @@ def test_trying_the_example_vault_leaves_the_checkout_as_it_was(
     for args in commands:
         result = runner.invoke(main, args)
         assert result.exit_code == 0, (args, result.output)
+        if args == commands[0]:
+            assert "origin" not in result.output  # status names no remote the vault does not sync with
     assert "Atlas cut-over moved to 2026-12-08" in result.output  # the question was answered
 
     refused = runner.invoke(main, ["--vault", "vault", "consolidate"])

@@ -6,7 +6,7 @@ from typing import Any
 
 from memd.core.errors import FormatError
 from memd.git.command import head
-from memd.git.log import blocked
+from memd.git.log import blocked, foreign_repository
 from memd.sync.gitops import Remote, SyncError, ahead_behind, resolve_remote, tracking
 from memd.vault.spaces import bounds, device_name, local_identity, read_registry
 from memd.vault.vault import Vault
@@ -41,6 +41,8 @@ def sync_facts(vault: Vault, remote_name: str | None) -> dict[str, Any]:
     facts: dict[str, Any] = {"device": device_facts(vault), "remote": None}
     if blocked(vault) == "the vault is not in a git repository (run `git init` in it)":
         return facts
+    if foreign_repository(vault) is not None:
+        return facts  # the enclosing checkout's remote is not this vault's ([git] repository = "own")
     try:
         remote: Remote = resolve_remote(vault, remote_name or "origin")
     except SyncError:
