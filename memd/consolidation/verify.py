@@ -217,7 +217,7 @@ CHECKPOINT = "verify.json"
 
 def _walk(vault: Vault, full: bool) -> _Walk:
     from memd.git.command import head, is_ancestor
-    from memd.git.log import consolidation_commits, entry_texts_at, paths_changed_by, seqs_at, seqs_by_commit
+    from memd.git.log import consolidation_commits, documents_at, paths_changed_by, seqs_at, seqs_by_commit
 
     start = None if full else _load(vault)
     tip = head(vault)
@@ -244,8 +244,8 @@ def _walk(vault: Vault, full: bool) -> _Walk:
             vanished.append((commit, dropped))
         if commit in consolidations and len(parents) == 1:
             paths = paths_changed_by(vault, commit)
-            old, new = entry_texts_at(vault, (parents[0], commit), paths)
-            changed = changed_words(old, new)
+            old, new = documents_at(vault, (parents[0], commit), paths)
+            changed = changed_words(_texts(old), _texts(new))
             if changed:
                 reworded.append((commit, changed))
         previous = seqs

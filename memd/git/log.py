@@ -20,6 +20,7 @@ from memd.git.commits import commit_exact
 
 if TYPE_CHECKING:
     # Only a type here: git sits below the vault, which passes itself in.
+    from memd.core.document import Document
     from memd.vault.vault import Vault
 
 _AUTHOR = re.compile(r"^\s*(?P<name>[^<]+?)\s*<(?P<email>[^>]+)>\s*$")
@@ -364,24 +365,21 @@ def paths_changed_by(vault: Vault, sha: str) -> tuple[str, ...]:
     return tuple(out.stdout.split("\n")[:-1]) if out.stdout else ()
 
 
-def entry_texts_at(vault: Vault, revs: tuple[str, ...], paths: tuple[str, ...]) -> list[dict[int, list[str]]]:
-    """For each of ``revs``: seq -> the whole texts of the entries holding it in ``paths`` there
-    (read from git objects in one stream; a path a commit lacks is skipped)."""
+def documents_at(vault: Vault, revs: tuple[str, ...], paths: tuple[str, ...]) -> list[list[Document]]:
+    """For each of ``revs``: the documents at ``paths`` there, read from git
+    objects in one stream (a path a commit lacks, or memd cannot parse, is skipped:
+    it names no seq memd could have changed)."""
     from memd.core.document import parse_document
     from memd.git.command import cat_file, decode
 
     names = [f"{rev}:{path}" for rev in revs for path in paths]
     objects = cat_file(vault.root, names) if names else []
-    found: list[dict[int, list[str]]] = [{} for _ in revs]
+    found: list[list[Document]] = [[] for _ in revs]
     for n, obj in enumerate(objects):
         if obj is None or obj.kind != "blob":
             continue
-        texts = found[n // len(paths)]
         try:
-            document = parse_document(decode(obj.data))
+            found[n // len(paths)].append(parse_document(decode(obj.data)))
         except FormatError:
-            continue  # a file memd cannot read names no seq memd could have changed
-        for located in document.signed():
-            for seq in located.entry.signature.seq:  # type: ignore[union-attr]
-                texts.setdefault(seq, []).append(located.entry.full_text)
+            continue
     return found
