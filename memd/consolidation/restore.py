@@ -117,11 +117,16 @@ def _half_written(path: Path) -> bool:
     read finds between an in-place save's truncation and its last write (a
     whole save, stale or not, ends its last line)."""
     try:
-        age = time.time() - path.stat().st_mtime
-        data = path.read_bytes() if 0 <= age < SETTLE else None
+        stat = path.stat()
+        if not 0 <= time.time() - stat.st_mtime < SETTLE:
+            return False
+        if stat.st_size == 0:
+            return True
+        with path.open("rb") as handle:  # the last byte tells; the buffer may be large
+            handle.seek(stat.st_size - 1)
+            return handle.read(1) != b"\n"
     except OSError:
         return False
-    return data is not None and (not data or not data.endswith(b"\n"))
 
 
 def restore(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) -> Vanished:

@@ -69,7 +69,7 @@ def consolidate(
     """
     engine = engine or get_engine(vault)
     notes = [n for n in [finish_commit(vault)[1]] if n]
-    total = buffered_entries(vault)
+    total = buffered_entries(vault) if progress else 0  # only a progress bar needs the length up front
     parts: list[Outcome] = []
     while True:
         # A huge buffer goes in parts, each written and committed before the
