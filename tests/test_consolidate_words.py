@@ -248,3 +248,15 @@ def test_verify_is_clean_after_consolidating_a_five_thousand_turn_chat_twice(vau
     # Only changed values were superseded, and every other turn is in an entry holding its words.
     assert all(turns[s - 1].split(": ", 1)[1].startswith("My favourite city is") for s in superseded)
     assert all(contains(holders[s], turns[s - 1]) for s in holders)
+
+
+def test_two_new_entries_that_both_contain_a_filed_one_leave_its_seq_in_one_entry(vault: Vault) -> None:
+    # Found by the property test above: "met" filed, then "met" and "ran met" in one buffer.
+    memory = Memory.open(vault.root)
+    memory.add(["met"])
+    memory.consolidate()
+    memory.add(["ran", "met", "ran met"])
+    memory.consolidate()
+    assert not memory.verify().problems
+    texts = sorted(live_entries(vault).values())
+    assert texts == ["met", "ran met"]

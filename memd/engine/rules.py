@@ -155,9 +155,18 @@ def fold_into_existing(
             subjects[found[0]] = (item, found[1])
     paired: list[tuple[Item | None, Item]] = []
     superseded = []
+    claimed: set[int] = set()  # an existing entry folds with one incoming item at most (else its seqs live twice)
     for item in incoming:
-        old = next((o for o in folds.candidates(item) if o.seqs.last < item.seqs.first and foldable(o, item)), None)
+        old = next(
+            (
+                o
+                for o in folds.candidates(item)
+                if id(o) not in claimed and o.seqs.last < item.seqs.first and foldable(o, item)
+            ),
+            None,
+        )
         if old is not None:
+            claimed.add(id(old))
             paired.append((old, combine(old, item)))
             continue
         found = statement(item.text)
