@@ -146,7 +146,9 @@ def test_add_appends_signed_entries_with_fresh_seqs(memd: Memd) -> None:
     assert added["signature"] == "<seq=2,time=2026-11-20T09:12,source=ai,src=sources/a.md#L3,mood=calm%2Crested>"
     after = memd.vault.current.read_text()
     assert after.startswith(before)  # earlier lines are never rewritten
-    assert after.splitlines()[added["line"] - 1] == f"- {added['signature']} Allergic to peanuts"
+    # The src also opens as a Markdown link (Obsidian, GitHub).
+    line = f"- {added['signature']} Allergic to peanuts [source](sources/a.md#L3)"
+    assert after.splitlines()[added["line"] - 1] == line
 
 
 def test_add_reads_stdin_one_entry_per_line_or_whole_with_one(memd: Memd) -> None:

@@ -230,3 +230,45 @@ def test_the_checks_catch_what_obsidian_would_trip_on(tmp_path: Path, text: str,
     (tmp_path / "v" / "topics" / "broken.md").write_text(text, encoding="utf-8")
     problems, _ = obsidian_problems(tmp_path / "v")
     assert len(problems) == 1 and problem in problems[0], problems
+
+
+def source_links(path: Path) -> list[str]:
+    """The targets of the `[source](…)` links of a file, as a CommonMark renderer reads them."""
+    tokens = MarkdownIt("commonmark").parse(path.read_text(encoding="utf-8"))
+    found = []
+    for token in tokens:
+        children = token.children or []
+        for at, child in enumerate(children):
+            if child.type == "link_open" and at + 1 < len(children) and children[at + 1].content == "source":
+                found.append(str(child.attrGet("href")))
+    return found
+
+
+def test_src_is_a_link_that_opens_the_source_from_current_and_from_topics(
+    memd: Memd, vault: Vault, tmp_path: Path
+) -> None:
+    note = tmp_path / "atlas standup.md"
+    note.write_text("# Standup\n\nDana moved the Atlas cut-over to Friday.\n\nSam owns the rollback plan for Atlas.\n")
+    memd("ingest", str(note))
+    memd("add", "--src", "https://example.org/atlas?id=7", "Atlas has a status page")
+    memd("add", "--src", "D1:3", "An id is no place a link could open")
+
+    def opened(path: Path) -> list[str]:
+        targets = source_links(path)
+        for target in targets:
+            if not target.startswith("https://"):
+                assert (path.parent / target.split("#", 1)[0]).resolve().is_file(), target
+        return targets
+
+    links = opened(vault.current)
+    assert any(t.startswith("sources/") for t in links) and "https://example.org/atlas?id=7" in links
+    assert len(links) == 3  # the two lines of the note, the web address; never the id
+    for located in vault.read(vault.current).signed():
+        assert "[source]" not in located.entry.text  # the link is not the entry's words
+
+    memd("consolidate")
+    assert memd("verify").exit_code == 0
+    filed = [t for path in vault.topic_files() for t in opened(path)]
+    assert sorted(t.removeprefix("../") for t in filed) == sorted(links)
+    assert all(t.startswith(("../sources/", "https://")) for t in filed)
+    assert memd("search", "rollback", "--json").output.count("[source]") == 0

@@ -20,7 +20,7 @@ from memd.consolidation.records import Record, describe, digest_of
 from memd.consolidation.routing import RoutingIndex
 from memd.consolidation.sections import Topic, adopt_unsigned, apply_sections, sections_of, with_frontmatter
 from memd.core.atomic import decode_markdown, read_bytes, refuse_read_only
-from memd.core.document import Document, Frontmatter, parse_document
+from memd.core.document import Document, Frontmatter, linked, parse_document
 from memd.core.errors import DocumentError, WriteError
 from memd.engine.base import Engine, Section, TopicInfo
 from memd.engine.text import slugify
@@ -227,6 +227,8 @@ class Workspace:
             if topic_id in summaries:
                 log = [f"consolidation {epoch}: {', '.join(logs[topic_id])}"] if logs.get(topic_id) else []
                 document = with_frontmatter(document, topic_id, summaries[topic_id], moment, log)
+                # Links to sources are written from topics/ (entries moved out of CURRENT.md linked from the root).
+                document = linked(document, "../" * (1 + topic_id.count("/")))
             final[topic_id] = document
         self.summaries = summaries
         return final

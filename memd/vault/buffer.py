@@ -129,7 +129,7 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
             # A relative time ("yesterday") is recorded as a date beside the words (memd/core/timeexpr.py).
             extra = with_when(item.extra, item.text, item.time or stamp)
             signature = Signature.make(seq, item.time or stamp, item.source, item.src, extra)
-            entry = make_entry(signature, item.text)
+            entry = make_entry(signature, item.text, link="")  # CURRENT.md is at the vault's root
             chunks.append(newline.join(entry.lines()) + newline)
             added.append(Added(seq, line, signature.render(), entry.full_text))
             line += len(entry.lines())
