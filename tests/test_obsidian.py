@@ -272,3 +272,42 @@ def test_src_is_a_link_that_opens_the_source_from_current_and_from_topics(
     assert sorted(t.removeprefix("../") for t in filed) == sorted(links)
     assert all(t.startswith(("../sources/", "https://")) for t in filed)
     assert memd("search", "rollback", "--json").output.count("[source]") == 0
+
+
+def test_topics_link_to_related_topics_and_carry_their_title_as_an_alias(memd: Memd, vault: Vault) -> None:
+    for text in (
+        "Priya moved the Atlas cut-over to Friday",
+        "Priya owns the Atlas rollback plan and the Atlas runbook",
+        "The Atlas dashboards move to Grafana after the cut-over",
+        "Dana takes her coffee with oat milk",
+        "Dana is allergic to peanuts and carries an EpiPen",
+        "Dana and Priya had lunch at the Thai place near the office",
+        "Priya is vegetarian and loves Thai curry",
+    ):
+        memd("add", text)
+    memd("consolidate")
+    topics = {path.stem: vault.read(path) for path in vault.topic_files()}
+    assert len(topics) >= 2
+    links = {}
+    for topic_id, document in topics.items():
+        assert document.frontmatter is not None
+        data = document.frontmatter.data
+        assert document.title() in data["aliases"]  # [[its title]] opens it
+        links[topic_id] = [_WIKILINK.fullmatch(link).group(1) for link in data.get("related", [])]  # type: ignore[union-attr]
+        assert all(target in topics and target != topic_id for target in links[topic_id])
+    # The Atlas topic and the one about Dana and Priya's lunches share Priya.
+    assert any(links.values())
+    problems, _ = obsidian_problems(vault.root)
+    assert problems == []
+
+
+def test_a_persons_own_tags_and_aliases_stay_and_related_is_memds() -> None:
+    from memd.consolidation.related import with_links
+
+    mine = {"id": "t", "tags": ["mine"], "aliases": "My own name", "related": ["[[gone]]"]}
+    data = with_links(mine, "Atlas — cut-over", ["dana"], ["priya"])
+    assert data["tags"] == ["mine", "priya"]
+    assert data["aliases"] == ["My own name", "Atlas — cut-over"]
+    assert data["related"] == ["[[dana]]"]
+    assert "related" not in with_links(mine, None, [], [])
+    assert with_links(data, "Atlas — cut-over", ["dana"], ["priya"]) == data  # nothing added twice

@@ -17,6 +17,7 @@ from typing import Any
 
 from memd.consolidation.catalog import Catalog
 from memd.consolidation.records import Record, describe, digest_of
+from memd.consolidation.related import related, tags_of, with_links
 from memd.consolidation.routing import RoutingIndex
 from memd.consolidation.sections import Topic, adopt_unsigned, apply_sections, sections_of, with_frontmatter
 from memd.core.atomic import decode_markdown, read_bytes, refuse_read_only
@@ -221,12 +222,14 @@ class Workspace:
         touched = [topic_id for topic_id in live if topic_id in self.touched]
         # One call for all summaries: a model engine batches them (fewer, larger calls).
         summaries = dict(zip(touched, engine.summarise_many([sections_of(self.docs[t]) for t in touched]), strict=True))
+        links = related(self.index(), touched) if touched else {}
         final = {}
         for topic_id in live:
             document = self.docs[topic_id]
             if topic_id in summaries:
                 log = [f"consolidation {epoch}: {', '.join(logs[topic_id])}"] if logs.get(topic_id) else []
                 document = with_frontmatter(document, topic_id, summaries[topic_id], moment, log)
+                document = _with_obsidian(document, topic_id, links.get(topic_id, []))
                 # Links to sources are written from topics/ (entries moved out of CURRENT.md linked from the root).
                 document = linked(document, "../" * (1 + topic_id.count("/")))
             final[topic_id] = document
@@ -270,6 +273,17 @@ class Workspace:
         previous = data.get("update_log")
         data["update_log"] = [*(previous if isinstance(previous, list) else []), *lines]
         self.docs[survivor] = replace(document, frontmatter=Frontmatter.from_data(data))
+
+
+def _with_obsidian(document: Document, topic_id: str, related_ids: list[str]) -> Document:
+    """``related``, ``aliases`` and ``tags`` for Obsidian (``related.py``)."""
+    assert document.frontmatter is not None  # with_frontmatter wrote it
+    title = document.title()
+    text = "\n".join(located.entry.text for located in document.signed())
+    data = with_links(
+        document.frontmatter.data, title if title and title != topic_id else None, related_ids, tags_of(text)
+    )
+    return replace(document, frontmatter=Frontmatter.from_data(data))
 
 
 def _unsigned(document: Document) -> int:
