@@ -71,7 +71,7 @@ class MergeTheTomatoTopics(OfflineEngine):
     merge it can name)."""
 
     def merge_groups(self, topics: list, limit_tokens: int, background: object = None) -> list[list[str]]:  # type: ignore[type-arg]
-        tomato = sorted((t for t in topics if "tomato" in t.id), key=lambda t: -t.tokens)
+        tomato = sorted((t for t in topics if "tomato" in t.text.lower()), key=lambda t: (-t.tokens, t.id))
         return [[tomato[0].id, tomato[1].id]] if len(tomato) >= 2 else []
 
 

@@ -39,9 +39,11 @@ def topic_with(memd: Memd, words: str) -> Path:
 
 
 def edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert old in text
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    """A person's edit of the entry that says ``old`` (the topic's summary may quote it too)."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    at = next(n for n, line in enumerate(lines) if line.startswith("- <seq=") and old in line)
+    lines[at] = lines[at].replace(old, new, 1)
+    path.write_text("\n".join(lines), encoding="utf-8")
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ from typing import Any
 
 from memd.engine.base import TopicIndex
 from memd.engine.text import Weights, terms
-from memd.engine.themes import names
+from memd.engine.themes import names, topic_subject
 
 RELATED = 3  # topics listed at most
 QUERY_TERMS = 12  # the heaviest terms of a topic that say what it is about
@@ -63,12 +63,15 @@ def related(index: TopicIndex, topic_ids: list[str]) -> dict[str, list[str]]:
 
 
 def tags_of(text: str) -> list[str]:
-    """The names most of a topic's entries mention, as Obsidian tags (lowercase, no spaces)."""
+    """Whom a topic is about (the speaker of most of its turns) and the names
+    most of its entries mention, as Obsidian tags (lowercase, no spaces)."""
     lines = [line for line in text.splitlines() if line.strip()]
     counted = Counter(name for line in lines for name in names(line))
     least = max(2, len(lines) // 10)
-    chosen = [name for name, n in counted.most_common() if n >= least][:TAGS]
-    return [tag for name in chosen if (tag := _TAG.sub("-", name).strip("-")) and not tag.isdigit()]
+    who = topic_subject(text)
+    chosen = ([who.lower()] if who else []) + [name for name, n in counted.most_common() if n >= least]
+    tags = [tag for name in chosen if (tag := _TAG.sub("-", name).strip("-")) and not tag.isdigit()]
+    return list(dict.fromkeys(tags))[:TAGS]
 
 
 def with_links(data: dict[str, Any], title: str | None, related_ids: list[str], tags: list[str]) -> dict[str, Any]:

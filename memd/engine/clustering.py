@@ -12,8 +12,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from memd.engine.base import Background, Block, Item, Section, TopicInfo
-from memd.engine.naming import title
-from memd.engine.text import Vector, Weights, add_into, cosine, normalised, terms, vocabulary
+from memd.engine.text import Vector, Weights, add_into, cosine, normalised, speakers, terms, vocabulary
+from memd.engine.titles import title
 
 GROUP_THRESHOLD = 0.16  # the least cosine that joins an entry to a running group
 CONTINUITY_BONUS = 0.12  # consecutive entries usually continue one subject
@@ -70,9 +70,10 @@ def group(items: list[Item]) -> list[Block]:
                 groups[target].extend(members)
                 groups[g] = []
     blocks = []
+    people = speakers(item.text for item in items)  # names a block's things, never one of the people talking
     for members in sorted((sorted(m) for m in groups if m), key=lambda m: m[0]):
         chosen = [items[i] for i in members]
-        blocks.append(Block(title(chosen), tuple(chosen)))
+        blocks.append(Block(title(chosen, people), tuple(chosen)))
     return blocks
 
 
@@ -103,7 +104,8 @@ def split(section: Section, parts: int) -> list[Section]:
     if len(clusters) < 2:  # no lexical structure: fall back to time order
         half = len(items) // 2
         clusters = [items[:half], items[half:]]
-    return [Section(title(c), tuple(c)) for c in clusters]
+    people = speakers(item.text for item in items)
+    return [Section(title(c, people), tuple(c)) for c in clusters]
 
 
 def merge_groups(topics: list[TopicInfo], limit_tokens: int, background: Background | None = None) -> list[list[str]]:

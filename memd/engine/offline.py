@@ -6,7 +6,7 @@ module answers each step of the seam (base.py) and keeps what is its own,
 sentence extraction and placing entries in sections; the rules it applies
 live beside it, one idea to a module: duplicates and supersession in
 ``rules.py``, grouping, splitting and merging in ``clustering.py``, routing
-in ``coverage.py``, titles and summaries in ``naming.py``.
+in ``coverage.py``, titles and summaries in ``titles.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from memd.engine import clustering, coverage, naming, themes, titles
+from memd.engine import clustering, coverage, themes, titles
 from memd.engine.base import Background, Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
 from memd.engine.rules import fold_duplicates, fold_into_existing, is_filler, supersede
 from memd.engine.text import Weights, cosine, speakers, vocabulary
@@ -138,11 +138,10 @@ class OfflineEngine:
                 new_section.append(item)
         result = [Section(sec.title, tuple(items)) for sec, items in zip(sections, lists, strict=True)]
         if new_section:
-            name = titles.title if self._meaning() is not None else naming.title
             first = block.title
             if not any(s.title for s in sections) and block.items:
                 first = self._new_titles.get(str(block.items[0].seqs), first)
-            title = first if first not in {s.title for s in sections} else name(new_section)
+            title = first if first not in {s.title for s in sections} else titles.title(new_section)
             result.append(Section(title, tuple(new_section)))
         return TopicUpdate(tuple(result), tuple(superseded))
 
@@ -164,14 +163,10 @@ class OfflineEngine:
         return clustering.merge_groups(topics, limit_tokens, background)
 
     def summarise(self, sections: list[Section]) -> str:
-        if self._meaning() is not None:
-            return titles.summary(sections)
-        return naming.summary(sections)
+        return titles.summary(sections)
 
     def summarise_many(self, topics: list[list[Section]]) -> list[str]:
         return [self.summarise(sections) for sections in topics]
 
     def title(self, items: list[Item]) -> str:
-        if self._meaning() is not None:
-            return titles.title(items)
-        return naming.title(items)
+        return titles.title(items)
