@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memd.engine.base import TopicIndex
-from memd.engine.text import Weights, terms
+from memd.engine.text import Weights, speakers, terms
 from memd.engine.themes import names, topic_subject
 
 RELATED = 3  # topics listed at most
@@ -69,7 +69,10 @@ def tags_of(text: str) -> list[str]:
     counted = Counter(name for line in lines for name in names(line))
     least = max(2, len(lines) // 10)
     who = topic_subject(text)
-    chosen = ([who.lower()] if who else []) + [name for name, n in counted.most_common() if n >= least]
+    # The other people of a conversation are named in it as they are spoken to ("Thanks, Mel!"): not what it is about.
+    talking = {name.lower() for name in speakers(lines)} - ({who.lower()} if who else set())
+    named = [name for name, n in counted.most_common() if n >= least and name not in talking]
+    chosen = ([who.lower()] if who else []) + named
     tags = [tag for name in chosen if (tag := _TAG.sub("-", name).strip("-")) and not tag.isdigit()]
     return list(dict.fromkeys(tags))[:TAGS]
 
