@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memd.core.document import parse_document
 from memd.sync.diff3 import diff3
+from memd.sync.frontmatter import KeyConflict
 from memd.sync.merge import merge_documents, merge_frontmatter
 
 HEAD = "# CURRENT\n\nRecent memories.\n\n"
@@ -118,6 +120,18 @@ def test_update_logs_are_joined_and_derived_keys_decided() -> None:
     theirs = {**base, "summary": "theirs", "update_log": ["a", "c"], "updated": "2026-01-03"}
     data = merge_frontmatter(base, mine, theirs)
     assert data["update_log"] == ["a", "b", "c"] and data["summary"] == "theirs" and data["updated"] == "2026-01-03"
+
+
+def test_related_links_are_memds_and_tags_and_aliases_merge_item_by_item() -> None:
+    base = {"id": "t", "related": ["[[a]]"], "tags": ["dana", "old"], "aliases": ["Coffee"]}
+    mine = {**base, "related": ["[[b]]"], "tags": ["dana", "mine"], "aliases": ["Coffee", "Flat white"]}
+    theirs = {**base, "related": ["[[c]]", "[[a]]"], "tags": ["dana", "old", "sam"], "aliases": ["Coffee"]}
+    data = merge_frontmatter(base, mine, theirs)
+    assert data["related"] == ["[[c]]", "[[a]]"]  # derived: the remote's
+    assert data["tags"] == ["dana", "mine", "sam"]  # "old" was removed here, "sam" added there
+    assert data["aliases"] == ["Coffee", "Flat white"]
+    with pytest.raises(KeyConflict):  # a person's own key still is theirs to settle
+        merge_frontmatter({"owner": "a"}, {"owner": "b"}, {"owner": "c"})
 
 
 @settings(max_examples=60, deadline=None)

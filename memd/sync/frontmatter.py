@@ -1,9 +1,11 @@
 """A topic's frontmatter merged by key (memd derives most of it).
 
 ``update_log`` keeps every line from both sides; ``updated`` the later time,
-``created`` the earlier; the summary and token count (memd derives both) the
-remote's, the token count then counted again on the merged body; any other
-key changed differently on both sides is a conflict for the person.
+``created`` the earlier; the summary, token count and ``related`` links (memd
+derives them) the remote's, the token count then counted again on the merged
+body; ``aliases`` and ``tags`` (lists memd adds to and a person edits) merged
+item by item: what either side added is kept, what either side removed goes;
+any other key changed differently on both sides is a conflict for the person.
 """
 
 from __future__ import annotations
@@ -28,13 +30,11 @@ class KeyConflict(Exception):
 
 
 _DERIVED_NEWEST = {"updated", "last_consolidation"}
+_ITEM_BY_ITEM = {"aliases", "tags"}
 
 
 def merge_frontmatter(base: dict[str, Any], mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
-    """A topic's frontmatter, merged by key. ``update_log`` keeps every line
-    from both sides; ``updated`` the later time, ``created`` the earlier; the
-    summary and token count (memd derives both) the remote's; any other key
-    changed differently on both sides is a conflict for the person."""
+    """A topic's frontmatter, merged by key (see the module doc)."""
     out: dict[str, Any] = {}
     for key in [*mine, *(k for k in theirs if k not in mine)]:
         was, a, b = base.get(key), mine.get(key), theirs.get(key)
@@ -48,8 +48,10 @@ def merge_frontmatter(base: dict[str, Any], mine: dict[str, Any], theirs: dict[s
             value = max(a, b, key=str)
         elif key == "created":
             value = min(a, b, key=str)
-        elif key in ("summary", "tokens", "id"):
+        elif key in ("summary", "tokens", "id", "related"):
             value = b
+        elif key in _ITEM_BY_ITEM and all(v is None or isinstance(v, list) for v in (was, a, b)):
+            value = _items_merged(_as_list(was), _as_list(a), _as_list(b))
         else:
             raise KeyConflict(f"frontmatter key {key!r} changed differently here ({a!r}) and on the remote ({b!r})")
         if key != "update_log":
@@ -57,6 +59,12 @@ def merge_frontmatter(base: dict[str, Any], mine: dict[str, Any], theirs: dict[s
                 continue
             out[key] = value
     return out
+
+
+def _items_merged(was: list[Any], mine: list[Any], theirs: list[Any]) -> list[Any]:
+    """Mine then theirs, without what either side removed from ``was``."""
+    removed = {str(x) for x in was if x not in mine or x not in theirs}
+    return [x for x in _union([*mine, *theirs]) if str(x) not in removed]
 
 
 def _as_list(value: Any) -> list[Any]:
