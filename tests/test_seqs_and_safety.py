@@ -138,3 +138,52 @@ def test_the_lock_is_reentrant_in_one_thread(vault: Vault) -> None:
     with vault.locked(0.1), vault.locked(0.1):
         append_entries(vault, [NewEntry("nested writes are fine")])
     assert seqs_in(vault) == [1]
+
+
+def _live(vault: Vault) -> dict[int, str]:
+    return {
+        seq: located.entry.full_text
+        for path in [vault.current, *vault.topic_files()]
+        for located in vault.read(path).signed()
+        for seq in located.entry.signature.seq  # type: ignore[union-attr]
+    }
+
+
+def test_a_stale_save_of_a_topic_is_not_a_deletion(memd: Memd, vault: Vault) -> None:
+    for text in ("Dana takes her coffee with oat milk", "Dana drinks two coffees before noon"):
+        memd("add", "--time", "2026-11-01", text)
+    memd("consolidate")
+    [topic] = vault.topic_files()
+    opened = topic.read_text(encoding="utf-8")  # an editor reads the topic...
+    memd("add", "--time", "2026-11-02", "Dana switched her coffee to decaf after noon")
+    memd("consolidate")
+    assert "decaf" in topic.read_text(encoding="utf-8")  # ...memd files into it meanwhile...
+    (vault.meta_dir / "acks.jsonl").unlink()  # a day later: no entry is a recent acknowledgement any more
+    topic.write_text(opened + "\nMy own note about coffee.\n", encoding="utf-8")  # ...and the editor saves its copy
+
+    result = memd("consolidate")
+
+    assert "put back 1 entries an editor's save had removed" in result.output
+    live = _live(vault)
+    assert sorted(live) == [1, 2, 3] and "decaf" in live[3]
+    assert "My own note about coffee." in topic.read_text(encoding="utf-8")  # the person's edit stays
+    assert memd("verify").exit_code == 0
+    log = subprocess.run(["git", "-C", str(vault.root), "log", "--format=%B"], capture_output=True, text=True).stdout
+    assert "Memd-Removed" not in log
+
+
+def test_deleting_an_entry_from_the_topic_as_memd_last_wrote_it_is_a_deletion(memd: Memd, vault: Vault) -> None:
+    for text in ("Dana takes her coffee with oat milk", "Dana drinks two coffees before noon"):
+        memd("add", "--time", "2026-11-01", text)
+    memd("consolidate")
+    memd("add", "--time", "2026-11-02", "Dana switched her coffee to decaf after noon")
+    memd("consolidate")
+    [topic] = vault.topic_files()
+    (vault.meta_dir / "acks.jsonl").unlink()  # a day later (a recent one is put back: see restore.py)
+    lines = topic.read_text(encoding="utf-8").split("\n")
+    topic.write_text("\n".join(line for line in lines if "decaf" not in line or not line.startswith("- <")))
+
+    memd("consolidate")
+
+    assert sorted(_live(vault)) == [1, 2]  # the person meant it
+    assert memd("verify").exit_code == 0

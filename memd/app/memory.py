@@ -198,7 +198,7 @@ class Memory:
         except Unsettled:
             return None  # a save in progress: its edit is committed once it has settled
         if wiped.restored:
-            self._warn(f"put back {len(wiped.restored)} entries an editor's save had removed from CURRENT.md")
+            self._warn(f"put back {len(wiped.restored)} entries an editor's save had removed")
         sha = commit_hand_edits(self.vault, wiped.removed_span, hold=hold)
         if sha and wiped.removed:
             with self.vault.locked():

@@ -9,6 +9,14 @@ with their original signatures, every entry it acknowledged in the last
 purpose: with ``memd forget``, in a commit they made themselves, or by
 deleting the whole file. Such a removal is recorded (``Memd-Removed``) when
 memd commits the person's edit, so ``memd verify`` accounts for it.
+
+Older entries are not acknowledged any more, but a stale save of a topic is
+still told from a deletion (``stale_saves``): memd appends a line to a topic's
+``update_log`` each time it files into it, so a saved topic whose log lacks
+lines the committed one has was saved from an older version, and the entries
+it lacks that memd filed after that version go back to CURRENT.md, to be filed
+again. Entries the older version held and the save lacks are the person's
+deletion.
 """
 
 from __future__ import annotations
@@ -129,6 +137,63 @@ def _half_written(path: Path) -> bool:
         return False
 
 
+LOOKBACK = 20  # committed versions of a topic searched for the one a stale save started from
+
+
+def stale_saves(vault: Vault, skip: set[int]) -> list[tuple[int, str]]:
+    """(seq, entry lines) of what stale saves of topics dropped (see the module
+    doc), but for the seqs of ``skip`` and seqs that are still live elsewhere."""
+    from memd.core.errors import MemdError
+    from memd.core.layout import classify
+    from memd.git.log import blocked, changed_paths, versions_of
+
+    if blocked(vault) is not None:
+        return []
+    found: list[tuple[int, str]] = []
+    for rel in changed_paths(vault):
+        path = vault.root / rel
+        if classify(rel) != "topic" or not path.is_file():
+            continue
+        try:
+            saved = vault.read(path)
+        except MemdError:
+            continue
+        log = _log(saved)
+        if log is None:
+            continue
+        versions = versions_of(vault, rel, LOOKBACK)
+        head_log = _log(versions[0]) if versions else None
+        if head_log is None or len(head_log) <= len(log) or head_log[: len(log)] != log:
+            continue  # not an older version of what memd last wrote
+        start = next((v for v in versions[1:] if _log(v) == log), None)
+        if start is None:
+            continue
+        kept = _seqs(saved) | _seqs(start) | skip
+        for located in versions[0].signed():
+            seqs = set(located.entry.signature.seq) if located.entry.signature else set()
+            if seqs and not seqs & kept:
+                found.append((min(seqs), "\n".join(located.entry.lines()) + "\n"))
+    if found:
+        live = seqs_in_files([vault.current, *vault.topic_files()])
+        found = [(seq, lines) for seq, lines in found if seq not in live]
+    return found
+
+
+def _log(document: object) -> list[str] | None:
+    from memd.core.errors import MemdError
+
+    front = getattr(document, "frontmatter", None)
+    try:
+        log = front.data.get("update_log") if front is not None else None
+    except MemdError:  # frontmatter a person broke: no version to compare with (lint names it)
+        return None
+    return [str(line) for line in log] if isinstance(log, list) else None
+
+
+def _seqs(document: object) -> set[int]:
+    return {seq for located in document.signed() for seq in located.entry.signature.seq}  # type: ignore[attr-defined]
+
+
 def restore(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) -> Vanished:
     """Put back what vanished by accident; report what a person removed on
     purpose. Call under the vault lock."""
@@ -136,12 +201,11 @@ def restore(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) ->
     gone = vanished(vault, held)
     if gone and (_stamp(vault.current) != before or _half_written(vault.current)):
         raise Unsettled("CURRENT.md was saved a moment ago and lacks entries memd acknowledged; starting over")
-    if not gone:
-        return Vanished((), ())
-    deliberate = on_purpose(vault, gone)
-    back = [ack for ack in gone if ack.seq not in deliberate]
+    deliberate = on_purpose(vault, gone) if gone else set()
+    back = [(ack.seq, ack.entry) for ack in gone if ack.seq not in deliberate]
+    back += stale_saves(vault, {ack.seq for ack in gone})
     if back:
         text = read_bytes(vault.current) if vault.current.exists() else b""
         lead = b"" if not text or text.endswith(b"\n") else b"\n"
-        append_bytes(vault.current, lead + "".join(ack.entry for ack in back).encode("utf-8"))
-    return Vanished(tuple(a.seq for a in back), tuple(sorted(deliberate)))
+        append_bytes(vault.current, lead + "".join(entry for _, entry in back).encode("utf-8"))
+    return Vanished(tuple(seq for seq, _ in back), tuple(sorted(deliberate)))

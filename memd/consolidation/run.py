@@ -136,7 +136,7 @@ def _attempt(
         cleanup.callback(space.close)
         wiped = restore(vault, space.held) if not dry_run else Vanished((), ())
         if wiped.restored:
-            warnings.append(f"put back {len(wiped.restored)} entries an editor's save had removed from CURRENT.md")
+            warnings.append(f"put back {len(wiped.restored)} entries an editor's save had removed")
         current_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
         current = parse_document(current_text)
         status = buffer_status(vault, current)

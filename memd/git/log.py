@@ -359,6 +359,23 @@ def consolidation_commits(vault: Vault, after: str | None = None) -> set[str]:
     return set(out.stdout.split())
 
 
+def versions_of(vault: Vault, rel: str, limit: int) -> list[Document]:
+    """The last ``limit`` committed versions of the vault file ``rel``, newest first (HEAD's first)."""
+    from memd.core.document import parse_document
+    from memd.git.command import cat_file, decode
+
+    shas = run_git(vault, "log", f"-n{limit}", "--format=%H", "--", rel).stdout.split()
+    found = []
+    for obj in cat_file(vault.root, [f"{sha}:./{rel}" for sha in shas]):
+        if obj is None or obj.kind != "blob":
+            break  # the file did not exist before (or was renamed): no older version to compare with
+        try:
+            found.append(parse_document(decode(obj.data)))
+        except FormatError:
+            break
+    return found
+
+
 def paths_changed_by(vault: Vault, sha: str) -> tuple[str, ...]:
     """The memory files (CURRENT.md, topics) a single-parent commit changed."""
     out = run_git(vault, "diff-tree", "--no-commit-id", "--name-only", "-r", sha, "--", "CURRENT.md", "topics")

@@ -153,7 +153,7 @@ def commit_pending(vault: Vault, warnings: list[str]) -> list[str]:
     except Unsettled:
         raise SyncError("CURRENT.md was being saved as sync started; run `memd sync` again") from None
     if wiped.restored:
-        warnings.append(f"put back {len(wiped.restored)} entries an editor's save had removed from CURRENT.md")
+        warnings.append(f"put back {len(wiped.restored)} entries an editor's save had removed")
     try:
         sha = commit_hand_edits(vault, wiped.removed_span)
     except GitError as err:
