@@ -100,3 +100,31 @@ def test_a_damaged_journal_is_set_aside_with_a_warning(memd: Memd) -> None:
     assert "ignored an unreadable consolidation journal" in result.output
     assert not journal.exists() and journal.with_suffix(".broken").exists()
     memd("add", "life goes on")
+
+
+def test_a_consolidation_killed_before_its_commit_is_committed_as_memds_not_the_persons(
+    memd: Memd, tmp_path: Path
+) -> None:
+    from memd.app.memory import Memory
+    from memd.vault.journal import owed
+
+    memd("add", "\n".join(f"{s} lesson: {s} practice notes about {s} gear" for s in SUBJECTS[:4]))
+    start = tmp_path / "start"
+    shutil.copytree(memd.vault.root, start)
+    point = 0
+    while True:  # the first kill point after the files are written, before the commit
+        point += 1
+        trial = tmp_path / f"crash-{point}"
+        shutil.copytree(start, trial)
+        assert run_consolidate(trial, point) == -9, "no kill point leaves a commit owed"
+        if owed(Vault(trial)) is not None:
+            break
+        shutil.rmtree(trial)
+    vault = Vault(trial)
+
+    Memory(vault).commit_hand_edits()  # what the daemon does when it sees files change
+
+    log = subprocess.run(["git", "-C", str(trial), "log", "--format=%an|%s"], capture_output=True, text=True).stdout
+    assert log.split("\n")[0].startswith("memd|consolidate: 4 entries")  # memd's moves, in memd's commit
+    assert "Test User" not in log
+    assert owed(vault) is None and not verify_vault(vault).problems

@@ -189,9 +189,15 @@ class Memory:
         from memd.consolidation.restore import Unsettled, restore
         from memd.git.log import blocked, commit_hand_edits
         from memd.vault import acks
+        from memd.vault.journal import finish_commit
 
         if blocked(self.vault) is not None:
             return None
+        # A consolidation killed after writing its files owes its commit: made
+        # first, so its moves are memd's, never committed as the person's edit.
+        self.recover()
+        if finish_commit(self.vault)[1] is not None:
+            return None  # git refused memd's commit: the person's waits behind it
         try:
             with self.vault.locked():
                 wiped = restore(self.vault)  # an editor's stale save is not the person's deletion
