@@ -182,3 +182,40 @@ def test_a_secret_typed_into_current_md_never_reaches_a_commit(memd: Memd, vault
     assert json.loads(memd("verify", "--json").output)["ok"]
     memd("add", "Runs on Tuesdays")  # every later command still works
     memd("consolidate")
+
+
+@pytest.mark.parametrize("secret", [GITHUB, AWS_ID])
+def test_a_secret_typed_into_a_topic_is_committed_by_no_path(tmp_path: Path, secret: str) -> None:
+    from .sync_helpers import bare_remote, first_device
+
+    remote = bare_remote(tmp_path)
+    memd = first_device(tmp_path, remote)
+    memd("add", "Takes coffee with oat milk")
+    memd("consolidate")
+    [topic] = memd.vault.topic_files()
+    with topic.open("a") as edited:
+        edited.write(f"- the deploy key is {secret}\n")  # typed by hand into a topic, no daemon running
+    memd("add", "Runs on Tuesdays by the river")
+
+    result = memd("consolidate")  # commits the person's other edits and files the buffer
+
+    rel = memd.vault.rel(topic)
+    assert f"not committing {rel}: {rel}:" in result.output and "possible secret" in result.output
+    assert secret in topic.read_text()  # left as the person wrote it, for them to decide
+    refused = memd("sync", ok=False)
+    assert refused.exit_code == 1 and f"cannot sync: not committing {rel}" in refused.output
+    assert len(refused.output.strip().splitlines()) == 1
+    for part in tokens(secret):
+        assert part.encode() not in git_objects(memd.vault)
+        assert (
+            part.encode()
+            not in subprocess.run(
+                ["git", "-C", str(remote), "cat-file", "--batch-all-objects", "--batch"], capture_output=True
+            ).stdout
+        )
+    assert json.loads(memd("verify", "--json").output)["ok"]
+
+    topic.write_text(topic.read_text().replace(secret, "[removed]"))  # the person takes it out
+    memd("sync")  # now it goes through
+    committed = subprocess.run(["git", "-C", str(memd.vault.root), "show", f"HEAD:{rel}"], capture_output=True)
+    assert b"[removed]" in committed.stdout

@@ -205,7 +205,10 @@ class Memory:
             return None  # a save in progress: its edit is committed once it has settled
         if wiped.restored:
             self._warn(f"put back {len(wiped.restored)} entries an editor's save had removed")
-        sha = commit_hand_edits(self.vault, wiped.removed_span, hold=hold)
+        edits = commit_hand_edits(self.vault, wiped.removed_span, hold=hold)
+        for warning in edits.warnings():
+            self._warn(warning)
+        sha = edits.sha
         if sha and wiped.removed:
             with self.vault.locked():
                 acks.settle(self.vault, wiped.removed)

@@ -166,7 +166,7 @@ def _attempt(
         reserved = allocate(vault, unsigned) if unsigned and not dry_run else range(state.next_seq, state.next_seq)
     if not dry_run:
         snapshot = {"CURRENT.md": current_text if vault.current.exists() else None, **space.texts()}
-        warnings += _commit_hand_edits(vault, wiped, snapshot)
+        warnings += _commit_hand_edits(vault, wiped, snapshot, space)
     return _consolidate(
         vault, engine, current_text, current, space, reserved, state, trigger, dry_run, warnings, progress
     )
@@ -324,16 +324,21 @@ def _without_entries(document: Document, seqs: set[int]) -> Document:
     return replace(document, blocks=blocks)
 
 
-def _commit_hand_edits(vault: Vault, wiped: Vanished, snapshot: dict[str, str | None]) -> list[str]:
+def _commit_hand_edits(vault: Vault, wiped: Vanished, snapshot: dict[str, str | None], space: Workspace) -> list[str]:
     """The person's pending edits as their own commit, with the content memd
-    is about to consolidate from (so none of it rides in memd's commit)."""
+    is about to consolidate from (so none of it rides in memd's commit). A
+    topic held back for a possible secret is left alone by this consolidation
+    too: memd's own commit would carry it."""
     if blocked(vault):
         return []
     try:
-        commit_hand_edits(vault, wiped.removed_span, snapshot)
+        edits = commit_hand_edits(vault, wiped.removed_span, snapshot)
     except GitError as err:
         return [f"hand edits not committed: {err}"]
+    for rel in edits.held:
+        if rel.startswith("topics/") and rel.endswith(".md"):
+            space.skipped.add(rel.removeprefix("topics/").removesuffix(".md"))
     if wiped.removed:
         with vault.locked():
             acks.settle(vault, wiped.removed)
-    return []
+    return edits.warnings()

@@ -177,30 +177,63 @@ def commit_as_memd(
         return None, f"not committed: {err}"
 
 
+@dataclass(frozen=True)
+class HandEdits:
+    """What committing a person's edits did: the commit (None: nothing to
+    commit) and the files held back because they may hold a secret (path ->
+    ``line: kind`` of each finding)."""
+
+    sha: str | None
+    held: dict[str, list[str]]
+
+    def warnings(self) -> list[str]:
+        return [
+            f"not committing {rel}: {', '.join(f'{rel}:{item}' for item in found[:3])}; "
+            "remove it, or commit the file yourself if it is no secret"
+            for rel, found in sorted(self.held.items())
+        ]
+
+
 def commit_hand_edits(
     vault: Vault,
     removed: str | None = None,
     snapshot: Mapping[str, str | None] | None = None,
     hold: Collection[str] = (),
-) -> str | None:
+) -> HandEdits:
     """Commit what people changed by hand since the last commit, as their own
     commit. memd's own appends to CURRENT.md and its state file are not hand
     edits; they are committed with the next consolidation. ``removed`` names
     buffered seqs the person deleted (a ``Memd-Removed`` trailer for verify).
     Paths in ``hold`` are left out (the daemon holds a file that looks like it
-    holds a secret until the person decides)."""
+    holds a secret until the person decides).
+
+    This is the one gate every commit of a person's edits passes (CLI,
+    consolidation, sync, the daemon): a file in which a secret may be is
+    never committed (git keeps it for good); it is left out and named."""
     paths = [
         p for p in changed_paths(vault) if p != ".memd/state.json" and p not in hold and not _only_appended(vault, p)
     ]
+    seen = snapshot or {}
+    files = {rel: _encode(seen[rel]) if rel in seen else _disk(vault, rel) for rel in paths}
+    held = {rel: found for rel, data in files.items() if (found := secrets_in(data))}
+    paths = [rel for rel in paths if rel not in held]
     if not paths:
-        return None
+        return HandEdits(None, held)
     message = f"edit: {', '.join(paths[:5])}" + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
     message += "\n\nMemd-Auto: committed by memd for the person who edited the files"
     if removed:
         message += f"\nMemd-Removed: {removed}"
-    seen = snapshot or {}
-    files = {rel: _encode(seen[rel]) if rel in seen else _disk(vault, rel) for rel in paths}
-    return commit_exact(vault, message, files, None)
+    return HandEdits(commit_exact(vault, message, {rel: files[rel] for rel in paths}, None), held)
+
+
+def secrets_in(data: bytes | None) -> list[str]:
+    """``line: possible secret (kind)`` for each secret a file's bytes may hold."""
+    from memd.core.redact import find_secrets
+
+    if not data:
+        return []
+    text = data.decode("utf-8", errors="replace")
+    return [f"{line}: possible secret ({kind})" for line, kind in find_secrets(text)]
 
 
 def _encode(text: str | None) -> bytes | None:

@@ -83,7 +83,7 @@ def undo(vault: Vault, rev: str | None = None, *, dry_run: bool = False) -> Undo
             raise UndoRefused(f"cannot undo: {reason}")
         if not dry_run:
             try:
-                commit_hand_edits(vault)  # hand edits are history, never undone
+                notes += commit_hand_edits(vault).warnings()  # hand edits are history, never undone
             except GitError as err:
                 raise UndoRefused(f"cannot undo: hand edits could not be committed first ({err})") from None
         repo = Repo.open(vault)

@@ -155,9 +155,13 @@ def commit_pending(vault: Vault, warnings: list[str]) -> list[str]:
     if wiped.restored:
         warnings.append(f"put back {len(wiped.restored)} entries an editor's save had removed")
     try:
-        sha = commit_hand_edits(vault, wiped.removed_span)
+        edits = commit_hand_edits(vault, wiped.removed_span)
     except GitError as err:
         raise SyncError(f"cannot sync: your edits could not be committed ({err})") from None
+    if edits.held:
+        # A remote keeps what it is sent for good: nothing is pushed while an edit may hold a secret.
+        raise SyncError(f"cannot sync: {edits.warnings()[0]}")
+    sha = edits.sha
     if sha:
         made.append(sha)
         if wiped.removed:
