@@ -94,7 +94,15 @@ def test_a_chain_of_three_values_leaves_verify_clean_and_ask_answers_the_newest(
     texts = sorted(live_entries(memd.vault).values())
     assert texts == ["Priya is the tech lead for Atlas", "Priya is vegetarian", "Sam's city is Kyoto"]
     answer = json.loads(memd("ask", "what is Sam's city?", "--json").output)
-    assert "Kyoto" in answer["answer"] and "Lisbon" not in answer["answer"]
+    lines = answer["answer"].split("\n")
+    newest, said = lines[0], lines[-1]
+    assert "Kyoto" in newest and "Lisbon" not in newest and "Porto" not in newest
+    # ...and it says what the newest value replaced, newest first.
+    assert [(r["seq"], r["text"]) for r in answer["replaced"]] == [
+        ("2", "Sam's city is Porto"),
+        ("1", "Sam's city is Lisbon"),
+    ]
+    assert said.startswith('(it replaced "Sam\'s city is Porto"')
     # The next consolidation puts nothing back: memd superseded those entries itself.
     memd("add", "Sam is tall")
     memd("consolidate")
@@ -109,6 +117,12 @@ def test_a_new_value_supersedes_one_already_filed_in_a_topic(memd: Memd) -> None
     memd("consolidate")
     assert sorted(live_entries(memd.vault).values()) == ["Dana's phone number is 555 0199"]
     assert json.loads(memd("verify", "--json").output)["ok"]
+    answer = json.loads(memd("ask", "what is Dana's phone number?", "--json").output)
+    assert answer["answer"].startswith("Dana's phone number is 555 0199")
+    assert [(r["seq"], r["text"], r["replaced_by"]) for r in answer["replaced"]] == [
+        ("1", "Dana's phone number is 555 0100", "2")
+    ]
+    assert 'it replaced "Dana\'s phone number is 555 0100"' in answer["answer"]
 
 
 def test_a_consolidation_that_would_change_words_is_refused(memd: Memd, monkeypatch: pytest.MonkeyPatch) -> None:

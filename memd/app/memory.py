@@ -352,10 +352,11 @@ class Memory:
 
     def ask(self, question: str, *, budget: int = 1500, report: Callable[[Any], None] | None = None) -> Answer:
         """Answer from memory with cited evidence, the way the vault's engine answers."""
+        from memd.app.replaced import with_replaced
         from memd.ask.answering import answer
 
         self.recover()
-        return answer(self.vault, question, budget=budget, report=report)
+        return with_replaced(self.vault, answer(self.vault, question, budget=budget, report=report))
 
     def ask_as_of(
         self, question: str, when: str, *, budget: int = 1500, report: Callable[[Any], None] | None = None

@@ -83,6 +83,20 @@ Report = Callable[[Step], None]
 
 
 @dataclass(frozen=True)
+class Replaced:
+    """A value an answer's newest one replaced: the old entry's seq, words and
+    time, and the seq of the entry that replaced it (``app/replaced.py``)."""
+
+    seq: str
+    text: str
+    time: str | None
+    by: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "text": self.text, "time": self.time, "replaced_by": self.by}
+
+
+@dataclass(frozen=True)
 class Answer:
     """``engine`` is who wrote ``answer``; ``fallback`` says why it is the
     offline answer although a model is configured (None when it is not);
@@ -98,6 +112,7 @@ class Answer:
     fallback: str | None = None
     steps: tuple[Step, ...] = ()
     warnings: tuple[str, ...] = ()  # model steps done offline on the way, and why
+    replaced: tuple[Replaced, ...] = ()  # what the newest values cited replaced, newest first
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -109,6 +124,7 @@ class Answer:
             "warnings": [*self.warnings, *filter(None, [self.fallback])],
             "support": [e.to_json() for e in self.support],
             "evidence": [e.to_json() for e in self.evidence],
+            "replaced": [r.to_json() for r in self.replaced],
         }
 
 
