@@ -85,5 +85,8 @@ def snapshot(vault: Vault) -> dict[str, bytes]:
     return {
         p.relative_to(vault.root).as_posix(): p.read_bytes()
         for p in sorted(vault.root.rglob("*"))
-        if p.is_file() and ".git" not in p.parts and p.parent.name not in {"index", "journal"} and p.name != "lock"
+        if p.is_file()
+        and ".git" not in p.parts
+        and not {"index", "journal"} & set(p.relative_to(vault.root).parts[:2])
+        and p.name != "lock"
     }

@@ -5,6 +5,7 @@ and `memd verify` proves words as well as seqs."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 import pytest
@@ -145,6 +146,12 @@ def test_a_consolidation_that_would_change_words_is_refused(memd: Memd, monkeypa
     result = memd("consolidate", ok=False)
     assert result.exit_code == 1 and "the words of seqs 1 would change" in result.output
     assert memd.vault.current.read_text() == before and memd.vault.topic_files() == []
+    # The refused work is kept, with why, for a person (or a bug report) to read.
+    kept = re.search(r"the refused result is kept in (\S+\.json)", result.output)
+    assert kept is not None
+    record = json.loads((memd.vault.root / kept.group(1)).read_text())
+    assert record["problems"] == ["the words of seqs 1 would change"]
+    assert any("Ran 5 km" in (c["after"] or "") for c in record["changes"])
 
 
 def test_verify_fails_on_a_consolidation_commit_that_changed_words(memd: Memd) -> None:

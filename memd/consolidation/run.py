@@ -39,7 +39,7 @@ from memd.git.log import blocked, commit_hand_edits
 from memd.vault import acks
 from memd.vault import journal as journal_mod
 from memd.vault.buffer import buffer_status
-from memd.vault.journal import HandEditConflict, finish_commit
+from memd.vault.journal import FileChange, HandEditConflict, finish_commit
 from memd.vault.state import State, advance_past, allocate, highest_seq, read_state, render_state
 from memd.vault.vault import Vault
 
@@ -240,7 +240,8 @@ def _consolidate(
 
         where = duplicate_places(vault) if any("more than one entry" in p for p in problems) else []
         shown = f" (at {', '.join(where)}; `memd lint` lists them all)" if where else ""
-        raise ConsolidationError("consolidation refused, nothing was changed: " + "; ".join(problems) + shown)
+        kept = _keep_refused(vault, space, final_docs, current_text, remaining, problems)
+        raise ConsolidationError("consolidation refused, nothing was changed: " + "; ".join(problems) + shown + kept)
     outcome = Outcome(
         entries=len(consolidated),
         seqs=str(SeqSet.of(consolidated)),
@@ -322,6 +323,23 @@ def _without_entries(document: Document, seqs: set[int]) -> Document:
         if not (isinstance(b, Entry) and b.signature is not None and set(b.signature.seq) <= seqs)
     )
     return replace(document, blocks=blocks)
+
+
+def _keep_refused(
+    vault: Vault,
+    space: Workspace,
+    final: dict[str, Document],
+    current_text: str,
+    remaining: Document,
+    problems: list[str],
+) -> str:
+    """`` (the refused result is kept in PATH)``, or nothing when it cannot be kept:
+    the refusal itself must reach the person whatever the disk says."""
+    changes = (FileChange("CURRENT.md", current_text, remaining.render()), *space.changes(final))
+    try:
+        return f" (the refused result is kept in {journal_mod.keep_refused(vault, changes, problems)})"
+    except MemdError:
+        return ""
 
 
 def _commit_hand_edits(vault: Vault, wiped: Vanished, snapshot: dict[str, str | None], space: Workspace) -> list[str]:

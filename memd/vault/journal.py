@@ -84,6 +84,25 @@ def _encode(content: str | None) -> bytes | None:
     return None if content is None else content.encode("utf-8", errors="surrogateescape")
 
 
+REFUSED_KEPT = 10  # refused consolidations kept for inspection; the oldest go first
+
+
+def keep_refused(vault: Vault, changes: tuple[FileChange, ...], problems: list[str]) -> str:
+    """Keep the files a refused consolidation would have written, and why it was
+    refused, under ``.memd/journal/refused/`` (for `memd verify`'s reader, a bug
+    report, or a person's own look); returns the vault-relative path."""
+    from memd.core import timeutil
+
+    folder = own_folder(_folder(vault) / "refused")
+    stamp = timeutil.format_time(timeutil.now()).replace(":", "")
+    path = folder / f"{stamp}.json"
+    record = {"problems": problems, "changes": [asdict(c) for c in changes]}
+    atomic_write(path, json.dumps(record, ensure_ascii=False, indent=1))
+    for old in sorted(folder.glob("*.json"))[:-REFUSED_KEPT]:
+        old.unlink(missing_ok=True)
+    return vault.rel(path)
+
+
 def pending(vault: Vault) -> bool:
     """Whether an interrupted change waits to be finished or undone (a stat, cheap)."""
     return (_folder(vault) / "pending.json").exists()
