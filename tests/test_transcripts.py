@@ -62,13 +62,15 @@ def test_a_newer_chatgpt_export_adds_only_new_turns_to_the_same_copy(vault: Vaul
     assert two.source == one.source and two.new_turns == 3  # updated in place, not conversations-2.md
     assert [p.name for p in sources(vault)] == ["conversations.md"]
     texts = [e["text"] for e in entries(vault)]
-    assert len(texts) == len(set(texts)) == 5, texts  # no duplicate entries
+    assert len(texts) == len(set(texts)) == 4, texts  # no duplicate entries
+    # "Noted: plumber Thursday at eight." only says back what the person said: it stays in the copy.
+    assert not any(t.startswith("Assistant: Noted: plumber") for t in texts)
     copy = (vault.root / one.source).read_text()
     for _, text in [*A2, *B]:
         assert copy.count(text) == 1, text
     assert copy.index("Book a window seat") < copy.index("## Chat b")  # after the last turn of its conversation
     again = ingest_file(vault, newer)
-    assert again.duplicate and len(entries(vault)) == 5
+    assert again.duplicate and len(entries(vault)) == 4
     subjects = subprocess.run(["git", "-C", str(vault.root), "log", "--format=%s"], capture_output=True, text=True)
     assert subjects.stdout.count("ingest: conversations.json") == 2
 
@@ -208,3 +210,25 @@ def test_a_large_inbox_file_is_ingested_in_steps_beside_the_rest(vault: Vault) -
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
     texts = [e["text"] for e in entries(vault)]
     assert len(texts) == 301 and "The boiler is serviced in March." in texts
+
+
+def test_an_assistant_saying_back_what_the_person_told_stays_in_the_source(
+    memd: Memd, vault: Vault, tmp_path: Path
+) -> None:
+    chat = [
+        {"role": "user", "content": "I take my coffee with oat milk, no sugar."},
+        {"role": "assistant", "content": "Noted: you take your coffee with oat milk and no sugar."},
+        {"role": "user", "content": "Is the Atlas cut-over on Friday?"},
+        {"role": "assistant", "content": "Yes, the Atlas cut-over is on Friday."},  # an answer, not an echo
+        {"role": "user", "content": "My flight to Kyoto is on 3 April."},
+        {"role": "assistant", "content": "Your Kyoto flight is on 3 April; ryokans near Gion book out early."},
+    ]
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(chat))
+    result = json.loads(memd("ingest", str(path), "--json").output)[0]
+    texts = [e["text"] for e in entries(vault)]
+    assert not any(t.startswith("Assistant: Noted") for t in texts)
+    assert "Assistant: Yes, the Atlas cut-over is on Friday." in texts
+    assert any("ryokans near Gion" in t for t in texts)  # it added something of its own
+    assert sum(t.startswith("User:") for t in texts) == 3  # what the person says is always filed
+    assert "Noted: you take your coffee" in (vault.root / result["source"]).read_text()  # verbatim in sources/

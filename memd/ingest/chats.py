@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memd.core.errors import MemdError
-from memd.ingest.turns import Parsed, Rejected, Turn, normalise_time, text_of
+from memd.ingest.turns import ASSISTANT, Parsed, Rejected, Turn, normalise_time, text_of
 
 _DIA = re.compile(r"^D(\d+):")
 # Claude Code replaces a long context with a summary it sends as a user
@@ -45,7 +45,7 @@ def claude_code(rows: list[dict[str, Any]], stem: str) -> Parsed:
         text = text_of(content)
         if not text or text.startswith(("<command-", "<local-command", "Caveat: ", _CONTINUED)):
             continue
-        speaker = "User" if row["type"] == "user" else "Assistant"
+        speaker = "User" if row["type"] == "user" else ASSISTANT
         turns.append(Turn(speaker, text, normalise_time(row.get("timestamp")), thread=thread))
     if not turns:
         raise Rejected("the Claude Code session has no user or assistant text")
@@ -71,7 +71,7 @@ def chatgpt(conversations: list[dict[str, Any]]) -> Parsed:
             text = text_of((message.get("content") or {}).get("parts") or [])
             if text:
                 when = normalise_time(message.get("create_time"))
-                speaker = "User" if role == "user" else "Assistant"
+                speaker = "User" if role == "user" else ASSISTANT
                 turns.append(Turn(speaker, text, when, group=title, thread=thread))
     if not turns:
         raise Rejected("the ChatGPT export has no user or assistant messages")
@@ -111,7 +111,7 @@ def claude_ai(conversations: list[dict[str, Any]]) -> Parsed:
                 continue
             text = text_of(message.get("text")) or text_of(message.get("content"))
             if text:
-                speaker = "User" if sender == "human" else "Assistant"
+                speaker = "User" if sender == "human" else ASSISTANT
                 when = normalise_time(message.get("created_at"))
                 turns.append(Turn(speaker, text, when, group=title, thread=thread))
     if not turns:

@@ -33,8 +33,9 @@ from memd.engine.base import Engine
 from memd.ingest import sources
 from memd.ingest.formats import Parsed, Rejected, Turn, parse
 from memd.ingest.scrub import scrub
-from memd.ingest.smalltalk import bears_fact
+from memd.ingest.smalltalk import bears_fact, restates
 from memd.ingest.sources import KnownCopy, SourceCopy, find_ingested, render, reserve_path
+from memd.ingest.turns import ASSISTANT
 from memd.ingest.units import Unit, units_of
 from memd.vault.buffer import NewEntry, append_entries
 from memd.vault.vault import Vault
@@ -174,8 +175,17 @@ class IngestJob:
         while self.done < len(self.units):
             unit = self.units[self.done]
             statements = [found.text for found in self.engine.extract(unit.text)]
+            previous = self.units[self.done - 1] if self.done else None
+            echo = (
+                unit.speaker == ASSISTANT
+                and previous is not None
+                and previous.speaker not in (None, ASSISTANT)
+                and restates(unit.text, previous.text)
+            )
             if unit.speaker is None:
                 self.pending += [NewEntry(text, None, source, unit.src) for text in statements]
+            elif echo:
+                pass  # an assistant saying back what the person told: in the source only
             elif " ".join(statements).strip() and bears_fact(unit.text):  # small talk: in the source only
                 self.pending.append(NewEntry(f"{unit.speaker}: {' '.join(statements)}", unit.time, source, unit.src))
             self.done += 1

@@ -46,3 +46,16 @@ def bears_fact(text: str) -> bool:
         if len(found) >= FACT_TERMS + (1 if question else 0):
             return True
     return False
+
+
+def restates(text: str, before: str) -> bool:
+    """Whether ``text`` (an assistant's turn) only says back what the turn
+    ``before`` it told: every content word of it is one of ``before``'s
+    ("Noted: you take your coffee with oat milk" after "I take my coffee with
+    oat milk"). An answer to a question is never an echo (it may confirm or
+    deny), nor is a turn that adds a single word of its own."""
+    if not before.strip() or before.rstrip().endswith("?"):
+        return False
+    said = set(terms(before))
+    own = set(terms(text))
+    return bool(own) and own <= said

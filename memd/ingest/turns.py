@@ -11,6 +11,7 @@ from memd.core.errors import FormatError, MemdError
 from memd.core.timeutil import format_time, parse_time
 
 _SPEAKER_KEYS = ("name", "speaker", "author", "sender", "from", "role", "user")
+ASSISTANT = "Assistant"  # the speaker of a model's turns, in every chat format
 TEXT_KEYS = ("content", "text", "message", "body", "value")
 _TIME_KEYS = ("time", "timestamp", "created_at", "date", "datetime", "created", "create_time", "ts")
 # Message bodies nest parts in lists and dicts; deeper than this is no message.
