@@ -229,3 +229,13 @@ def test_a_reply_copying_the_templates_example_numbers_is_rejected(memd: Memd, m
     note = data["steps"][0]["note"]  # 12 or 18: whichever the round's input does not hold
     assert re.search(r"the reply copies the number 1[28] from the prompt's example", note)
     assert "Allergic to peanuts" in data["answer"]
+
+
+def test_a_model_that_finds_no_answer_in_the_evidence_says_so(memd: Memd, model: ScriptedModel) -> None:
+    model.queue("answer", json.dumps({"answer": "", "cited": [], "found": False}))
+    data, _ = ask(memd, "What was Dana's finishing time in the Lisbon half marathon?")
+    assert data["found"] is False and data["engine"] == "llm" and data["fallback"] is None
+    assert data["answer"].startswith("Nothing in memory answers this; closest: ")
+    assert data["support"] == [] and data["evidence"]  # what was read stays visible
+    prompt = next(r for r in model.requests if operation_of(r) == "answer")
+    assert '"found": false' in prompt["messages"][0]["content"]  # the model is told how to say it

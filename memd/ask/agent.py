@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from memd.ask import tools
-from memd.ask.offline import EVIDENCE_TOKENS, Answer, Evidence, Report, Step
+from memd.ask.offline import EVIDENCE_TOKENS, NOTHING, Answer, Evidence, Report, Step, quote
 from memd.ask.offline import ask as offline_ask
 from memd.ask.shown import Shown, seen, shown_ranges
 from memd.core import ledger
@@ -141,6 +141,10 @@ def _agent_ask(
     text, cited, problem = _answer(question, gathered, client, model)
     if problem is not None:
         return replace(baseline, evidence=tuple(gathered), steps=tuple(steps), fallback=problem)
+    if not text:  # the model read the evidence and found no answer in it
+        closest = next((e.record for e in gathered if e.record.kind == "entry"), gathered[0].record)
+        said = f"{NOTHING}; closest: {quote(closest)}"
+        return Answer(question, False, said, (), tuple(gathered), engine="llm", steps=tuple(steps))
     support = tuple(e for e in gathered if e.record.cite in cited)
     return Answer(question, True, text, support, tuple(gathered), engine="llm", steps=tuple(steps))
 
@@ -349,7 +353,8 @@ def _answer(
     question: str, evidence: list[Evidence], client: ModelClient, model: str | None
 ) -> tuple[str, set[str], str | None]:
     """The model's grounded answer and the refs it cites, or a reason it may
-    not be shown (then the caller shows the extractive answer)."""
+    not be shown (then the caller shows the extractive answer); no text and
+    no reason: the model found no answer in the evidence."""
     refs = {e.record.cite: e.record for e in evidence}
     system = load("answer")
     context = client.context_tokens(model)
@@ -385,6 +390,8 @@ def _answer(
         try:
             data = parse_json(reply.text)
             check_echo(data, echoes, payload, copied)
+            if data.get("found") is False:
+                return "", set(), None  # the evidence holds no answer: the caller says so
             text, cited = _grounded(data, refs, question)
             return text, cited, None
         except BadOutput as err:

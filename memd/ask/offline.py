@@ -31,6 +31,7 @@ EVIDENCE_TOKENS = 1500
 ANSWER_ENTRIES = 3
 RECENT_ENTRIES = 5
 CANDIDATES = 20
+NOTHING = "Nothing in memory answers this"  # how an answer says the vault holds none
 SUPPORT_SHARE = 0.5  # an entry scoring under half the best one does not support the answer
 # Abstention, calibrated with `memd eval locomo` on the dev slice's unanswerable
 # questions against its answerable ones (see the README): the first entries
@@ -147,7 +148,7 @@ def ask(vault: Vault, question: str, budget: int = EVIDENCE_TOKENS, *, store: In
         return Answer(question, False, f"Nothing relevant found in memory for: {question.strip()}", (), ())
     if not answers:
         closest = matched[0].record if matched else evidence[0].record
-        text = f"Nothing in memory answers this; closest: {_quote(closest)}"
+        text = f"{NOTHING}; closest: {quote(closest)}"
         return Answer(question, False, text, (), tuple(evidence))
     return Answer(question, True, _render(support, evidence), tuple(support), tuple(evidence))
 
@@ -238,10 +239,10 @@ def _support(entries: list[Evidence]) -> list[Evidence]:
 def _render(support: list[Evidence], evidence: list[Evidence]) -> str:
     if not support:
         return "The closest memories are cited below."
-    return "\n".join(_quote(item.record) for item in support)
+    return "\n".join(quote(item.record) for item in support)
 
 
-def _quote(record: Record) -> str:
+def quote(record: Record) -> str:
     """An entry's words, the day it speaks of (``when=``) or else the day it was written, and its citation."""
     day = dict(record.extra).get("when") or (record.time[:10] if record.time else None)
     when = f" ({day})" if day else ""
