@@ -141,15 +141,15 @@ LOOKBACK = 20  # committed versions of a topic searched for the one a stale save
 
 
 def stale_saves(vault: Vault, skip: set[int]) -> list[tuple[int, str]]:
-    """(seq, entry lines) of what stale saves of topics dropped (see the module
-    doc), but for the seqs of ``skip`` and seqs that are still live elsewhere."""
+    """(first seq, entry lines) of what stale saves of topics dropped (see the
+    module doc): entries none of whose seqs is in ``skip`` or live anywhere."""
     from memd.core.errors import MemdError
     from memd.core.layout import classify
     from memd.git.log import blocked, changed_paths, versions_of
 
     if blocked(vault) is not None:
         return []
-    found: list[tuple[int, str]] = []
+    candidates: list[tuple[set[int], str]] = []
     for rel in changed_paths(vault):
         path = vault.root / rel
         if classify(rel) != "topic" or not path.is_file():
@@ -172,11 +172,11 @@ def stale_saves(vault: Vault, skip: set[int]) -> list[tuple[int, str]]:
         for located in versions[0].signed():
             seqs = set(located.entry.signature.seq) if located.entry.signature else set()
             if seqs and not seqs & kept:
-                found.append((min(seqs), "\n".join(located.entry.lines()) + "\n"))
-    if found:
-        live = seqs_in_files([vault.current, *vault.topic_files()])
-        found = [(seq, lines) for seq, lines in found if seq not in live]
-    return found
+                candidates.append((seqs, "\n".join(located.entry.lines()) + "\n"))
+    if not candidates:
+        return []
+    live = seqs_in_files([vault.current, *vault.topic_files()])
+    return [(min(seqs), lines) for seqs, lines in candidates if not seqs & live]
 
 
 def _log(document: object) -> list[str] | None:
@@ -203,7 +203,9 @@ def restore(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) ->
         raise Unsettled("CURRENT.md was saved a moment ago and lacks entries memd acknowledged; starting over")
     deliberate = on_purpose(vault, gone) if gone else set()
     back = [(ack.seq, ack.entry) for ack in gone if ack.seq not in deliberate]
-    back += stale_saves(vault, {ack.seq for ack in gone})
+    # Entries with a recent acknowledgement are the ack log's to put back (above); the
+    # rest, older, are what a stale save of a topic can still drop. The two never overlap.
+    back += stale_saves(vault, set(acks.pending(vault)))
     if back:
         text = read_bytes(vault.current) if vault.current.exists() else b""
         lead = b"" if not text or text.endswith(b"\n") else b"\n"
