@@ -19,8 +19,7 @@ class Holding(Core):
         memd never commits one (git history keeps it for good); the person
         removes the secret, or commits the file themselves if it is none."""
         from memd.core.atomic import read_text
-        from memd.core.redact import find_secrets
-        from memd.git.log import blocked, changed_paths
+        from memd.git.log import blocked, changed_paths, held_warning, secrets_in
 
         if blocked(self.vault) is not None:
             return
@@ -29,14 +28,13 @@ class Holding(Core):
             if self.vault.kind(rel) not in DOCUMENT_KINDS:
                 continue
             try:
-                found = find_secrets(read_text(self.vault.root / rel, rel))
+                found = secrets_in(read_text(self.vault.root / rel, rel))
             except Exception:
                 continue  # unreadable: `memd lint` reports it
             if found:
-                held[rel] = [f"{line}: possible secret ({kind})" for line, kind in found]
+                held[rel] = found
         for rel in sorted(held.keys() - self.held.keys()):
-            where = ", ".join(f"{rel}:{item}" for item in held[rel][:3])
-            self.log(f"not committing {rel}: {where}; remove it, or commit the file yourself if it is no secret")
+            self.log(held_warning(rel, held[rel]))
         for rel in sorted(self.held.keys() - held.keys()):
             self.log(f"{rel}: no possible secret left; committing it")
         self.held = held

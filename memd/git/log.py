@@ -187,11 +187,13 @@ class HandEdits:
     held: dict[str, list[str]]
 
     def warnings(self) -> list[str]:
-        return [
-            f"not committing {rel}: {', '.join(f'{rel}:{item}' for item in found[:3])}; "
-            "remove it, or commit the file yourself if it is no secret"
-            for rel, found in sorted(self.held.items())
-        ]
+        return [held_warning(rel, found) for rel, found in sorted(self.held.items())]
+
+
+def held_warning(rel: str, found: list[str]) -> str:
+    """The line that names a file held back for a possible secret (``secrets_in``)."""
+    where = ", ".join(f"{rel}:{item}" for item in found[:3])
+    return f"not committing {rel}: {where}; remove it, or commit the file yourself if it is no secret"
 
 
 def commit_hand_edits(
@@ -215,7 +217,7 @@ def commit_hand_edits(
     ]
     seen = snapshot or {}
     files = {rel: _encode(seen[rel]) if rel in seen else _disk(vault, rel) for rel in paths}
-    held = {rel: found for rel, data in files.items() if (found := secrets_in(data))}
+    held = {rel: found for rel, data in files.items() if data and (found := secrets_in(data.decode(errors="replace")))}
     paths = [rel for rel in paths if rel not in held]
     if not paths:
         return HandEdits(None, held)
@@ -226,14 +228,11 @@ def commit_hand_edits(
     return HandEdits(commit_exact(vault, message, {rel: files[rel] for rel in paths}, None), held)
 
 
-def secrets_in(data: bytes | None) -> list[str]:
-    """``line: possible secret (kind)`` for each secret a file's bytes may hold."""
+def secrets_in(text: str) -> list[str]:
+    """``line: possible secret (kind)`` for each secret a file's text may hold."""
     from memd.core.redact import find_secrets
 
-    if not data:
-        return []
-    text = data.decode("utf-8", errors="replace")
-    return [f"{line}: possible secret ({kind})" for line, kind in find_secrets(text)]
+    return [f"{line}: possible secret ({kind})" for line, kind in find_secrets(text)] if text else []
 
 
 def _encode(text: str | None) -> bytes | None:
