@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memd.core.atomic import append_bytes, read_bytes, read_text
+from memd.core.document import Document
 from memd.core.signature import SeqSet
 from memd.vault import acks
 from memd.vault.journal import HandEditConflict
@@ -44,11 +45,13 @@ class Vanished:
         return str(SeqSet.of(self.removed)) if self.removed else None
 
 
-def vanished(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) -> list[acks.Ack]:
-    """Recently acknowledged entries that are in no file and not recorded as
-    superseded. ``held`` answers which of some seqs topics hold (a caller that
-    keeps that knowledge spares reading every topic)."""
-    waiting = acks.pending(vault)
+def vanished(
+    vault: Vault, waiting: dict[int, acks.Ack], held: Callable[[set[int]], set[int]] | None = None
+) -> list[acks.Ack]:
+    """Of the recent acknowledgements ``waiting`` (``acks.pending``), the entries
+    that are in no file and not recorded as superseded. ``held`` answers which
+    of some seqs topics hold (a caller that keeps that knowledge spares
+    reading every topic)."""
     if not waiting:
         return []
     if vault.current.exists() or vault.current.is_symlink():
@@ -161,15 +164,16 @@ def stale_saves(vault: Vault, skip: set[int]) -> list[tuple[int, str]]:
         log = _log(saved)
         if log is None:
             continue
-        versions = versions_of(vault, rel, LOOKBACK)
-        head_log = _log(versions[0]) if versions else None
+        head = versions_of(vault, rel, 1)
+        head_log = _log(head[0]) if head else None
         if head_log is None or len(head_log) <= len(log) or head_log[: len(log)] != log:
             continue  # not an older version of what memd last wrote
-        start = next((v for v in versions[1:] if _log(v) == log), None)
+        # Only a stale save reads the older versions, to find the one it started from.
+        start = next((v for v in versions_of(vault, rel, LOOKBACK)[1:] if _log(v) == log), None)
         if start is None:
             continue
         kept = _seqs(saved) | _seqs(start) | skip
-        for located in versions[0].signed():
+        for located in head[0].signed():
             seqs = set(located.entry.signature.seq) if located.entry.signature else set()
             if seqs and not seqs & kept:
                 candidates.append((seqs, "\n".join(located.entry.lines()) + "\n"))
@@ -179,10 +183,10 @@ def stale_saves(vault: Vault, skip: set[int]) -> list[tuple[int, str]]:
     return [(min(seqs), lines) for seqs, lines in candidates if not seqs & live]
 
 
-def _log(document: object) -> list[str] | None:
+def _log(document: Document) -> list[str] | None:
     from memd.core.errors import MemdError
 
-    front = getattr(document, "frontmatter", None)
+    front = document.frontmatter
     try:
         log = front.data.get("update_log") if front is not None else None
     except MemdError:  # frontmatter a person broke: no version to compare with (lint names it)
@@ -190,22 +194,23 @@ def _log(document: object) -> list[str] | None:
     return [str(line) for line in log] if isinstance(log, list) else None
 
 
-def _seqs(document: object) -> set[int]:
-    return {seq for located in document.signed() for seq in located.entry.signature.seq}  # type: ignore[attr-defined]
+def _seqs(document: Document) -> set[int]:
+    return {seq for located in document.signed() if located.entry.signature for seq in located.entry.signature.seq}
 
 
 def restore(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) -> Vanished:
     """Put back what vanished by accident; report what a person removed on
     purpose. Call under the vault lock."""
     before = _stamp(vault.current)
-    gone = vanished(vault, held)
+    waiting = acks.pending(vault)
+    gone = vanished(vault, waiting, held)
     if gone and (_stamp(vault.current) != before or _half_written(vault.current)):
         raise Unsettled("CURRENT.md was saved a moment ago and lacks entries memd acknowledged; starting over")
     deliberate = on_purpose(vault, gone) if gone else set()
     back = [(ack.seq, ack.entry) for ack in gone if ack.seq not in deliberate]
     # Entries with a recent acknowledgement are the ack log's to put back (above); the
     # rest, older, are what a stale save of a topic can still drop. The two never overlap.
-    back += stale_saves(vault, set(acks.pending(vault)))
+    back += stale_saves(vault, set(waiting))
     if back:
         text = read_bytes(vault.current) if vault.current.exists() else b""
         lead = b"" if not text or text.endswith(b"\n") else b"\n"
