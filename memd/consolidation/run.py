@@ -29,6 +29,7 @@ from memd.core import cancel, ledger
 from memd.core.atomic import atomic_write, read_text
 from memd.core.document import Document, Entry, parse_document
 from memd.core.errors import GitError, MemdError
+from memd.core.layout import classify, doc_id
 from memd.core.signature import SeqSet
 from memd.core.timeutil import format_time, now
 from memd.core.tokens import count_tokens
@@ -353,9 +354,7 @@ def _commit_hand_edits(vault: Vault, wiped: Vanished, snapshot: dict[str, str | 
         edits = commit_hand_edits(vault, wiped.removed_span, snapshot)
     except GitError as err:
         return [f"hand edits not committed: {err}"]
-    for rel in edits.held:
-        if rel.startswith("topics/") and rel.endswith(".md"):
-            space.skipped.add(rel.removeprefix("topics/").removesuffix(".md"))
+    space.skipped.update(doc_id(rel) for rel in edits.held if classify(rel) == "topic")
     if wiped.removed:
         with vault.locked():
             acks.settle(vault, wiped.removed)

@@ -23,6 +23,7 @@ from memd.consolidation.sections import Topic, adopt_unsigned, apply_sections, s
 from memd.core.atomic import decode_markdown, read_bytes, refuse_read_only
 from memd.core.document import Document, Frontmatter, linked, parse_document
 from memd.core.errors import DocumentError, WriteError
+from memd.core.layout import doc_id
 from memd.engine.base import Engine, Section, TopicInfo
 from memd.engine.text import slugify
 from memd.vault.journal import FileChange, HandEditConflict
@@ -250,7 +251,7 @@ class Workspace:
         """Tell the catalog what was written, so the next run need not read it again."""
         written: dict[str, tuple[str, Record] | None] = {}
         for change in changes:
-            topic_id = change.path.removeprefix("topics/").removesuffix(".md")
+            topic_id = doc_id(change.path)
             if change.after is None or topic_id not in final:
                 written[topic_id] = None
                 continue
