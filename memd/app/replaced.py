@@ -10,7 +10,6 @@ history``), so the person sees the value and what it used to be: "replaced
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -53,18 +52,14 @@ def with_replaced(vault: Vault, answer: Answer) -> Answer:
     return replace(answer, answer=text, replaced=tuple(found))
 
 
-_RECORD = re.compile(r"\bseq ([0-9+-]+) supersedes seq ([0-9+-]+)")
-
-
 def _records(vault: Vault, rel: str) -> dict[str, str]:
     """Newer seq -> the seq it superseded, from the ``update_log`` of the topic at ``rel``."""
+    from memd.consolidation.verify import supersessions
+
     try:
-        document = vault.read(vault.root / rel)
-        log = document.frontmatter.data.get("update_log") if document.frontmatter else None
+        return dict(supersessions(vault.read(vault.root / rel)))
     except MemdError:
         return {}
-    lines = log if isinstance(log, list) else []
-    return {m.group(1): m.group(2) for line in lines for m in _RECORD.finditer(str(line))}
 
 
 def _last_words(vault: Vault, seq: str) -> tuple[str, str | None, str | None] | None:

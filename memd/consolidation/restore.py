@@ -146,6 +146,7 @@ LOOKBACK = 20  # committed versions of a topic searched for the one a stale save
 def stale_saves(vault: Vault, skip: set[int]) -> list[tuple[int, str]]:
     """(first seq, entry lines) of what stale saves of topics dropped (see the
     module doc): entries none of whose seqs is in ``skip`` or live anywhere."""
+    from memd.consolidation.verify import update_log
     from memd.core.errors import MemdError
     from memd.core.layout import classify
     from memd.git.log import blocked, changed_paths, versions_of
@@ -161,15 +162,15 @@ def stale_saves(vault: Vault, skip: set[int]) -> list[tuple[int, str]]:
             saved = vault.read(path)
         except MemdError:
             continue
-        log = _log(saved)
+        log = update_log(saved)
         if log is None:
             continue
         head = versions_of(vault, rel, 1)
-        head_log = _log(head[0]) if head else None
+        head_log = update_log(head[0]) if head else None
         if head_log is None or len(head_log) <= len(log) or head_log[: len(log)] != log:
             continue  # not an older version of what memd last wrote
         # Only a stale save reads the older versions, to find the one it started from.
-        start = next((v for v in versions_of(vault, rel, LOOKBACK)[1:] if _log(v) == log), None)
+        start = next((v for v in versions_of(vault, rel, LOOKBACK)[1:] if update_log(v) == log), None)
         if start is None:
             continue
         kept = _seqs(saved) | _seqs(start) | skip
@@ -181,17 +182,6 @@ def stale_saves(vault: Vault, skip: set[int]) -> list[tuple[int, str]]:
         return []
     live = seqs_in_files([vault.current, *vault.topic_files()])
     return [(min(seqs), lines) for seqs, lines in candidates if not seqs & live]
-
-
-def _log(document: Document) -> list[str] | None:
-    from memd.core.errors import MemdError
-
-    front = document.frontmatter
-    try:
-        log = front.data.get("update_log") if front is not None else None
-    except MemdError:  # frontmatter a person broke: no version to compare with (lint names it)
-        return None
-    return [str(line) for line in log] if isinstance(log, list) else None
 
 
 def _seqs(document: Document) -> set[int]:

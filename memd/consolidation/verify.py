@@ -92,22 +92,31 @@ def _texts(documents: Iterable[Document]) -> dict[int, list[str]]:
     return found
 
 
+def update_log(document: Document) -> list[str] | None:
+    """A topic's ``update_log`` lines; None when it has none, or its YAML cannot be read."""
+    if document.frontmatter is None:
+        return None
+    try:
+        log = document.frontmatter.data.get("update_log")
+    except FormatError:
+        return None  # unreadable YAML: its records cannot vouch for anything
+    return [str(line) for line in log] if isinstance(log, list) else None
+
+
+def supersessions(document: Document) -> list[tuple[str, str]]:
+    """(newer, older) seqs, as written, of each supersession its ``update_log`` records."""
+    return [(m.group(1), m.group(2)) for line in update_log(document) or [] for m in _SUPERSEDES.finditer(line)]
+
+
 def superseded_in(documents: Iterable[Document]) -> set[int]:
     """Seqs recorded as superseded in topics' ``update_log``."""
     found: set[int] = set()
     for document in documents:
-        if document.frontmatter is None:
-            continue
-        try:
-            log = document.frontmatter.data.get("update_log")
-        except FormatError:
-            continue  # unreadable YAML: its records cannot vouch for anything
-        for line in log if isinstance(log, list) else []:
-            for match in _SUPERSEDES.finditer(str(line)):
-                try:
-                    found.update(SeqSet.parse(match.group(2), MAX_SEQS_PER_ENTRY))  # frontmatter anyone can edit
-                except FormatError:
-                    continue
+        for _, old in supersessions(document):
+            try:
+                found.update(SeqSet.parse(old, MAX_SEQS_PER_ENTRY))  # frontmatter anyone can edit
+            except FormatError:
+                continue
     return found
 
 
