@@ -89,8 +89,8 @@ REFUSED_KEPT = 10  # refused consolidations kept for inspection; the oldest go f
 
 def keep_refused(vault: Vault, changes: tuple[FileChange, ...], problems: list[str]) -> str:
     """Keep the files a refused consolidation would have written, and why it was
-    refused, under ``.memd/journal/refused/`` (for `memd verify`'s reader, a bug
-    report, or a person's own look); returns the vault-relative path."""
+    refused, under ``.memd/journal/refused/`` (for a bug report, or a person's
+    own look); returns the vault-relative path."""
     from memd.core import timeutil
 
     folder = own_folder(_folder(vault) / "refused")
