@@ -5,10 +5,10 @@ A title names the things the entries talk about most: the heaviest recurring
 nouns, as people wrote them ("Pottery and painting", "Atlas and cut-over");
 whom they are about (the speaker of a transcript's turns) is the topic's
 tag. A word counts as a noun where people put one: after an article, a
-possessive or a number ("a pottery class", "my kids"), or named ("Atlas"). Words that say nothing about the
-subject never name it: function words and chatter (``text.STOPWORDS``), the
-words of photo captions ("shares a photo of…") and reactions. A summary is
-the topic's few key facts: the sentences closest to the whole, verbatim,
+possessive or a number ("a pottery class", "my kids"), or named ("Atlas").
+Words that say nothing about the subject never name it: function words and
+chatter (``text.STOPWORDS``), the words of photo captions ("shares a photo
+of…") and reactions. A summary is the topic's few key facts: the sentences closest to the whole, verbatim,
 questions and remarks left out.
 """
 
@@ -64,7 +64,7 @@ def title(items: list[Item], people: frozenset[str] = frozenset()) -> str:
     dev slice; without: 0.8237 / 0.7813). It is a tag instead (``related.py``)."""
     if not items:
         return "Notes"
-    found = salient(items, 2, None, people)
+    found = salient(items, 2, people)
     if found:
         text = " and ".join(found)
         return text[0].upper() + text[1:]
@@ -129,10 +129,10 @@ def _fact_score(text: str, vector: Vector, words: list[str], centroid: Vector) -
     return score
 
 
-def salient(items: list[Item], count: int, who: str | None = None, people: frozenset[str] = frozenset()) -> list[str]:
+def salient(items: list[Item], count: int, people: frozenset[str] = frozenset()) -> list[str]:
     """The heaviest recurring nouns of the items, as people wrote them."""
     texts = [item.text for item in items]
-    ignore = set(speakers(texts)) | people | ({w.lower() for w in who.split()} if who else set())
+    ignore = set(speakers(texts)) | people
     words = [terms(text, frozenset(ignore)) for text in texts]
     weights = Weights(words)
     weight: Vector = {}
@@ -151,8 +151,7 @@ def salient(items: list[Item], count: int, who: str | None = None, people: froze
             if lowered in ignore or lowered in UNTITLED:
                 continue
             # A name keeps its capitals ("EpiPen", "Lisbon"); other words are lowercase.
-            named = token[0].isupper() and k > 0 and not raw[k - 1].endswith((".", "!", "?"))
-            written = token.removesuffix("'s") if named else lowered
+            written = token.removesuffix("'s") if _named(raw, k) else lowered
             for term in terms(lowered):
                 surface.setdefault(term, Counter())[written] += 1
                 seen.add(term)
@@ -170,12 +169,16 @@ def salient(items: list[Item], count: int, who: str | None = None, people: froze
     return [surface[t].most_common(1)[0][0] for t in ranked[:count]]
 
 
+def _named(raw: list[str], k: int) -> bool:
+    """Whether ``raw[k]`` reads as a name: capitalised, and not the first word."""
+    return raw[k][0].isupper() and k > 0 and not raw[k - 1].endswith((".", "!", "?"))
+
+
 def _nounness(raw: list[str], k: int) -> float:
     """How surely ``raw[k]`` is a noun: a name inside a sentence (1), the last
     word of a phrase an article, possessive or number begins ("a pottery
     *class*", 1), a word inside one ("a *pottery* class", 0.5), else 0."""
-    token = raw[k]
-    if token[0].isupper() and k > 0 and not raw[k - 1].endswith((".", "!", "?")):
+    if _named(raw, k):
         return 1.0
     start = k - 1
     while start >= 0 and raw[start].lower() not in _DETERMINER and raw[start].lower() not in STOPWORDS:
