@@ -19,15 +19,10 @@ from memd.vault.vault import Vault
 
 from .conftest import Memd
 from .model_server import Llama, ScriptedModel, Status, operation_of
+from .test_agent_ask import NOTES
 
 pytestmark = pytest.mark.slow  # the model path through a scripted HTTP server
 
-NOTES = [
-    "Takes coffee with oat milk, no sugar",
-    "Allergic to peanuts, carries an EpiPen",
-    "Runs the Lisbon half marathon in March",
-    "Long marathon training run on Sundays",
-]
 TOPICS = ["coffee", "running", "garden", "travel", "music", "books"]
 MANY = [f"Note {n} about {TOPICS[n % 6]}: detail number {n} for the {TOPICS[n % 6]} plan" for n in range(40)]
 NOTE = (
