@@ -187,7 +187,8 @@ class Memory:
     def commit_hand_edits(self, hold: Collection[str] = ()) -> str | None:
         """Commit what people changed by hand, under their name (all but the paths in ``hold``)."""
         from memd.consolidation.restore import Unsettled, restore
-        from memd.git.log import blocked, commit_hand_edits
+        from memd.git.edits import commit_hand_edits
+        from memd.git.log import blocked
         from memd.vault import acks
         from memd.vault.journal import finish_commit
 

@@ -36,7 +36,8 @@ from memd.core.tokens import count_tokens
 from memd.engine import get_engine
 from memd.engine.base import Engine, Item
 from memd.engine.notes import offline_steps
-from memd.git.log import blocked, commit_hand_edits
+from memd.git.edits import commit_hand_edits
+from memd.git.log import blocked
 from memd.vault import acks
 from memd.vault import journal as journal_mod
 from memd.vault.buffer import buffer_status

@@ -19,7 +19,8 @@ class Holding(Core):
         memd never commits one (git history keeps it for good); the person
         removes the secret, or commits the file themselves if it is none."""
         from memd.core.atomic import read_text
-        from memd.git.log import blocked, changed_paths, held_warning, secrets_in
+        from memd.git.edits import held_warning, secrets_in
+        from memd.git.log import blocked, changed_paths
 
         if blocked(self.vault) is not None:
             return

@@ -74,7 +74,8 @@ def undo(vault: Vault, rev: str | None = None, *, dry_run: bool = False) -> Undo
     """Revert the consolidation ``rev`` (default: the last one not undone yet)."""
     from memd.consolidation.run import recover
     from memd.core.errors import GitError
-    from memd.git.log import blocked, changed_paths, commit_hand_edits
+    from memd.git.edits import commit_hand_edits
+    from memd.git.log import blocked, changed_paths
 
     with vault.locked():
         notes = [note for note in [recover(vault)] if note]

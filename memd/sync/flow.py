@@ -26,7 +26,8 @@ from memd.core.signature import SeqSet
 from memd.core.timeutil import format_time, now
 from memd.git.command import head, run_bytes, run_git
 from memd.git.commits import git_lock
-from memd.git.log import blocked, commit_as_memd, commit_hand_edits
+from memd.git.edits import commit_hand_edits
+from memd.git.log import blocked, commit_as_memd
 from memd.sync import apply as apply_mod
 from memd.sync.gitops import (
     NETWORK_TIMEOUT,
