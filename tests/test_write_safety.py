@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -120,6 +121,27 @@ def test_an_editors_stale_save_of_a_merged_topic_files_nothing_twice(memd: Memd)
     left = memd.vault.topics_dir / f"{absorbed}.md"  # what is left (prose) may be merged away again
     assert not left.exists() or "- <seq=" not in left.read_text()
     assert stale.splitlines()[-1] in (memd.vault.topics_dir / f"{survivor}.md").read_text()
+    assert json.loads(memd("verify", "--json").output)["ok"]
+
+
+def test_a_stale_save_stamped_in_the_same_second_as_the_merge_is_settled_too(memd: Memd) -> None:
+    """Two consolidations in one second leave the old copy and memd's with one
+    ``updated`` stamp: nothing says which is newer, and the vault must still move on."""
+    absorbed, stale, survivor = _merge_tea_topics(memd)
+    stamp = re.search(r"^updated: (.+)$", (memd.vault.topics_dir / f"{survivor}.md").read_text(), re.M)
+    assert stamp is not None
+    tied = re.sub(r"^updated: .+$", f"updated: {stamp.group(1)}", stale, flags=re.M)
+    (memd.vault.topics_dir / f"{absorbed}.md").write_text(tied + "A note typed in the old file.\n")
+    memd("add", "Steeps oolong for three minutes")
+    result = memd("consolidate")
+    assert f"dropped {stale.count('- <seq=')} identical copies" in result.output
+    assert max(live_seqs(memd.vault).values()) == 1
+    text = all_text(memd.vault)
+    for words in ("Drinks green tea daily", "Green tea with jasmine", "A note typed in the old file.", "Steeps oolong"):
+        assert words in text, words
+    assert json.loads(memd("verify", "--json").output)["ok"]
+    memd("add", "Brews genmaicha on Sundays")
+    memd("consolidate")
     assert json.loads(memd("verify", "--json").output)["ok"]
 
 

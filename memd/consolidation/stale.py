@@ -7,13 +7,14 @@ writes its old copy back:
 - a topic merged into another (its entries moved, the file deleted) comes
   back with those entries, now live in both topics (``drop_topic_copies``).
   The copy kept is the one in the topic memd updated last: the newest
-  ``updated`` stamp of the holders (the old file carries its older one).
+  ``updated`` stamp of the holders (the old file carries its older one),
+  or the first in path order when the stamps tie.
 
 Either way an exact copy (the same seqs, the same words) is dropped, and a
 copy the person changed loses its signature, so it stays where they wrote
 it as their new entry, signed with a seq of its own: no seq is live twice
-and no words are lost. Where no holder is clearly newest, or one may not be
-written, nothing is touched and ``memd verify`` names the places.
+and no words are lost. Where a holder may not be written, nothing is touched
+and ``memd verify`` names the places.
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ def drop_topic_copies(space: Workspace) -> Settled:
     keepers: dict[int, tuple[str, Entry]] = {}
     for seq, holders in shared.items():
         keeper = _newest(space, holders)
-        kept = _entries_holding(space.doc(keeper), seq) if keeper is not None else []
-        if keeper is not None and len(kept) == 1:
+        kept = _entries_holding(space.doc(keeper), seq)
+        if len(kept) == 1:
             keepers[seq] = (keeper, kept[0])
     dropped: dict[str, int] = {}
     unsigned: dict[str, int] = {}
@@ -106,16 +107,18 @@ def _entries_holding(document: Document, seq: int) -> list[Entry]:
     ]
 
 
-def _newest(space: Workspace, holders: list[str]) -> str | None:
-    """The one holder with the newest ``updated`` stamp (None on a tie, or when
-    no holder has a stamp)."""
+def _newest(space: Workspace, holders: list[str]) -> str:
+    """The holder to keep: the newest ``updated`` stamp; on a tie (two
+    consolidations in one second, the editor's copy read between them) the
+    first in path order, since dropping an identical copy or unsigning a
+    changed one loses no words either way, and refusing would leave the
+    vault stuck until a person settled it."""
     stamps = {topic_id: _updated(space.doc(topic_id)) for topic_id in holders}
     known = {topic_id: stamp for topic_id, stamp in stamps.items() if stamp is not None}
     if not known:
-        return None
+        return min(holders)
     newest = max(known.values())
-    winners = [topic_id for topic_id, stamp in known.items() if stamp == newest]
-    return winners[0] if len(winners) == 1 else None
+    return min(topic_id for topic_id, stamp in known.items() if stamp == newest)
 
 
 def _updated(document: Document) -> datetime | None:
