@@ -145,6 +145,22 @@ def test_a_stale_save_stamped_in_the_same_second_as_the_merge_is_settled_too(mem
     assert json.loads(memd("verify", "--json").output)["ok"]
 
 
+def test_an_entry_pasted_twice_into_a_topic_is_settled_not_a_stuck_vault(memd: Memd) -> None:
+    memd("add", "Walks the dog at six\nDrinks green tea daily")
+    memd("consolidate")
+    [path] = [p for p in memd.vault.topic_files() if "Walks the dog" in p.read_text()]
+    entry = next(line for line in path.read_text().splitlines() if line.startswith("- <seq=") and "dog" in line)
+    with path.open("a") as topic:  # pasted again, and once more with a word changed
+        topic.write(f"{entry}\n{entry.replace('six', 'seven')}\n")
+    memd("add", "Walks the dog at noon on Sundays\nDrinks green tea with honey")
+    result = memd("consolidate")
+    assert "dropped 1 identical copies, kept 1 changed ones as new entries" in result.output
+    assert max(live_seqs(memd.vault).values()) == 1
+    text = all_text(memd.vault)
+    assert text.count("> Walks the dog at six") == 1 and "Walks the dog at seven" in text
+    assert json.loads(memd("verify", "--json").output)["ok"]
+
+
 def test_a_copy_the_person_changed_in_a_stale_save_stays_as_their_new_entry(memd: Memd) -> None:
     absorbed, stale, _ = _merge_tea_topics(memd)
     lines = stale.splitlines()

@@ -322,17 +322,18 @@ class Catalog:
         return {topic_id for topic_id, row in self.known.items() if row.n in found}
 
     def shared(self) -> dict[int, list[str]]:
-        """Seqs that more than one topic holds, with those topics in path order
-        (one scan of a narrow table: a few milliseconds at 100k seqs)."""
+        """Seqs that more than one entry holds (in two topics, or twice in one),
+        with their topics in path order (one scan of a narrow table: a few
+        milliseconds at 100k seqs)."""
         rows = self.db.execute(
-            "SELECT seq, topic FROM seqs WHERE seq IN (SELECT seq FROM seqs GROUP BY seq HAVING COUNT(*) > 1)"
+            "SELECT seq, topic FROM seqs WHERE seq IN (SELECT seq FROM seqs GROUP BY seq HAVING SUM(count) > 1)"
         )
         names = {row.n: topic_id for topic_id, row in self.known.items() if row.problem is None}
         found: dict[int, list[str]] = {}
         for seq, n in rows:
             if n in names:
                 found.setdefault(seq, []).append(names[n])
-        return {seq: sorted(ids) for seq, ids in found.items() if len(ids) > 1}
+        return {seq: sorted(ids) for seq, ids in found.items()}
 
     def held(self, seqs: Iterable[int], besides: Iterable[str]) -> set[int]:
         """Which of these seqs topics other than ``besides`` hold."""

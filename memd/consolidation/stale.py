@@ -41,15 +41,17 @@ class Settled:
         places = ", ".join(f"topics/{topic_id}.md" for topic_id in sorted(set(self.dropped) | set(self.unsigned)))
         drop, keep = ("would drop", "would keep") if dry_run else ("dropped", "kept")
         return (
-            f"topics held {self.total} entries a second time (an editor saved an old copy of {places}): "
+            f"topics held {self.total} entries a second time (an editor saved an old copy, or a line was pasted "
+            f"twice: {places}): "
             f"{drop} {sum(self.dropped.values())} identical copies, {keep} {sum(self.unsigned.values())} "
             "changed ones as new entries"
         )
 
 
 def drop_topic_copies(space: Workspace) -> Settled:
-    """Leave each seq that two topics hold in the newest holder only. Call
-    under the vault lock, on the snapshot, before seqs are reserved."""
+    """Leave each seq that two entries hold (in two topics, or twice in one)
+    in one entry: the first of the newest holder's. Call under the vault lock,
+    on the snapshot, before seqs are reserved."""
     # A topic set aside as unwritable is left alone: the proof then names the places.
     shared = {
         seq: holders
@@ -60,7 +62,7 @@ def drop_topic_copies(space: Workspace) -> Settled:
     for seq, holders in shared.items():
         keeper = _newest(space, holders)
         kept = _entries_holding(space.doc(keeper), seq)
-        if len(kept) == 1:
+        if kept:
             keepers[seq] = (keeper, kept[0])
     dropped: dict[str, int] = {}
     unsigned: dict[str, int] = {}
@@ -83,12 +85,12 @@ def drop_topic_copies(space: Workspace) -> Settled:
 
 def _fate(block: Block, topic_id: str, keepers: dict[int, tuple[str, Entry]]) -> str:
     """ "keep", "drop" (an exact copy of the keeper's entry) or "unsign" (a changed
-    copy): only an entry whose every seq another topic keeps is not kept as is."""
+    copy): only an entry whose every seq another entry keeps is not kept as is."""
     if not isinstance(block, Entry) or block.signature is None:
         return "keep"
     seqs = set(block.signature.seq)
     owners = [keepers.get(seq) for seq in seqs]
-    if not seqs or any(owner is None or owner[0] == topic_id for owner in owners):
+    if not seqs or any(owner is None or (owner[0] == topic_id and owner[1] is block) for owner in owners):
         return "keep"
     entries = {id(owner[1]): owner[1] for owner in owners if owner is not None}
     if len(entries) == 1:
