@@ -51,26 +51,40 @@ class Settled:
 def drop_topic_copies(space: Workspace) -> Settled:
     """Leave each seq that two entries hold (in two topics, or twice in one)
     in one entry: the first of the newest holder's. Call under the vault lock,
-    on the snapshot, before seqs are reserved."""
-    # A topic set aside as unwritable is left alone: the proof then names the places.
+    on the snapshot, before seqs are reserved. One pass over the entries of the
+    topics involved: an entry may name a range of many seqs."""
+    # A topic set aside as unwritable is left alone: the proof then names the
+    # places. So is one with more signed seqs than a file is read for: each
+    # entry unsigned there would let another, unread so far, count as signed.
     shared = {
         seq: holders
-        for seq, all_holders in space.catalog.shared().items()
-        if len(holders := [t for t in all_holders if t not in space.skipped]) == len(all_holders)
+        for seq, holders in space.catalog.shared().items()
+        if not any(topic_id in space.skipped or space.doc(topic_id).over_budget for topic_id in holders)
     }
-    keepers: dict[int, tuple[str, Entry]] = {}
-    for seq, holders in shared.items():
-        keeper = _newest(space, holders)
-        kept = _entries_holding(space.doc(keeper), seq)
-        if kept:
-            keepers[seq] = (keeper, kept[0])
+    if not shared:
+        return Settled({}, {})
+    keepers: dict[tuple[str, ...], str] = {}
+    owners: dict[int, Entry] = {}  # seq -> the entry that keeps it
+    involved = sorted({topic_id for holders in shared.values() for topic_id in holders})
+    for topic_id in involved:
+        for located in space.doc(topic_id).signed():
+            assert located.entry.signature is not None
+            for seq in located.entry.signature.seq:
+                holders = shared.get(seq)
+                if holders is None or seq in owners:
+                    continue
+                key = tuple(holders)
+                if key not in keepers:
+                    keepers[key] = _newest(space, holders)
+                if keepers[key] == topic_id:
+                    owners[seq] = located.entry
     dropped: dict[str, int] = {}
     unsigned: dict[str, int] = {}
-    for topic_id in sorted({t for seq in keepers for t in shared[seq]}):
+    for topic_id in involved:
         document = space.doc(topic_id)
         blocks: list[Block] = []
         for block in document.blocks:
-            fate = _fate(block, topic_id, keepers)
+            fate = _fate(block, owners)
             if fate == "drop":
                 dropped[topic_id] = dropped.get(topic_id, 0) + 1
                 continue
@@ -83,30 +97,25 @@ def drop_topic_copies(space: Workspace) -> Settled:
     return Settled(dropped, unsigned)
 
 
-def _fate(block: Block, topic_id: str, keepers: dict[int, tuple[str, Entry]]) -> str:
-    """ "keep", "drop" (an exact copy of the keeper's entry) or "unsign" (a changed
-    copy): only an entry whose every seq another entry keeps is not kept as is."""
+def _fate(block: Block, owners: dict[int, Entry]) -> str:
+    """ "keep", "drop" (an exact copy of the entry that keeps its seqs) or
+    "unsign" (a changed copy): only an entry whose every seq another entry
+    keeps is not kept as is."""
     if not isinstance(block, Entry) or block.signature is None:
         return "keep"
-    seqs = set(block.signature.seq)
-    owners = [keepers.get(seq) for seq in seqs]
-    if not seqs or any(owner is None or (owner[0] == topic_id and owner[1] is block) for owner in owners):
-        return "keep"
-    entries = {id(owner[1]): owner[1] for owner in owners if owner is not None}
-    if len(entries) == 1:
-        [kept] = entries.values()
+    kept_by: dict[int, Entry] = {}
+    for seq in block.signature.seq:
+        owner = owners.get(seq)
+        if owner is None or owner is block:
+            return "keep"
+        kept_by[id(owner)] = owner
+    if len(kept_by) == 1:
+        [kept] = kept_by.values()
         assert kept.signature is not None
-        if set(kept.signature.seq) == seqs and kept.full_text == block.full_text:
+        mine, theirs = block.signature.seq, kept.signature.seq
+        if len(mine) == len(theirs) and set(mine) == set(theirs) and kept.full_text == block.full_text:
             return "drop"
     return "unsign"
-
-
-def _entries_holding(document: Document, seq: int) -> list[Entry]:
-    return [
-        located.entry
-        for located in document.signed()
-        if located.entry.signature is not None and seq in located.entry.signature.seq
-    ]
 
 
 def _newest(space: Workspace, holders: list[str]) -> str:

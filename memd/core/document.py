@@ -33,6 +33,7 @@ _ITEM = re.compile(r"^(?P<marker>[-*+])(?P<pad>[ \t]+)(?P<rest>\S.*)$")
 _HEADING = re.compile(r"^#{1,6}(?:[ \t].*)?$")
 # Far more seqs than any real document names (one per entry, a few per merged one).
 MAX_SEQS_PER_DOCUMENT = 1_000_000
+OVER_BUDGET = f"this file names more than {MAX_SEQS_PER_DOCUMENT} seqs; entry not read"
 _FENCE = re.compile(r"^(```|~~~)")
 _CONTINUATION = re.compile(r"^[ \t]+\S")
 
@@ -212,6 +213,12 @@ class Document:
     bom: bool = False
     problems: tuple[tuple[int, str], ...] = field(default=(), compare=False)
 
+    @property
+    def over_budget(self) -> bool:
+        """Whether signed entries past ``MAX_SEQS_PER_DOCUMENT`` were read as
+        plain lines: which lines are entries then changes as entries change."""
+        return any(problem == OVER_BUDGET for _, problem in self.problems)
+
     def render(self) -> str:
         lines: list[str] = []
         if self.frontmatter is not None:
@@ -306,7 +313,7 @@ def parse_document(text: str) -> Document:
             if entry is not None and entry.signature is not None:
                 named += len(entry.signature.seq)
                 if named > MAX_SEQS_PER_DOCUMENT:
-                    entry, problem = None, f"this file names more than {MAX_SEQS_PER_DOCUMENT} seqs; entry not read"
+                    entry, problem = None, OVER_BUDGET
             if entry is None:
                 problems.append((i + 1, problem or "malformed entry"))
                 blocks.append(Line(raw))
