@@ -107,6 +107,30 @@ def test_what_someone_else_said_does_not_answer_a_question_about_a_named_speaker
     assert json.loads(memd("ask", "What inspired Caroline to pursue counseling?", "--json").output)["found"] is True
 
 
+def test_what_someone_asks_or_tells_the_other_is_about_the_other(vault: Vault, memd) -> None:
+    chat = [
+        "Gina: Hey Jon! I just got accepted for a fashion internship!",
+        "Jon: Congrats, Gina! So stoked for you and your fashion internship. Where is the internship?",
+        "Gina: It's a part-time position in the fashion department of an international company.",
+        "Jon: I finally opened my dance studio downtown last week.",
+    ]
+    memd("add", "--time", "2023-01-20T16:04", "\n".join(chat))
+    # Jon's words hold "fashion internship", but he says them to Gina, about hers.
+    asked = json.loads(memd("ask", "Where is Jon's fashion internship?", "--json").output)
+    assert asked["found"] is False and asked["answer"].startswith("Nothing in memory answers this")
+    assert json.loads(memd("ask", "Where is Gina's fashion internship?", "--json").output)["found"] is True
+    assert json.loads(memd("ask", "Where did Jon open his dance studio?", "--json").output)["found"] is True
+
+
+def test_a_line_is_cut_into_what_the_speaker_says_of_themselves_and_to_the_listener() -> None:
+    from memd.index.sentences import told
+
+    own, said_to = told("Jon: Congrats, Gina! I opened my studio. Did you make the bowl? Your bowl is lovely.")
+    assert own == "Congrats, Gina! I opened my studio."
+    assert said_to == "Did you make the bowl? Your bowl is lovely."
+    assert told("Walks the dog at six") == ("Walks the dog at six", "")
+
+
 def test_an_answer_is_dated_by_the_day_it_speaks_of(vault: Vault, memd) -> None:
     memd("add", "--time", "2026-11-22", "--meta", "when=2026-11-14..2026-11-15", "Bought a road bike in Utrecht")
     memd("add", "--time", "2026-11-22", "Booked the bike service for next spring")

@@ -20,6 +20,9 @@ MAX_PARTS = 16  # sentences read per record: bounds the cost of a long prose blo
 _SPEAKER = re.compile(r"^([^\W\d][\w'.-]*(?: [^\W\d][\w'.-]*){0,2}): ")
 # A sentence ends at . ! ? (with closing quotes or brackets) before a space, or at a line break.
 _BREAK = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]]))\s+|\s*\n\s*")
+# Said to the listener: about them, not the speaker ("Congrats on the
+# internship!", "Did you make it?").
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|you're|you've|you'll|you'd|ya|u)\b", re.I)
 
 
 def speaker(text: str) -> str | None:
@@ -38,3 +41,18 @@ def sentences(text: str) -> list[str]:
     if len(kept) < 2:
         return []
     return [f"{name}: {part}" for part in kept] if name else kept
+
+
+def told(text: str) -> tuple[str, str]:
+    """A transcript line's body cut in two: what the speaker says of
+    themselves or the world, and what they say to or ask the listener (a
+    sentence that says "you", or a question). "Jon: Congrats, Gina! Where is
+    the internship?" tells nothing about Jon's internship."""
+    name = speaker(text)
+    body = text[len(name) + 2 :] if name else text
+    own: list[str] = []
+    said_to: list[str] = []
+    for part in _BREAK.split(body):
+        addressed = bool(_SECOND_PERSON.search(part)) or part.rstrip().endswith("?")
+        (said_to if addressed else own).append(part)
+    return " ".join(own), " ".join(said_to)
