@@ -4,6 +4,8 @@ repository on local disk (ARCHITECTURE.md §7)."""
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -111,6 +113,43 @@ def test_the_same_line_edited_on_two_devices_stops_sync_and_changes_nothing(tmp_
     report = json.loads(desktop("sync", "--json", ok=False).output)
     assert report["ok"] is False and len(report["conflicts"]) == 1 and report["pulled"] >= 1
     assert files(desktop.vault) == before
+
+
+@pytest.mark.slow
+def test_a_conflict_a_person_resolves_by_keeping_both_lines_ends_with_every_seq_once(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path)
+    laptop = first_device(tmp_path, remote, "laptop")
+    add(laptop, *SHARED)
+    laptop("consolidate")
+    laptop("sync")
+    desktop = clone_device(tmp_path, remote, "desktop")
+    edit(topic_with(laptop, "oat milk"), "oat milk", "almond milk")
+    edit(topic_with(desktop, "oat milk"), "oat milk", "soy milk")
+    laptop("sync")
+    stopped = desktop("sync", ok=False).output
+    # What the message says to do: merge, fix the lines git marks, commit, sync again.
+    # This person keeps both lines, each with the entry's signature.
+    [merge] = re.findall(r"`git merge (\S+)`", stopped)
+    root = desktop.vault.root
+    assert subprocess.run(["git", "-C", str(root), "merge", "-q", merge], capture_output=True).returncode == 1
+    path = topic_with(desktop, "soy milk")
+    path.write_text(re.sub(r"^(?:<<<<<<<|=======|>>>>>>>).*\n", "", path.read_text()), encoding="utf-8")
+    git(root, "commit", "-qam", "keep both milks")
+    desktop("sync")
+    settled = desktop("consolidate").output  # nothing buffered: it settles the seq held twice
+    assert "dropped 0 identical copies, kept 1 changed ones as new entries" in settled
+    desktop("sync")
+    laptop("sync")
+    for memd in (laptop, desktop):
+        words = live(memd.vault)  # fails on a seq live twice
+        said = " ".join(words.values())
+        assert "almond milk" in said and "soy milk" in said
+        verify_ok(memd)
+    memory = [
+        {k: v for k, v in files(m.vault).items() if k == "CURRENT.md" or k.startswith("topics/")}
+        for m in (laptop, desktop)
+    ]
+    assert memory[0] == memory[1]
 
 
 @pytest.mark.slow

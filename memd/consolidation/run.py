@@ -192,7 +192,7 @@ def _consolidate(
     counter = iter(reserved) if not dry_run else itertools.count(max(state.next_seq, highest_seq(vault) + 1))
     current, _ = adopt_unsigned(current, lambda: next(counter), stamp)
     items = [Item(e.entry.signature, e.entry.full_text) for e in current.signed() if e.entry.signature]
-    if not items:
+    if not items and not space.touched:  # copies settled in topics are written even with an empty buffer
         return Outcome(
             0, "", trigger, engine.provenance, dry_run=dry_run, skipped="the buffer is empty", warnings=tuple(warnings)
         )
@@ -246,7 +246,7 @@ def _consolidate(
         raise ConsolidationError("consolidation refused, nothing was changed: " + "; ".join(problems) + shown + kept)
     outcome = Outcome(
         entries=len(consolidated),
-        seqs=str(SeqSet.of(consolidated)),
+        seqs=str(SeqSet.of(consolidated)) if consolidated else "",
         trigger=trigger,
         engine=engine.provenance,
         moves=tuple(run.moves),
