@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 from memd.consolidation.catalog import FILE, Catalog
 from memd.consolidation.records import topic_files
 from memd.consolidation.routing import RoutingIndex
-from memd.consolidation.run import ConsolidationError, consolidate
+from memd.consolidation.run import consolidate
 from memd.consolidation.sections import topic_text, topic_tokens
+from memd.consolidation.verify import verify_vault
 from memd.consolidation.workspace import Workspace
 from memd.core.document import Heading, make_entry, parse_document
 from memd.core.signature import Signature
@@ -315,15 +316,18 @@ def test_an_edit_that_keeps_size_and_time_is_caught_while_the_time_cannot_tell(t
     assert info.text.startswith("Zeppelin") or "\nZeppelin" in info.text
 
 
-def test_a_seq_in_a_changed_topic_and_an_unread_one_is_refused(tmp_path: Path) -> None:
+def test_an_entry_pasted_into_another_topic_is_settled_where_it_was(tmp_path: Path) -> None:
     vault = build(tmp_path / "vault", 20)
     source = (vault.topics_dir / "subject-001.md").read_text()
     copied = next(line for line in source.splitlines() if line.startswith("- <seq="))
     target = vault.topics_dir / "subject-005.md"
     target.write_text(target.read_text() + copied + "\n")  # a person pasted an entry of subject-001 here
     add(vault, [5], 3)
-    with pytest.raises(ConsolidationError, match="seqs in more than one entry"):
-        consolidate(vault)
+    outcome = consolidate(vault)  # the copy is in a changed topic, the original in one this run need not read
+    assert any("dropped 1 identical copies" in warning for warning in outcome.warnings)
+    assert copied in (vault.topics_dir / "subject-001.md").read_text()
+    assert copied not in (vault.topics_dir / "subject-005.md").read_text()
+    assert not verify_vault(vault).problems
 
 
 def test_topic_files_are_listed_as_the_vault_lists_them(tmp_path: Path) -> None:
