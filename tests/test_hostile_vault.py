@@ -6,6 +6,7 @@ a hang, and leaves a vault where ``add``, ``consolidate`` and ``verify`` work.""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -302,8 +303,12 @@ def test_a_pipe_in_place_of_memds_own_files_never_hangs(memd: Memd, vault: Vault
     path.unlink(missing_ok=True)
     os.mkfifo(path)
     for args in (["add", "x"], ["consolidate"], ["status"], ["verify"], ["search", "before"]):
-        assert_clean(run_memd(vault, *args, timeout=30), Path(name).name)
-    path.unlink()
+        proc = run_memd(vault, *args, timeout=30)  # a hang fails here
+        assert_clean(proc, Path(name).name)
+        if args[0] == "add":
+            assert proc.returncode == 0, proc.stderr  # a write is never refused for memd's own record
+    assert json.loads(memd("verify", "--json").output)["ok"]
+    path.unlink(missing_ok=True)
     keeps_working(memd)
 
 

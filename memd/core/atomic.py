@@ -26,13 +26,19 @@ from memd.core.errors import DocumentError, WriteError
 TEMP_SUFFIX = ".memd-tmp"
 
 
-def atomic_write(path: Path, data: str | bytes, *, unless_changed: bytes | bool | None = False) -> bool:
+def atomic_write(
+    path: Path, data: str | bytes, *, unless_changed: bytes | bool | None = False, derived: bool = False
+) -> bool:
     """Write ``data`` to ``path`` atomically. With ``unless_changed`` (the
     bytes the caller last read, None for "did not exist"), the file is
     compared again right before the rename, so a program that wrote it
-    meanwhile wins: nothing is replaced and False is returned."""
+    meanwhile wins: nothing is replaced and False is returned. ``derived``:
+    memd's own record of what the vault holds, so a pipe or a device in its
+    place is replaced (the rename never opens it) instead of refusing every
+    write that needs the record."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    refuse_read_only(path)
+    if not (derived and _special(path)):
+        refuse_read_only(path)
     # Short enough for any file system whatever the target's name (255 bytes).
     temp = path.with_name(f".{path.name[:100]}.{os.getpid()}{TEMP_SUFFIX}")
     try:
@@ -78,6 +84,15 @@ def refuse_read_only(path: Path) -> None:
             f"{path} is read-only (mode {stat.S_IMODE(mode):o}); memd leaves it alone: make it writable "
             f"(chmod u+w) to let memd change it"
         )
+
+
+def _special(path: Path) -> bool:
+    """A pipe, a device or a socket (not a file, a folder or a link)."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
 def own_folder(path: Path) -> Path:

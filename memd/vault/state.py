@@ -139,7 +139,7 @@ def render_state(state: State) -> str:
 
 
 def write_state(vault: Vault, state: State) -> None:
-    atomic_write(vault.state_path, render_state(state))
+    atomic_write(vault.state_path, render_state(state), derived=True)
 
 
 def seqs_in_text(text: str) -> set[int]:
@@ -279,7 +279,7 @@ def _save_cache(
     record: dict[str, Any] = {"mark": mark, "files": files}
     if space or device:
         record.update(space=space, device=device)
-    atomic_write(vault.meta_dir / _CACHE, json.dumps(record, separators=(",", ":")))
+    atomic_write(vault.meta_dir / _CACHE, json.dumps(record, separators=(",", ":")), derived=True)
 
 
 def forget_cache(vault: Vault) -> None:
