@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from memd.vault.spaces import SPAN, space_of
 
-from .conftest import Memd
+from .conftest import REPO, Memd
 from .sync_helpers import add, bare_remote, clone_device, files, first_device, git, live, verify_ok
 
 SHARED = [
@@ -150,6 +151,35 @@ def test_a_conflict_a_person_resolves_by_keeping_both_lines_ends_with_every_seq_
         for m in (laptop, desktop)
     ]
     assert memory[0] == memory[1]
+
+
+@pytest.mark.slow
+def test_two_devices_syncing_in_loops_never_give_up_and_lose_nothing(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path)
+    laptop = first_device(tmp_path, remote, "laptop")
+    desktop = clone_device(tmp_path, remote, "desktop")
+    outs = {memd: tmp_path / f"{memd.vault.root.name}.json" for memd in (laptop, desktop)}
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.workers", "syncer", str(m.vault.root), m.vault.root.name, "15", str(out)],
+            cwd=REPO,
+            stderr=subprocess.PIPE,
+        )
+        for m, out in outs.items()
+    ]
+    for worker in workers:
+        _, err = worker.communicate(timeout=900)  # a hang guard, not a time limit
+        assert worker.returncode == 0, err.decode()
+    results = [json.loads(out.read_text()) for out in outs.values()]
+    assert [r["failed"] for r in results] == [[], []]  # no "the remote kept moving"
+    laptop("sync")
+    desktop("sync")
+    laptop("sync")
+    added = {a["seq"]: a["text"] for r in results for a in r["acknowledged"]}
+    for memd in (laptop, desktop):
+        words = live(memd.vault)  # fails on a seq live twice
+        assert all(seq in words and text in words[seq] for seq, text in added.items())
+        verify_ok(memd)
 
 
 @pytest.mark.slow

@@ -84,6 +84,26 @@ def slow_adder(vault: str, name: str, seconds: float, out: str) -> None:
     Path(out).write_text(json.dumps(acknowledged))
 
 
+def syncer(vault: str, name: str, rounds: int, out: str) -> None:
+    """Add an entry and sync, ``rounds`` times, a moment apart (another device
+    does the same); write the acknowledged entries and every failed sync."""
+    from memd import Memory
+    from memd.core.errors import MemdError
+
+    memory = Memory.open(vault)
+    acknowledged, failed = [], []
+    for n in range(rounds):
+        text = f"{name} {n}: " + " ".join(random.sample(VOCABULARY, 6))
+        [added] = memory.add(text).added
+        acknowledged.append({"seq": added.seq, "text": text})
+        try:
+            memory.sync()
+        except MemdError as err:
+            failed.append(str(err))
+        time.sleep(random.uniform(0.2, 1.0))
+    Path(out).write_text(json.dumps({"acknowledged": acknowledged, "failed": failed}))
+
+
 def editor(vault: str, seconds: float, out: str, typing: float = 0.05) -> None:
     """Open a file, "type" for a moment (up to ``typing`` seconds: a long
     pause makes the save a stale one, over what memd wrote meanwhile), save
@@ -127,6 +147,8 @@ if __name__ == "__main__":
         slow_adder(args[0], args[1], float(args[2]), args[3])
     elif role == "consolidator":
         consolidator(args[0], float(args[1]), *args[2:3])
+    elif role == "syncer":
+        syncer(args[0], args[1], int(args[2]), args[3])
     elif role == "editor":
         editor(args[0], float(args[1]), args[2], *(float(a) for a in args[3:4]))
     else:

@@ -61,7 +61,12 @@ from memd.vault.vault import Vault
 
 __all__ = ["SyncConflict", "SyncReport", "claim", "commit_pending", "sync"]
 
-ATTEMPTS = 4
+ATTEMPTS = 8
+# After a push the remote refused (another device pushed first), wait a random
+# while, doubling up to this, before fetching again: two devices syncing in
+# loops otherwise race each other on every try.
+BACKOFF_SECONDS = 0.05
+BACKOFF_MAX_SECONDS = 2.0
 STATE = ".memd/state.json"
 
 
@@ -79,7 +84,9 @@ def sync(
     if head(vault) is None:
         raise SyncError("the vault's repository has no commit yet (run `memd init` in it first)")
     tally = Tally()
-    for _attempt in range(ATTEMPTS):
+    for attempt in range(ATTEMPTS):
+        if attempt:
+            _back_off(attempt)
         tally.committed += commit_pending(vault, tally.warnings)
         crashpoint()  # local work committed, nothing fetched yet
         theirs = fetch(vault, remote, timeout)
@@ -114,6 +121,13 @@ def sync(
         if not pushed.rejected:
             raise RemoteUnreachable(f"could not push to {remote.name}: {pushed.message}")
     raise SyncError(f"the remote kept moving while memd was syncing ({ATTEMPTS} tries); run memd sync again")
+
+
+def _back_off(attempt: int) -> None:
+    import random
+    import time
+
+    time.sleep(random.uniform(0, min(BACKOFF_MAX_SECONDS, BACKOFF_SECONDS * 2**attempt)))
 
 
 def _report(vault: Vault, remote: Remote, tally: Tally) -> SyncReport:

@@ -130,6 +130,9 @@ class Pushed:
     message: str
 
 
+_RACED = ("cannot lock ref", "failed to update ref", "incorrect old value", "but expected")
+
+
 def push(vault: Vault, remote: Remote, sha: str, timeout: float = NETWORK_TIMEOUT) -> Pushed:
     spec = f"{sha}:refs/heads/{remote.branch}"
     result = _network(vault, ["push", "--porcelain", remote.name, spec], timeout)
@@ -137,7 +140,11 @@ def push(vault: Vault, remote: Remote, sha: str, timeout: float = NETWORK_TIMEOU
     if result.returncode == 0:
         run_git(vault, "update-ref", remote.tracking, sha)
         return Pushed(True, False, "")
-    rejected = "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text
+    # Another device pushed first: refused as not a fast-forward, or (two pushes
+    # at once) the remote's ref moved between its check and its update.
+    rejected = any(mark in text for mark in ("[rejected]", "non-fast-forward", "fetch first")) or (
+        "[remote rejected]" in text and any(mark in text for mark in _RACED)
+    )
     return Pushed(False, rejected, last_line(result.stderr.strip() or result.stdout.strip()))
 
 
