@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from memd.app.status import endpoint_health
 from memd.consolidation.verify import verify_vault
-from memd.daemon.status import endpoint_health
 from memd.engine.client import prompt_size
 from memd.vault.vault import Vault
 

@@ -24,11 +24,10 @@ import builtins
 import os
 import threading
 from collections.abc import Callable, Collection, Sequence
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memd.app.results import AddResult, BufferFacts, Hits, JsonResult, Status
+from memd.app.results import AddResult, Hits, JsonResult, Status
 from memd.vault.vault import Vault, find_vault
 
 if TYPE_CHECKING:
@@ -407,71 +406,10 @@ class Memory:
     # -- state and history ------------------------------------------------------
     def status(self) -> Status:
         """The buffer against its thresholds, topics, seqs, consolidations."""
-        from memd.core.timeutil import format_time
-        from memd.engine import describe
-        from memd.index.backends import describe_index
-        from memd.index.embedding import describe_retrieval
-        from memd.vault.buffer import buffer_status
-        from memd.vault.state import read_state
+        from memd.app.status import vault_status
 
         self.recover()
-        from memd.vault import acks
-
-        buffer = buffer_status(self.vault)
-        state, problem = read_state(self.vault)
-        facts = BufferFacts(
-            entries=buffer.entries,
-            unsigned=buffer.unsigned,
-            tokens=buffer.tokens,
-            token_threshold=buffer.token_threshold,
-            since=format_time(buffer.since) if buffer.since else None,
-            age_seconds=round(buffer.age_seconds) if buffer.age_seconds is not None else None,
-            age_threshold_seconds=buffer.age_threshold_seconds,
-            due=buffer.due_reason,
-        )
-        sync = sync_facts(self.vault)
-        retrieval = describe_retrieval(self.vault.config.embedding)
-        return Status(
-            vault=str(self.vault.root),
-            engine=describe(self.vault.config),
-            buffer=facts,
-            topics=len(self.vault.topic_files()),
-            next_seq=state.next_in(sync["device"]["index"]),
-            consolidations=state.epoch,
-            last_consolidation=state.last_consolidation,
-            state_problem=problem,
-            extra={
-                "retrieval": retrieval,
-                "index": describe_index(
-                    self.vault.index_dir, self.vault.config.index_backend, vectors=retrieval["mode"] == "hybrid"
-                ),
-                "uncommitted": owed_commit(self.vault),
-                "endpoint": endpoint_health(self.vault),
-                "sync": sync,
-                "gitignore_missing": self._missing_ignores(),
-                "acks_problem": acks.problem(self.vault),
-                "topic_health": self._topic_health(),
-            },
-        )
-
-    def _topic_health(self) -> dict[str, int] | None:
-        from memd.consolidation.catalog import topic_health
-        from memd.core.errors import MemdError
-
-        try:
-            return topic_health(self.vault)
-        except MemdError:  # the lock is held long (a consolidation): status still answers
-            return None
-
-    def _missing_ignores(self) -> builtins.list[str]:
-        from memd.vault.vault import missing_ignores
-
-        try:
-            return missing_ignores((self.vault.root / ".gitignore").read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return missing_ignores("")
-        except (OSError, UnicodeDecodeError):
-            return []  # unreadable: lint names the file; status is not the place to fail
+        return vault_status(self.vault)
 
     def verify(self, *, full: bool = False) -> Report:
         """Account for every seq the vault ever held (``full``: walk all history again)."""
@@ -491,31 +429,3 @@ class Memory:
         from memd.vault.lint import lint_vault
 
         return lint_vault(self.vault, builtins.list(paths) if paths is not None else None)
-
-
-def age_text(seconds: float | None) -> str:
-    from memd.core.timeutil import format_duration
-
-    return format_duration(timedelta(seconds=seconds)) if seconds is not None else "-"
-
-
-def sync_facts(vault: Vault) -> dict[str, Any]:
-    """This clone's device and how far it is ahead of / behind its remote (as of the last fetch)."""
-    from memd.sync.status import sync_facts as facts
-
-    return facts(vault, vault.config.sync_remote)
-
-
-def owed_commit(vault: Vault) -> str | None:
-    """The subject of a consolidation whose files are written but not yet committed."""
-    from memd.vault.journal import owed
-
-    record = owed(vault)
-    return record[0].splitlines()[0] if record else None
-
-
-def endpoint_health(vault: Vault) -> dict[str, Any] | None:
-    """The model endpoint's health (last success, last failure, breaker open until); None before any call."""
-    from memd.engine.breaker import describe, health_path, read_health
-
-    return describe(read_health(health_path(vault.meta_dir)))

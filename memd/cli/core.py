@@ -214,7 +214,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     Example:
         memd --vault ~/memory status --json
     """
-    from memd.app.memory import age_text
+    from memd.app.status import age_text
 
     facts = get_memory(ctx).status()
     retrieval = facts.extra["retrieval"]

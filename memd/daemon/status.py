@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memd.app.status import endpoint_health
 from memd.core.atomic import atomic_write
 from memd.core.errors import VaultError
 from memd.core.timeutil import format_time, now
@@ -104,14 +105,6 @@ def read_status(vault: Vault) -> dict[str, Any] | None:
     if endpoint is not None:
         data["endpoint"] = endpoint
     return data
-
-
-def endpoint_health(vault: Vault) -> dict[str, Any] | None:
-    """The model endpoint's health: last success, last failure and its cause,
-    paused until when (the circuit breaker); None when no model was called."""
-    from memd.engine.breaker import describe, health_path, read_health
-
-    return describe(read_health(health_path(vault.meta_dir)))
 
 
 def stamp() -> str:

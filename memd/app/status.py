@@ -1,0 +1,109 @@
+"""What ``memd status`` reports: the buffer against its thresholds, topics,
+seqs and consolidations, the index, the model endpoint, sync, and anything
+that needs a person (a commit owed, ignores missing, a damaged ack log).
+Read-only: a held lock or an unreadable file makes a field empty, never the
+whole report fail."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from memd.app.results import BufferFacts, Status
+from memd.vault.vault import Vault
+
+
+def vault_status(vault: Vault) -> Status:
+    """The status of ``vault`` (call after recovering an interrupted consolidation)."""
+    from memd.core.timeutil import format_time
+    from memd.engine import describe
+    from memd.index.backends import describe_index
+    from memd.index.embedding import describe_retrieval
+    from memd.vault import acks
+    from memd.vault.buffer import buffer_status
+    from memd.vault.state import read_state
+
+    buffer = buffer_status(vault)
+    state, problem = read_state(vault)
+    facts = BufferFacts(
+        entries=buffer.entries,
+        unsigned=buffer.unsigned,
+        tokens=buffer.tokens,
+        token_threshold=buffer.token_threshold,
+        since=format_time(buffer.since) if buffer.since else None,
+        age_seconds=round(buffer.age_seconds) if buffer.age_seconds is not None else None,
+        age_threshold_seconds=buffer.age_threshold_seconds,
+        due=buffer.due_reason,
+    )
+    sync = sync_facts(vault)
+    retrieval = describe_retrieval(vault.config.embedding)
+    return Status(
+        vault=str(vault.root),
+        engine=describe(vault.config),
+        buffer=facts,
+        topics=len(vault.topic_files()),
+        next_seq=state.next_in(sync["device"]["index"]),
+        consolidations=state.epoch,
+        last_consolidation=state.last_consolidation,
+        state_problem=problem,
+        extra={
+            "retrieval": retrieval,
+            "index": describe_index(vault.index_dir, vault.config.index_backend, vectors=retrieval["mode"] == "hybrid"),
+            "uncommitted": owed_commit(vault),
+            "endpoint": endpoint_health(vault),
+            "sync": sync,
+            "gitignore_missing": _missing_ignores(vault),
+            "acks_problem": acks.problem(vault),
+            "topic_health": _topic_health(vault),
+        },
+    )
+
+
+def age_text(seconds: float | None) -> str:
+    from memd.core.timeutil import format_duration
+
+    return format_duration(timedelta(seconds=seconds)) if seconds is not None else "-"
+
+
+def sync_facts(vault: Vault) -> dict[str, Any]:
+    """This clone's device and how far it is ahead of / behind its remote (as of the last fetch)."""
+    from memd.sync.status import sync_facts as facts
+
+    return facts(vault, vault.config.sync_remote)
+
+
+def owed_commit(vault: Vault) -> str | None:
+    """The subject of a consolidation whose files are written but not yet committed."""
+    from memd.vault.journal import owed
+
+    record = owed(vault)
+    return record[0].splitlines()[0] if record else None
+
+
+def endpoint_health(vault: Vault) -> dict[str, Any] | None:
+    """The model endpoint's health: last success, last failure and its cause,
+    paused until when (the circuit breaker); None when no model was called."""
+    from memd.engine.breaker import describe, health_path, read_health
+
+    return describe(read_health(health_path(vault.meta_dir)))
+
+
+def _topic_health(vault: Vault) -> dict[str, int] | None:
+    from memd.consolidation.catalog import topic_health
+    from memd.core.errors import MemdError
+
+    try:
+        return topic_health(vault)
+    except MemdError:  # the lock is held long (a consolidation): status still answers
+        return None
+
+
+def _missing_ignores(vault: Vault) -> list[str]:
+    from memd.vault.vault import missing_ignores
+
+    try:
+        return missing_ignores((vault.root / ".gitignore").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return missing_ignores("")
+    except (OSError, UnicodeDecodeError):
+        return []  # unreadable: lint names the file; status is not the place to fail
