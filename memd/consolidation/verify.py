@@ -156,7 +156,15 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
             continue
     live = live_counts(documents)
     superseded = superseded_in(documents)
-    problems = [f"seq {_span([s])} is in {c} entries" for s, c in sorted(live.items()) if c > 1]
+    by_count: dict[int, list[int]] = {}
+    for seq, count in live.items():
+        if count > 1:
+            by_count.setdefault(count, []).append(seq)
+    problems = [
+        f"seq{'s' if len(seqs) > 1 else ''} {_span(seqs)} {'are each' if len(seqs) > 1 else 'is'} in {count} entries "
+        "(`memd consolidate` keeps one copy, where it may write the files)"
+        for count, seqs in sorted(by_count.items())
+    ]
     deleted_by_hand: set[int] = set()
     commits = 0
     if blocked(vault) is None:
