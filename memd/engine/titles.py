@@ -31,6 +31,7 @@ UNTITLED = frozenset(
     cheers dear yay aww ooh ah two three four five six seven eight nine ten
     special tough hard big little small huge real whole true sweet kind
     day days time times life moment moments thing things stuff lot bit way loving
+    someone something anything everything nothing everyone anyone ones next later right long
     """.split()
 )
 _DETERMINER = frozenset(
