@@ -112,7 +112,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "consolidate",
         "merge_tokens",
         "int",
-        1000,
+        3000,
         "merge similar topics that are smaller than this",
         attr="merge_tokens",
     ),

@@ -17,7 +17,7 @@ from memd.engine.titles import title
 
 GROUP_THRESHOLD = 0.16  # the least cosine that joins an entry to a running group
 CONTINUITY_BONUS = 0.12  # consecutive entries usually continue one subject
-MERGE_THRESHOLD = 0.30  # the least cosine that makes two small topics one
+MERGE_THRESHOLD = 0.15  # the least cosine that makes two small topics one
 MIN_GROUP = 3
 FRAGMENT_MIN = 0.05  # a fragment joins a group only if they share something
 LOW_CONTENT = 3  # fewer distinct content terms than this: a remark, not a memory
