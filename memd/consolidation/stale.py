@@ -56,11 +56,12 @@ def drop_topic_copies(space: Workspace) -> Settled:
     # A topic set aside as unwritable is left alone: the proof then names the
     # places. So is one with more signed seqs than a file is read for: each
     # entry unsigned there would let another, unread so far, count as signed.
-    shared = {
-        seq: holders
-        for seq, holders in space.catalog.shared().items()
-        if not any(topic_id in space.skipped or space.doc(topic_id).over_budget for topic_id in holders)
-    }
+    # Each topic is asked once, and only topics beside no unwritable one are
+    # read (a topic read becomes part of the run's proof).
+    writable = {seq: holders for seq, holders in space.catalog.shared().items() if space.skipped.isdisjoint(holders)}
+    holding = {topic_id for holders in writable.values() for topic_id in holders}
+    too_big = {topic_id for topic_id in holding if space.doc(topic_id).over_budget}
+    shared = {seq: holders for seq, holders in writable.items() if too_big.isdisjoint(holders)}
     if not shared:
         return Settled({}, {})
     keepers: dict[tuple[str, ...], str] = {}
