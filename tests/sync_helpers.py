@@ -75,6 +75,11 @@ def live(vault: Vault) -> dict[int, str]:
     return words
 
 
+def memory_files(vault: Vault) -> dict[str, bytes]:
+    """CURRENT.md and the topics: what every device must hold alike once synced."""
+    return {k: v for k, v in files(vault).items() if k == "CURRENT.md" or k.startswith("topics/")}
+
+
 def files(vault: Vault) -> dict[str, bytes]:
     """The vault's files as a person sees them (not git's, not memd's derived ones)."""
     skip = {"index", "journal"}

@@ -14,7 +14,7 @@ import pytest
 from memd.vault.spaces import SPAN, space_of
 
 from .conftest import REPO, Memd
-from .sync_helpers import add, bare_remote, clone_device, files, first_device, git, live, verify_ok
+from .sync_helpers import add, bare_remote, clone_device, files, first_device, git, live, memory_files, verify_ok
 
 SHARED = [
     "Dana takes her coffee with oat milk and no sugar",
@@ -146,11 +146,7 @@ def test_a_conflict_a_person_resolves_by_keeping_both_lines_ends_with_every_seq_
         said = " ".join(words.values())
         assert "almond milk" in said and "soy milk" in said
         verify_ok(memd)
-    memory = [
-        {k: v for k, v in files(m.vault).items() if k == "CURRENT.md" or k.startswith("topics/")}
-        for m in (laptop, desktop)
-    ]
-    assert memory[0] == memory[1]
+    assert memory_files(laptop.vault) == memory_files(desktop.vault)
 
 
 @pytest.mark.slow
@@ -209,11 +205,7 @@ def test_two_devices_that_consolidated_the_same_buffer_keep_every_seq_once(tmp_p
         assert set(buffered + extra) <= set(words)
         verify_ok(memd)
         assert "- <seq=" not in (memd.vault.root / "CURRENT.md").read_text(encoding="utf-8")
-    memory = [
-        {k: v for k, v in files(m.vault).items() if k == "CURRENT.md" or k.startswith("topics/")}
-        for m in (laptop, desktop)
-    ]
-    assert memory[0] == memory[1]
+    assert memory_files(laptop.vault) == memory_files(desktop.vault)
 
 
 @pytest.mark.slow
