@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -24,6 +25,18 @@ def test_init_creates_the_layout_and_a_git_repository(tmp_path: Path) -> None:
         assert (root / name).exists(), name
     assert (root / ".git").is_dir()
     assert ".memd/index/" in (root / ".gitignore").read_text()
+
+
+def test_init_without_a_path_creates_the_vault_that_vault_names(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(main, ["--vault", str(tmp_path / "named"), "init"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "named" / ".memd" / "config.toml").is_file()
+    result = runner.invoke(main, ["init"], env={"MEMD_VAULT": str(tmp_path / "from-env")})
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "from-env" / ".memd").is_dir()
+    assert not (tmp_path / ".memd").exists() and not (tmp_path / "CURRENT.md").exists()
 
 
 def test_init_is_idempotent_and_never_overwrites(tmp_path: Path) -> None:

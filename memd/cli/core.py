@@ -17,14 +17,15 @@ _RESERVED_KEYS = {"seq", "time", "source", "src"}
 
 
 @click.command()
-@click.argument("path", required=False, default=".", type=click.Path(path_type=Path))
+@click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--from", "url", metavar="URL", help="Clone the vault at URL and register this machine as a device.")
 @click.option(
     "--branch", metavar="NAME", help="With --from: the remote's branch to clone (default: the one holding the vault)."
 )
 @json_option
-def init(path: Path, url: str | None, branch: str | None, as_json: bool) -> None:
-    """Create a vault at PATH (default: here); existing files are kept.
+@click.pass_context
+def init(ctx: click.Context, path: Path | None, url: str | None, branch: str | None, as_json: bool) -> None:
+    """Create a vault at PATH (default: --vault or $MEMD_VAULT, else here); existing files are kept.
 
     On an existing vault, adds to its .gitignore the patterns of memd's
     local files that it lacks (a vault made by an older memd), and
@@ -43,6 +44,11 @@ def init(path: Path, url: str | None, branch: str | None, as_json: bool) -> None
     """
     from memd.app import Memory
 
+    if path is None:
+        # `memd --vault ~/memory init` means ~/memory, not the folder it was typed in.
+        root = ctx.find_root().obj
+        named = root.get("vault") if isinstance(root, dict) else None
+        path = Path(named) if named else Path(".")
     if url is not None:
         _init_from(url, path, branch, as_json)
         return
