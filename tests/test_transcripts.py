@@ -232,3 +232,32 @@ def test_an_assistant_saying_back_what_the_person_told_stays_in_the_source(
     assert any("ryokans near Gion" in t for t in texts)  # it added something of its own
     assert sum(t.startswith("User:") for t in texts) == 3  # what the person says is always filed
     assert "Noted: you take your coffee" in (vault.root / result["source"]).read_text()  # verbatim in sources/
+
+
+def test_an_imported_turn_is_found_once_through_its_entry_and_small_talk_through_the_copy(
+    memd: Memd, vault: Vault, tmp_path: Path
+) -> None:
+    chat = [
+        {"role": "user", "content": "Our beagle Biscuit turned three in March."},
+        {"role": "assistant", "content": "Happy birthday to Biscuit!"},
+        {"role": "user", "content": "Thanks so much!"},
+    ]
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(chat))
+    memd("ingest", str(path))
+    memd("consolidate")
+
+    def found(query: str) -> list[str]:
+        return [hit["path"] for hit in json.loads(memd("search", query, "--json").output)]
+
+    # The turn is an entry in a topic, and its copy in sources/ is not a second result.
+    hits = found("beagle Biscuit")
+    assert any(p.startswith("topics/") for p in hits)
+    assert not any(p.startswith("sources/") for p in hits), hits
+    # A turn that made no entry (thanks) is found in the copy, where it stays.
+    assert any(p.startswith("sources/") for p in found("thanks so much"))
+    # An entry deleted by hand gives its turn back to the copy's records.
+    for topic in vault.topics_dir.glob("*.md"):
+        text = topic.read_text()
+        topic.write_text("\n".join(line for line in text.split("\n") if "beagle" not in line))
+    assert any(p.startswith("sources/") for p in found("beagle Biscuit"))

@@ -10,6 +10,7 @@ the same file) so retrieval can widen a hit to the turn around it.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from memd.core.document import Document, Entry, Heading, LocatedEntry, parse_document
 from memd.core.layout import doc_id as doc_id_for
 from memd.core.signature import SeqSet
+from memd.index.citations import covered_lines
 
 # A heading partition with more lines than this is cut into chunks, so one
 # huge untitled source file cannot become one giant record.
@@ -79,11 +81,36 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
 
-def records_for(rel: str, text: str) -> list[Record]:
-    """All records of one file (``rel`` is its vault-relative posix path)."""
+def indexed_records(root: Path, rel: str, held: frozenset[str] = frozenset()) -> tuple[str, list[Record]]:
+    """What the index holds of a vault file: its digest and records, secrets
+    redacted; ``held``: a source copy's anchors that entries name, left out of
+    its records (``memd.index.citations``)."""
+    from memd.core.atomic import decode_markdown
+    from memd.core.errors import DocumentError
+    from memd.core.redact import redact
+
+    data = (root / rel).read_bytes()
+    # What is left out of a copy's records is part of what they were made from.
+    digest = content_hash(data + "\0".join(["", *sorted(held)]).encode("utf-8"))
+    try:
+        # A secret typed by hand is not copied into the index (lines keep their numbers).
+        return digest, records_for(rel, redact(decode_markdown(data, rel), keep_lines=True).text, held)
+    except DocumentError:
+        return digest, []  # binary or not UTF-8: `memd lint` reports it; nothing to index
+
+
+def records_for(rel: str, text: str, held: frozenset[str] = frozenset()) -> list[Record]:
+    """All records of one file (``rel`` is its vault-relative posix path).
+
+    ``held``: for a source copy, the anchors (``^t12``, ``L9``) that entries
+    name in their ``src``. Those turns and paragraphs are found through the
+    entries made from them, so the copy gives records only for the rest:
+    each text is indexed once (``memd.index.citations``)."""
     document = parse_document(text)
     doc = doc_id_for(rel)
-    entries = [_entry_record(rel, doc, located) for located in document.entries()]
+    located = list(document.entries())
+    covered = covered_lines(text, located, held) if held else set()
+    entries = [_entry_record(rel, doc, item) for item in located if item.line not in covered]
     linked = []
     for i, record in enumerate(entries):
         prev = entries[i - 1].rid if i > 0 else None
@@ -91,7 +118,7 @@ def records_for(rel: str, text: str) -> list[Record]:
         linked.append(_with_links(record, prev, nxt))
     if rel == "CURRENT.md":
         return linked
-    partitions = _partitions(rel, doc, document, entries)
+    partitions = _partitions(rel, doc, document, entries, covered)
     owner: dict[int, str] = {}
     for part in partitions:
         for line in range(part.line, part.end_line + 1):
@@ -133,7 +160,9 @@ def _expand(seqs: SeqSet) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _partitions(rel: str, doc: str, document: Document, entries: list[Record]) -> list[Record]:
+def _partitions(
+    rel: str, doc: str, document: Document, entries: list[Record], covered: AbstractSet[int] = frozenset()
+) -> list[Record]:
     by_line = {record.line: record for record in entries}
     parts: list[tuple[int, tuple[str, ...], list[tuple[int, str]]]] = []
     path: list[tuple[int, str]] = []
@@ -146,6 +175,8 @@ def _partitions(rel: str, doc: str, document: Document, entries: list[Record]) -
             path = [(lvl, t) for lvl, t in path if lvl < block.level]
             path.append((block.level, block.title))
             start, current = line, []
+            continue
+        if line in covered:
             continue
         if isinstance(block, Entry):
             current.append((line, by_line[line].text if line in by_line else block.full_text))

@@ -43,13 +43,15 @@ from pathlib import Path
 from typing import Any
 
 from memd.core.atomic import _describe, atomic_write, own_folder
-from memd.core.errors import DocumentError, MemdError, VaultError
+from memd.core.errors import MemdError, VaultError
+from memd.core.layout import classify
 from memd.index.base import Backend
+from memd.index.citations import cited, held_in
 from memd.index.freshness import RACY_SECONDS, Scan, scan, unchanged
-from memd.index.records import Record, content_hash, records_for
+from memd.index.records import Record, indexed_records
 from memd.vault.vault import Vault
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7  # 7: a file's cited source places, a source's held anchors
 Progress = Callable[[int, int], None]
 Stamp = tuple[int, int, int, int]  # a file's (inode, mtime, ctime, size): any rewrite changes it
 # Parsed manifests by path, with the stamp they were read at.
@@ -264,22 +266,16 @@ class IndexStore:
             return True
         return any(known[rel][0] != stat[0] or known[rel][1] != stat[1] for rel, stat in files.items())
 
-    def _stat_entry(self, stat: tuple[int, int], digest: str, records: int) -> list[Any]:
+    def _stat_entry(self, stat: tuple[int, int], digest: str, records: int, places: Sequence[str] = ()) -> list[Any]:
+        """A manifest row: mtime, size, digest, record count, and the source places
+        the file's entries name (for a source copy: the anchors left out of its records)."""
         mtime = stat[0]
         if time.time() - mtime / 1e9 < RACY_SECONDS:
             mtime = -1
-        return [mtime, stat[1], digest, records]
+        return [mtime, stat[1], digest, records, list(places)]
 
-    def _read(self, rel: str) -> tuple[str, list[Record]]:
-        from memd.core.atomic import decode_markdown
-        from memd.core.redact import redact
-
-        data = (self.vault.root / rel).read_bytes()
-        try:
-            # A secret typed by hand is not copied into the index (lines keep their numbers).
-            return content_hash(data), records_for(rel, redact(decode_markdown(data, rel), keep_lines=True).text)
-        except DocumentError:
-            return content_hash(data), []  # binary or not UTF-8: `memd lint` reports it; nothing to index
+    def _read(self, rel: str, held: frozenset[str] = frozenset()) -> tuple[str, list[Record]]:
+        return indexed_records(self.vault.root, rel, held)
 
     def _rebuild(self, walked: Scan, progress: Progress | None, started: float) -> SyncReport:
         if self._backend is not None:
@@ -295,13 +291,20 @@ class IndexStore:
         entries: dict[str, list[Any]] = {}
         records: list[Record] = []
         total = len(walked.files)
-        for done, (rel, stat) in enumerate(sorted(walked.files.items()), start=1):
+        # Source copies last: which of their places entries name is known by then.
+        order = sorted(walked.files.items(), key=lambda pair: (classify(pair[0]) == "source", pair[0]))
+        held: dict[str, frozenset[str]] | None = None
+        for done, (rel, stat) in enumerate(order, start=1):
+            source = classify(rel) == "source"
+            if source and held is None:
+                held = held_in(entries)
+            anchors = (held or {}).get(rel, frozenset()) if source else frozenset()
             try:
-                digest, found = self._read(rel)
+                digest, found = self._read(rel, anchors)
             except OSError:
                 continue
             records.extend(found)
-            entries[rel] = self._stat_entry(stat, digest, len(found))
+            entries[rel] = self._stat_entry(stat, digest, len(found), sorted(anchors) if source else cited(found))
             if progress is not None:
                 progress(done, total)
         backend.replace_files((), records)
@@ -317,21 +320,30 @@ class IndexStore:
         removed = [rel for rel in known if rel not in files]
         changed: list[str] = []
         records: list[Record] = []
-        for rel, stat in files.items():
+        # Source copies last: an entry naming one of their places changes their records.
+        order = sorted(files.items(), key=lambda pair: classify(pair[0]) == "source")
+        held: dict[str, frozenset[str]] | None = None
+        for rel, stat in order:
             old = known.get(rel)
-            if old is not None and old[0] == stat[0] and old[1] == stat[1]:
+            source = classify(rel) == "source"
+            if source and held is None:
+                held = held_in({r: row for r, row in known.items() if r not in removed})
+            anchors = (held or {}).get(rel, frozenset()) if source else frozenset()
+            same = old is not None and (not source or sorted(anchors) == (old[4] if len(old) > 4 else []))
+            if old is not None and same and old[0] == stat[0] and old[1] == stat[1]:
                 continue
             try:
-                digest, found = self._read(rel)
+                digest, found = self._read(rel, anchors)
             except OSError:
                 removed.append(rel)
                 continue
+            places = sorted(anchors) if source else cited(found)
             if old is not None and old[2] == digest:
-                known[rel] = self._stat_entry(stat, digest, old[3])
+                known[rel] = self._stat_entry(stat, digest, old[3], places)
                 continue
             changed.append(rel)
             records.extend(found)
-            known[rel] = self._stat_entry(stat, digest, len(found))
+            known[rel] = self._stat_entry(stat, digest, len(found), places)
         for rel in removed:
             known.pop(rel, None)
         if changed or removed:
@@ -435,8 +447,12 @@ class IndexStore:
         return replace(report, embedded=done.embedded, seconds=time.monotonic() - started)
 
     def _read_or_empty(self, rel: str) -> list[Record]:
+        manifest = self._load_manifest()
+        row = manifest["files"].get(rel, []) if manifest is not None else []
+        # A source copy is read leaving out what the manifest says its records leave out.
+        held = frozenset(row[4]) if classify(rel) == "source" and len(row) > 4 else frozenset()
         try:
-            return self._read(rel)[1]
+            return self._read(rel, held)[1]
         except OSError:
             return []
 
