@@ -211,6 +211,18 @@ def get_memory(ctx: click.Context) -> Memory:
     return memory
 
 
+def find_the_vault(ctx: click.Context) -> Vault:
+    """The vault for this invocation, found without opening it (no recovery,
+    no ``memd.app``): for the few steps that only need to know where it is."""
+    from pathlib import Path
+
+    from memd.vault.vault import find_vault
+
+    root = ctx.find_root()
+    named = root.obj.get("vault") if isinstance(root.obj, dict) else None
+    return find_vault(Path(named).expanduser() if named else None)
+
+
 def get_vault(ctx: click.Context) -> Vault:
     return get_memory(ctx).vault
 

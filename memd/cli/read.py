@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from memd.cli import emit_json, get_memory, json_option, progress_bar
+from memd.cli import emit_json, find_the_vault, get_memory, json_option, progress_bar
 from memd.cli.review import as_of_option
 
 BAR_MIN_FILES = 200  # reading fewer files into the index is over before a bar would help
@@ -57,30 +57,38 @@ def search(
         memd search kyoto --since 2026-10-01 --source user --json
         memd search "phone number" --as-of 2026-10-01
     """
-    from memd.daemon.status import running_pid
+    from memd.daemon import serve
 
-    memory = get_memory(ctx)
-    # The daemon builds missing vectors in the background; without one, a search embeds a slice.
-    daemon = running_pid(memory.vault) is not None
-    # The first search after a large import builds the index: bars show it on a terminal.
-    with (
-        progress_bar("indexing", quiet=as_json, minimum=BAR_MIN_FILES) as progress,
-        progress_bar("embedding", quiet=as_json, minimum=BAR_MIN_RECORDS, unit="records") as embedding,
-    ):
-        found = memory.search(
-            query,
-            limit=limit,
-            since=since,
-            until=until,
-            source=source,
-            as_of=as_of,
-            progress=progress,
-            embedding=embedding,
-            embed_seconds=0.0 if daemon else SEARCH_EMBED_SECONDS,
-        )
-    if found.note:
-        click.echo(f"note: {found.note}; {_finish_hint(daemon, found.finish_seconds)}", err=True)
-    hits = list(found.results)
+    # A running daemon has the index, the model and the vectors open: it answers at
+    # once, and this process imports no more than it takes to find the vault and ask.
+    served = None if as_of else serve.ask(find_the_vault(ctx), _search_args(query, limit, since, until, source))
+    if served is not None:
+        hits, note, finish, daemon = served["results"], served.get("note"), served.get("finish_seconds"), True
+    else:
+        from memd.daemon.status import running_pid
+
+        memory = get_memory(ctx)
+        # The daemon builds missing vectors in the background; without one, a search embeds a slice.
+        daemon = running_pid(memory.vault) is not None
+        # The first search after a large import builds the index: bars show it on a terminal.
+        with (
+            progress_bar("indexing", quiet=as_json, minimum=BAR_MIN_FILES) as progress,
+            progress_bar("embedding", quiet=as_json, minimum=BAR_MIN_RECORDS, unit="records") as embedding,
+        ):
+            found = memory.search(
+                query,
+                limit=limit,
+                since=since,
+                until=until,
+                source=source,
+                as_of=as_of,
+                progress=progress,
+                embedding=embedding,
+                embed_seconds=0.0 if daemon else SEARCH_EMBED_SECONDS,
+            )
+        hits, note, finish = list(found.results), found.note, found.finish_seconds
+    if note:
+        click.echo(f"note: {note}; {_finish_hint(daemon, finish)}", err=True)
     if as_json:
         emit_json(hits)
         return
@@ -91,6 +99,10 @@ def search(
         note = "  (next to a hit)" if hit["via"] == "neighbour" else ""
         click.echo(f"{hit['cite']}  {_signature(hit)}{note}")
         click.echo(f"    {hit['snippet']}")
+
+
+def _search_args(query: str, limit: int, since: str | None, until: str | None, source: str | None) -> dict[str, Any]:
+    return {"query": query, "limit": limit, "since": since, "until": until, "source": source}
 
 
 def _finish_hint(daemon: bool, seconds: float | None) -> str:

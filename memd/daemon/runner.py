@@ -126,9 +126,12 @@ class Runner:
         self.events.put(None)  # wake the loop
 
     def run(self) -> int:
+        from memd.daemon.serve import Server
+
         lock = DaemonLock(self.vault)
         lock.acquire()
         observer = None
+        server = Server(self.vault, self.handler.memory, self._log)
         previous = {sig: signal.signal(sig, self.stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
             self.book.flush()
@@ -138,12 +141,15 @@ class Runner:
                 self.book.note(note)
                 self._log(note)
             self.handler.start()
+            if server.start():
+                self.book.set("serving", str(server.path))
             self.book.set("state", "running")
             self.book.set("ready", True)
             self.book.flush()
             self._log(f"watching {self.vault.root} ({mode}); stop with SIGTERM or `memd daemon stop`")
             self._loop()
         finally:
+            server.stop()
             if observer is not None:
                 with suppress(Exception):
                     observer.stop()

@@ -1,0 +1,106 @@
+"""What a `memd search` costs as a process, with the daemon answering and without.
+
+Usage: python bench/bench_serve.py [--entries 2000] [--runs 21]
+
+Builds a vault of chat-like entries (consolidated and indexed, vectors
+included), then runs `memd search` as a separate process with distinct
+queries: in rounds, once with `memd daemon` running (the search is answered
+over `.memd/serve.sock`) and once without (the process opens the index, the
+model and the vectors itself), alternating, beside `python -c pass`. Prints
+CPU per search (p50 / p95, user + system, from the kernel's accounting): the
+search process itself, and with the daemon also the daemon's CPU for that
+search (from /proc), so the sum is the whole cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+WORDS = (
+    "coffee oat milk kyoto flight april pottery class kiln bowl dance studio store customers basketball "
+    "ankle injury book garden tomatoes beagle walk lake job interview sister wedding recipe lentil dal"
+).split()
+
+
+def child_cpu(command: list[str], cwd: Path) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, check=True, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+
+
+def process_cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def daemon_pid(vault: Path) -> int:
+    import json
+
+    return int(json.loads((vault / ".memd" / "daemon.json").read_text())["pid"])
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--entries", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=21, help="searches per mode")
+    args = parser.parse_args()
+    memd = [sys.executable, "-m", "memd"]
+    rng = random.Random(5)
+    with tempfile.TemporaryDirectory(prefix="memd-serve-", dir="/tmp") as folder:
+        vault = Path(folder) / "v"
+        subprocess.run([*memd, "init", str(vault)], check=True, stdout=subprocess.DEVNULL)
+        lines = [" ".join(rng.choices(WORDS, k=rng.randint(4, 10))) for _ in range(args.entries)]
+        subprocess.run(
+            [*memd, "add", "-"], input="\n".join(lines), text=True, cwd=vault, check=True, stdout=subprocess.DEVNULL
+        )
+        subprocess.run([*memd, "consolidate"], cwd=vault, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([*memd, "reindex"], cwd=vault, check=True, stdout=subprocess.DEVNULL)
+        queries = [" ".join(rng.sample(WORDS, 3)) for _ in range(4 * args.runs)]
+        served: list[float] = []
+        daemon_side: list[float] = []
+        alone: list[float] = []
+        start: list[float] = []
+        rounds = 3
+        per_round = max(1, args.runs // rounds)
+        for _ in range(rounds):
+            subprocess.run([*memd, "daemon", "start"], cwd=vault, check=True, stdout=subprocess.DEVNULL)
+            time.sleep(2.0)
+            pid = daemon_pid(vault)
+            subprocess.run([*memd, "search", "warm up"], cwd=vault, check=True, stdout=subprocess.DEVNULL)
+            for _ in range(per_round):
+                before = process_cpu(pid)
+                served.append(child_cpu([*memd, "search", queries.pop()], vault))
+                daemon_side.append(process_cpu(pid) - before)
+                start.append(child_cpu([sys.executable, "-c", "pass"], vault))
+            subprocess.run([*memd, "daemon", "stop"], cwd=vault, check=True, stdout=subprocess.DEVNULL)
+            for _ in range(per_round):
+                alone.append(child_cpu([*memd, "search", queries.pop()], vault))
+                start.append(child_cpu([sys.executable, "-c", "pass"], vault))
+        total = [a + b for a, b in zip(served, daemon_side, strict=True)]
+        print(f"{args.entries} entries, {len(served)} searches per mode, CPU ms p50 / p95")
+        print(f"  python -c pass                  {statistics.median(start):7.1f} / {pct(start, 0.95):7.1f}")
+        print(f"  memd search, no daemon          {statistics.median(alone):7.1f} / {pct(alone, 0.95):7.1f}")
+        print(f"  memd search, daemon answers     {statistics.median(served):7.1f} / {pct(served, 0.95):7.1f}")
+        print(
+            f"    the daemon's part             {statistics.median(daemon_side):7.1f} / {pct(daemon_side, 0.95):7.1f}"
+        )
+        print(f"    both together                 {statistics.median(total):7.1f} / {pct(total, 0.95):7.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""Warm searches: the running daemon answers ``memd search`` over a Unix socket.
+
+A search in a process of its own pays for its start: imports, opening the
+index, loading the embedding model and the vectors, most of its CPU time.
+The daemon has all of that open already, so while it runs it listens on
+``.memd/serve.sock`` and ``memd search`` sends its query there and prints
+the answer; with no daemon, a stale socket, or no answer within ``TIMEOUT``,
+the search runs in its own process as before, so an answer never depends on
+the daemon.
+
+The socket is the vault owner's alone (mode 0600 inside ``.memd/``). One
+request per connection, one JSON line each way: ``{"verb": "search",
+"args": {...}}`` and the results ``memd search --json`` prints, or
+``{"error": "..."}``. A client that sends nothing, or too much, is cut off
+(``READ_SECONDS``, ``MAX_REQUEST``), so no client can stall the others.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from collections.abc import Callable
+from contextlib import suppress
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memd.core.errors import MemdError
+
+if TYPE_CHECKING:
+    from memd.app import Memory
+    from memd.vault.vault import Vault
+
+SOCKET_NAME = "serve.sock"
+MAX_REQUEST = 64 * 1024  # bytes of one request: a query, its filters
+READ_SECONDS = 2.0  # a connected client has this long to send its request
+TIMEOUT = 30.0  # a client waits this long for an answer, then searches itself
+# Unix socket paths are limited (108 bytes on Linux, 104 on macOS): a vault
+# deeper than this is searched in each process, as without a daemon.
+MAX_PATH = 100
+SEARCH_ARGS = ("query", "limit", "since", "until", "source")
+
+
+def socket_path(vault: Vault) -> Path:
+    return vault.meta_dir / SOCKET_NAME
+
+
+def usable(path: Path) -> bool:
+    return hasattr(socket, "AF_UNIX") and len(os.fsencode(str(path))) <= MAX_PATH
+
+
+class Server:
+    """Answers searches from the daemon's ``Memory`` on a thread of its own."""
+
+    def __init__(self, vault: Vault, memory: Memory, log: Callable[[str], None] = lambda _: None) -> None:
+        self.path = socket_path(vault)
+        self.memory = memory
+        self.log = log
+        self.served = 0
+        self._socket: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+
+    def start(self) -> bool:
+        """Listen (False when the socket cannot be made here: searches then run in their own processes)."""
+        if not usable(self.path):
+            self.log(f"searches are not served: {self.path} is too long for a socket")
+            return False
+        with suppress(FileNotFoundError):
+            self.path.unlink()  # left by a daemon that was killed; the daemon lock says none runs
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            old = os.umask(0o177)  # the socket is born 0600: no moment where others may connect
+            try:
+                listener.bind(str(self.path))
+            finally:
+                os.umask(old)
+            listener.listen(16)
+            listener.settimeout(0.5)  # wakes to see a stop
+        except OSError as err:
+            listener.close()
+            self.log(f"searches are not served: {self.path}: {err.strerror or err}")
+            return False
+        self._socket = listener
+        self._thread = threading.Thread(target=self._serve, name="memd-serve", daemon=True)
+        self._thread.start()
+        return True
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout=TIMEOUT)
+        if self._socket is not None:
+            self._socket.close()
+            with suppress(OSError):
+                self.path.unlink()
+
+    def _serve(self) -> None:
+        assert self._socket is not None
+        while not self._stopping.is_set():
+            try:
+                conn, _ = self._socket.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return  # closed under us
+            with conn:
+                try:
+                    self._handle(conn)
+                except OSError:
+                    continue  # the client went away: its own process searches
+
+    def _handle(self, conn: socket.socket) -> None:
+        conn.settimeout(READ_SECONDS)
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+            if len(data) > MAX_REQUEST:
+                conn.sendall(_line({"error": f"request over {MAX_REQUEST} bytes"}))
+                return
+        conn.settimeout(TIMEOUT)
+        reply = answer(self.memory, data)
+        self.served += 1
+        conn.sendall(_line(reply))
+
+
+def answer(memory: Memory, data: bytes) -> dict[str, Any]:
+    """The reply to one request: the search's results, or why there are none."""
+    try:
+        request = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return {"error": "the request is not a JSON line"}
+    if not isinstance(request, dict) or request.get("verb") != "search" or not isinstance(request.get("args"), dict):
+        return {"error": 'expected {"verb": "search", "args": {...}}'}
+    args = {key: value for key, value in request["args"].items() if key in SEARCH_ARGS}
+    if not isinstance(args.get("query"), str) or not isinstance(args.get("limit", 10), int):
+        return {"error": "search needs a query (text) and a limit (a number)"}
+    try:
+        # The daemon embeds what is missing in its own loop: a search never waits for it.
+        found = memory.search(**args, embed_seconds=0.0)
+    except MemdError as err:
+        return {"error": str(err)}
+    return {"results": list(found.results), "note": found.note, "finish_seconds": found.finish_seconds}
+
+
+def ask(vault: Vault, args: dict[str, Any], timeout: float = TIMEOUT) -> dict[str, Any] | None:
+    """The running daemon's answer to a search, or None (no daemon, no answer,
+    or an error the caller's own search will meet and report itself)."""
+    path = socket_path(vault)
+    if not usable(path) or not path.exists():
+        return None
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(timeout)
+            conn.connect(str(path))
+            conn.sendall(_line({"verb": "search", "args": args}))
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = conn.recv(1 << 20)
+                if not chunk:
+                    break
+                data += chunk
+        reply = json.loads(data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(reply, dict) or "error" in reply or not isinstance(reply.get("results"), list):
+        return None
+    return reply
+
+
+def _line(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"

@@ -1,0 +1,86 @@
+"""Warm searches: while the daemon runs it answers `memd search` over
+`.memd/serve.sock`; without it (or with a dead socket) the search runs in its
+own process, with the same results either way."""
+
+from __future__ import annotations
+
+import json
+import socket
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memd.app import Memory
+from memd.app.init import init_vault
+from memd.cli import main
+from memd.daemon.serve import Server, socket_path
+from memd.vault.vault import Vault
+
+
+@pytest.fixture
+def vault() -> Iterator[Vault]:
+    # A short path: a Unix socket's path is limited to about a hundred bytes.
+    with tempfile.TemporaryDirectory(prefix="m", dir="/tmp") as folder:
+        vault = init_vault(Path(folder) / "v").vault
+        Memory(vault).add(["Takes coffee with oat milk", "Flight to Kyoto on 3 April", "Pottery class on Tuesdays"])
+        yield vault
+
+
+def search(vault: Vault, *args: str) -> str:
+    result = CliRunner().invoke(main, ["--vault", str(vault.root), "search", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_a_running_daemon_answers_a_search_with_what_the_process_would_find(vault: Vault) -> None:
+    alone = search(vault, "kyoto flight", "--json")
+    server = Server(vault, Memory(vault))
+    assert server.start()
+    try:
+        assert oct(socket_path(vault).stat().st_mode & 0o777) == "0o600"
+        served = search(vault, "kyoto flight", "--json")
+        text = search(vault, "oat milk")
+    finally:
+        server.stop()
+    assert server.served == 2
+    assert json.loads(served) == json.loads(alone)
+    assert "CURRENT.md:7" in text and "oat milk" in text
+    assert not socket_path(vault).exists()
+
+
+def test_a_dead_socket_or_a_stopped_daemon_leaves_the_search_to_its_own_process(vault: Vault) -> None:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(socket_path(vault)))
+    listener.close()  # the socket file stays, nobody listens: a daemon killed with -9
+    assert "Pottery class" in search(vault, "pottery")
+
+
+def test_a_request_the_daemon_cannot_read_gets_an_error_and_the_next_one_an_answer(vault: Vault) -> None:
+    server = Server(vault, Memory(vault))
+    assert server.start()
+    try:
+        for request in (b"not json\n", b'{"verb": "forget", "args": {}}\n', b'{"verb": "search", "args": {}}\n'):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.settimeout(30)
+                conn.connect(str(socket_path(vault)))
+                conn.sendall(request)
+                reply = json.loads(conn.makefile("rb").readline())
+            assert "error" in reply and "results" not in reply
+        assert "Flight to Kyoto" in search(vault, "kyoto")
+    finally:
+        server.stop()
+    assert server.served == 4
+
+
+def test_a_bad_filter_is_reported_as_the_process_reports_it(vault: Vault) -> None:
+    server = Server(vault, Memory(vault))
+    assert server.start()
+    try:
+        result = CliRunner().invoke(main, ["--vault", str(vault.root), "search", "kyoto", "--since", "someday"])
+    finally:
+        server.stop()
+    assert result.exit_code == 1
+    assert "someday" in result.output and "Traceback" not in result.output
