@@ -1,0 +1,79 @@
+"""A long chat imported, then searched: what each step costs at scale.
+
+Usage: python bench/bench_import_scale.py [--turns 40000]
+
+A chat transcript of ``--turns`` turns (a JSON list of role/content messages,
+two speakers, one to three sentences of chat words per turn, every turn
+distinct) is ingested into a fresh vault with ``memd ingest``; then the first
+``memd search`` runs (it indexes the words and answers from them, embedding
+vectors for about 3 CPU seconds and saying how far they are), then ``memd
+reindex`` builds every vector. Each step is a process of its own: wall and
+CPU seconds (user + system of the process and its children), with the
+index's record and vector counts after each. Each imported turn lives once
+in the index: as the entry made from it, not again in the source copy
+(``memd/index/citations.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+WORDS = (
+    "coffee oat milk kyoto flight april pottery class kiln bowl dance studio store customers basketball ankle "
+    "injury book garden tomatoes beagle walk lake job interview sister wedding recipe lentil dal painting "
+    "camping trip beach sunset guitar concert friends family kids school project deadline meeting budget "
+    "doctor appointment gym running marathon bike repair apartment lease neighbour party birthday gift"
+).split()
+
+
+def step(command: list[str], cwd: Path) -> tuple[float, float, str]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {done.stderr.strip()}")
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, done.stderr.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turns", type=int, default=40_000)
+    args = parser.parse_args()
+    rng = random.Random(11)
+    memd = [sys.executable, "-m", "memd"]
+    with tempfile.TemporaryDirectory(prefix="memd-import-") as folder:
+        vault = Path(folder) / "v"
+        subprocess.run([*memd, "init", str(vault)], check=True, stdout=subprocess.DEVNULL)
+        chat = []
+        for n in range(args.turns):
+            sentences = [" ".join(rng.choices(WORDS, k=rng.randint(4, 12))) for _ in range(rng.randint(1, 3))]
+            text = f"Turn {n}: " + ". ".join(s.capitalize() for s in sentences) + "."
+            chat.append({"role": "user" if n % 2 == 0 else "assistant", "content": text})
+        source = Path(folder) / "chat.json"
+        source.write_text(json.dumps(chat))
+        print(f"{args.turns:,} turns")
+        for name, command in [
+            ("ingest", [*memd, "ingest", str(source)]),
+            ("first search", [*memd, "search", "pottery class kiln"]),
+            ("reindex (every vector)", [*memd, "reindex"]),
+            ("search", [*memd, "search", "beagle walk lake"]),
+        ]:
+            wall, cpu, said = step(command, vault)
+            status = json.loads(subprocess.run([*memd, "status", "--json"], cwd=vault, capture_output=True).stdout)
+            index = status["index"]["summary"]
+            note = f"  ({said.splitlines()[-1][:120]})" if said else ""
+            print(f"  {name:24s} {wall:8.1f} s wall {cpu:8.1f} s CPU   index: {index}{note}")
+
+
+if __name__ == "__main__":
+    main()
