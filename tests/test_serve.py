@@ -29,8 +29,8 @@ def vault() -> Iterator[Vault]:
         yield vault
 
 
-def search(vault: Vault, *args: str) -> str:
-    result = CliRunner().invoke(main, ["--vault", str(vault.root), "search", *args])
+def search(vault: Vault, *args: str, verb: str = "search") -> str:
+    result = CliRunner().invoke(main, ["--vault", str(vault.root), verb, *args])
     assert result.exit_code == 0, result.output
     return result.output
 
@@ -49,6 +49,19 @@ def test_a_running_daemon_answers_a_search_with_what_the_process_would_find(vaul
     assert json.loads(served) == json.loads(alone)
     assert "CURRENT.md:7" in text and "oat milk" in text
     assert not socket_path(vault).exists()
+
+
+def test_a_running_daemon_answers_a_question_as_the_process_would(vault: Vault) -> None:
+    alone = [search(vault, "when is the Kyoto flight?", *more, verb="ask") for more in ((), ("--json",))]
+    server = Server(vault, Memory(vault))
+    assert server.start()
+    try:
+        served = [search(vault, "when is the Kyoto flight?", *more, verb="ask") for more in ((), ("--json",))]
+    finally:
+        server.stop()
+    assert server.served == 2
+    assert served[0] == alone[0] and "Flight to Kyoto on 3 April" in served[0]
+    assert json.loads(served[1]) == json.loads(alone[1])
 
 
 def test_a_dead_socket_or_a_stopped_daemon_leaves_the_search_to_its_own_process(vault: Vault) -> None:

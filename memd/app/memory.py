@@ -23,7 +23,8 @@ from __future__ import annotations
 import builtins
 import os
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -301,7 +302,7 @@ class Memory:
         ranks by words and the vectors there are, and ``Hits.note`` says so."""
         from memd.ask.tools import search
         from memd.core.timeutil import time_bound
-        from memd.index import Filters, IndexStore
+        from memd.index import Filters
 
         self.recover()
         filters = Filters(since=time_bound(since), until=time_bound(until, end_of_day=True), source=source)
@@ -310,18 +311,28 @@ class Memory:
 
             past = search_as_of(self.vault, query, as_of, limit, filters)
             return Hits(query, past.hits, past.past.to_json())
+        with self._synced_store(progress, embedding, embed_seconds) as store:
+            found = tuple(search(self.vault, query, limit, filters, store=store))
+            behind, rate = store.vectors_behind, store.vectors_rate
+            finish = (behind[1] - behind[0]) / rate if behind and rate else None
+            return Hits(query, found, vectors=behind, finish_seconds=finish)
+
+    @contextmanager
+    def _synced_store(
+        self, progress: Progress | None = None, embedding: Progress | None = None, seconds: float | None = None
+    ) -> Iterator[IndexStore]:
+        """The index store this ``Memory`` keeps, in step with the files (hand edits
+        included; cheap when nothing changed), held for one reader at a time."""
+        from memd.index import IndexStore
+
         with self._store_turn:
             if self._store is not None and self._store.settings_changed():
                 self._store.close()
                 self._store = None
             if self._store is None:
                 self._store = IndexStore(self.vault)
-            # In step with the files first (hand edits included); cheap when nothing changed.
-            self._store.sync(progress, embedding=embedding, seconds=embed_seconds)
-            found = tuple(search(self.vault, query, limit, filters, store=self._store))
-            behind, rate = self._store.vectors_behind, self._store.vectors_rate
-            finish = (behind[1] - behind[0]) / rate if behind and rate else None
-            return Hits(query, found, vectors=behind, finish_seconds=finish)
+            self._store.sync(progress, embedding=embedding, seconds=seconds)
+            yield self._store
 
     def grep(
         self, pattern: str, *, doc: str | None = None, limit: int = 30, context: int = 3, ignore_case: bool = True
@@ -350,13 +361,27 @@ class Memory:
         self.recover()
         return JsonResult(list_docs(self.vault, offset, limit))
 
-    def ask(self, question: str, *, budget: int = 1500, report: Callable[[Any], None] | None = None) -> Answer:
-        """Answer from memory with cited evidence, the way the vault's engine answers."""
+    def ask(
+        self,
+        question: str,
+        *,
+        budget: int = 1500,
+        report: Callable[[Any], None] | None = None,
+        embed_seconds: float | None = None,
+    ) -> Answer:
+        """Answer from memory with cited evidence, the way the vault's engine answers.
+        ``embed_seconds`` as for ``search``: past it, evidence is found by words and the vectors there are."""
         from memd.app.replaced import with_replaced
         from memd.ask.answering import answer
+        from memd.engine import get_engine
 
         self.recover()
-        return with_replaced(self.vault, answer(self.vault, question, budget=budget, report=report))
+        engine = get_engine(self.vault)
+        if engine.client is not None:  # the model's agent searches with tools of its own
+            return with_replaced(self.vault, answer(self.vault, question, budget=budget, report=report, engine=engine))
+        with self._synced_store(seconds=embed_seconds) as store:
+            found = answer(self.vault, question, budget=budget, report=report, engine=engine, store=store)
+        return with_replaced(self.vault, found)
 
     def ask_as_of(
         self, question: str, when: str, *, budget: int = 1500, report: Callable[[Any], None] | None = None

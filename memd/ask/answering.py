@@ -16,6 +16,7 @@ from memd.vault.vault import Vault
 
 if TYPE_CHECKING:
     from memd.engine.base import Engine
+    from memd.index import IndexStore
 
 
 def answer(
@@ -25,6 +26,7 @@ def answer(
     budget: int | None = None,
     report: Report | None = None,
     engine: Engine | None = None,
+    store: IndexStore | None = None,
 ) -> Answer:
     """Answer ``question`` from the vault with ``engine`` (default: the one the
     vault is set up for). ``Answer.engine`` says who answered and
@@ -36,7 +38,7 @@ def answer(
     if client is None:
         from memd.ask.offline import ask as offline_ask
 
-        return offline_ask(vault, question, budget or EVIDENCE_TOKENS)
+        return offline_ask(vault, question, budget or EVIDENCE_TOKENS, store=store)
     from memd.ask.agent import agent_ask
 
     model = client.settings.ask_model or None

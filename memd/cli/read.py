@@ -61,7 +61,8 @@ def search(
 
     # A running daemon has the index, the model and the vectors open: it answers at
     # once, and this process imports no more than it takes to find the vault and ask.
-    served = None if as_of else serve.ask(find_the_vault(ctx), _search_args(query, limit, since, until, source))
+    args = {"query": query, "limit": limit, "since": since, "until": until, "source": source}
+    served = None if as_of else serve.request(find_the_vault(ctx), "search", args)
     if served is not None:
         hits, note, finish, daemon = served["results"], served.get("note"), served.get("finish_seconds"), True
     else:
@@ -101,8 +102,27 @@ def search(
         click.echo(f"    {hit['snippet']}")
 
 
-def _search_args(query: str, limit: int, since: str | None, until: str | None, source: str | None) -> dict[str, Any]:
-    return {"query": query, "limit": limit, "since": since, "until": until, "source": source}
+def _print_answer(
+    data: dict[str, Any], warnings: list[str], fallback: str | None, as_json: bool, past: Any = None
+) -> None:
+    """What `memd ask` prints, from an answer's --json form (made here or by the daemon);
+    ``past``: the vault as it was, for an answer ``--as-of``."""
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if fallback:
+        click.echo(f"note: {fallback}", err=True)
+    if as_json:
+        emit_json(past.cite_answer(data) if past else data)
+        return
+    click.echo(past.cite_text(data["answer"]) if past else data["answer"])
+    if not data["evidence"]:
+        return
+    click.echo("\nevidence:" if data["found"] else "\nclosest:")
+    for item in data["evidence"]:
+        seq = f" seq {item['seq']}" if item["seq"] else ""
+        click.echo(f"  {past.cite(item['cite']) if past else item['cite']}{seq}")
+        for line in item["text"].splitlines()[:6]:
+            click.echo(f"    {line[:200]}")
 
 
 def _finish_hint(daemon: bool, seconds: float | None) -> str:
@@ -236,32 +256,27 @@ def ask(
         if show_steps and not as_json:
             click.echo(_describe_step(step), err=True)
 
+    from memd.daemon import serve
+
+    # A running daemon answers at once (steps are shown only by an answer made here).
+    served = (
+        None
+        if as_of or show_steps
+        else serve.request(find_the_vault(ctx), "ask", {"question": question, "budget": budget})
+    )
+    if served is not None:
+        _print_answer(served["answer"], served.get("warnings") or [], served.get("fallback"), as_json)
+        return
     memory = get_memory(ctx)
     past = None
     if as_of:
         past, answer = memory.ask_as_of(question, as_of, budget=budget, report=report)
     else:
         answer = memory.ask(question, budget=budget, report=report)
-    for warning in answer.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    if answer.fallback:
-        click.echo(f"note: {answer.fallback}", err=True)
-    if as_json:
-        data = answer.to_json()
-        if show_steps:
-            data["steps"] = [step.to_json() for step in answer.steps]
-        emit_json(past.cite_answer(data) if past else data)
-        return
-    click.echo(past.cite_text(answer.answer) if past else answer.answer)
-    if not answer.evidence:
-        return
-    click.echo("\nevidence:" if answer.found else "\nclosest:")
-    for item in answer.evidence:
-        r = item.record
-        seq = f" seq {r.seq}" if r.seq else ""
-        click.echo(f"  {past.cite(r.cite) if past else r.cite}{seq}")
-        for line in r.text.splitlines()[:6]:
-            click.echo(f"    {line[:200]}")
+    data = answer.to_json()
+    if show_steps:
+        data["steps"] = [step.to_json() for step in answer.steps]
+    _print_answer(data, list(answer.warnings), answer.fallback, as_json, past)
 
 
 def _describe_step(step: Any) -> str:

@@ -1,17 +1,17 @@
-"""Warm searches: the running daemon answers ``memd search`` over a Unix socket.
+"""Warm reads: the running daemon answers ``memd search`` and ``memd ask`` over a Unix socket.
 
 A search in a process of its own pays for its start: imports, opening the
 index, loading the embedding model and the vectors, most of its CPU time.
 The daemon has all of that open already, so while it runs it listens on
-``.memd/serve.sock`` and ``memd search`` sends its query there and prints
-the answer; with no daemon, a stale socket, or no answer within ``TIMEOUT``,
-the search runs in its own process as before, so an answer never depends on
-the daemon.
+``.memd/serve.sock`` and ``memd search`` (or ``memd ask``) sends its query
+there and prints the answer; with no daemon, a stale socket, or no answer
+within ``TIMEOUT``, it runs in its own process as before, so an answer never
+depends on the daemon.
 
 The socket is the vault owner's alone (mode 0600 inside ``.memd/``). One
 request per connection, one JSON line each way: ``{"verb": "search",
-"args": {...}}`` and the results ``memd search --json`` prints, or
-``{"error": "..."}``. A client that sends nothing, or too much, is cut off
+"args": {...}}`` and the results ``memd search --json`` prints (``"ask"``:
+the answer ``memd ask --json`` prints), or ``{"error": "..."}``. A client that sends nothing, or too much, is cut off
 (``READ_SECONDS``, ``MAX_REQUEST``), so no client can stall the others.
 """
 
@@ -39,7 +39,7 @@ TIMEOUT = 30.0  # a client waits this long for an answer, then searches itself
 # Unix socket paths are limited (108 bytes on Linux, 104 on macOS): a vault
 # deeper than this is searched in each process, as without a daemon.
 MAX_PATH = 100
-SEARCH_ARGS = ("query", "limit", "since", "until", "source")
+ARGS = {"search": ("query", "limit", "since", "until", "source"), "ask": ("question", "budget")}
 
 
 def socket_path(vault: Vault) -> Path:
@@ -129,27 +129,36 @@ class Server:
 
 
 def answer(memory: Memory, data: bytes) -> dict[str, Any]:
-    """The reply to one request: the search's results, or why there are none."""
+    """The reply to one request: the results or the answer, or why there are none."""
     try:
         request = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return {"error": "the request is not a JSON line"}
-    if not isinstance(request, dict) or request.get("verb") != "search" or not isinstance(request.get("args"), dict):
-        return {"error": 'expected {"verb": "search", "args": {...}}'}
-    args = {key: value for key, value in request["args"].items() if key in SEARCH_ARGS}
-    if not isinstance(args.get("query"), str) or not isinstance(args.get("limit", 10), int):
-        return {"error": "search needs a query (text) and a limit (a number)"}
+    verb = request.get("verb") if isinstance(request, dict) else None
+    if verb not in ARGS or not isinstance(request.get("args"), dict):
+        return {"error": 'expected {"verb": "search" or "ask", "args": {...}}'}
+    args = {key: value for key, value in request["args"].items() if key in ARGS[verb]}
+    text, number = (
+        (args.get("query"), args.get("limit", 10))
+        if verb == "search"
+        else (args.get("question"), args.get("budget", 1500))
+    )
+    if not isinstance(text, str) or not isinstance(number, int):
+        return {"error": f"{verb} needs its text and a number"}
     try:
-        # The daemon embeds what is missing in its own loop: a search never waits for it.
+        # The daemon embeds what is missing in its own loop: a reader never waits for it.
+        if verb == "ask":
+            said = memory.ask(**args, embed_seconds=0.0)
+            return {"answer": said.to_json(), "warnings": list(said.warnings), "fallback": said.fallback}
         found = memory.search(**args, embed_seconds=0.0)
     except MemdError as err:
         return {"error": str(err)}
     return {"results": list(found.results), "note": found.note, "finish_seconds": found.finish_seconds}
 
 
-def ask(vault: Vault, args: dict[str, Any], timeout: float = TIMEOUT) -> dict[str, Any] | None:
-    """The running daemon's answer to a search, or None (no daemon, no answer,
-    or an error the caller's own search will meet and report itself)."""
+def request(vault: Vault, verb: str, args: dict[str, Any], timeout: float = TIMEOUT) -> dict[str, Any] | None:
+    """The running daemon's reply to a search or a question, or None (no daemon,
+    no answer, or an error the caller's own search will meet and report itself)."""
     path = socket_path(vault)
     if not usable(path) or not path.exists():
         return None
@@ -157,7 +166,7 @@ def ask(vault: Vault, args: dict[str, Any], timeout: float = TIMEOUT) -> dict[st
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(timeout)
             conn.connect(str(path))
-            conn.sendall(_line({"verb": "search", "args": args}))
+            conn.sendall(_line({"verb": verb, "args": args}))
             data = b""
             while not data.endswith(b"\n"):
                 chunk = conn.recv(1 << 20)
@@ -167,9 +176,9 @@ def ask(vault: Vault, args: dict[str, Any], timeout: float = TIMEOUT) -> dict[st
         reply = json.loads(data.decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
-    if not isinstance(reply, dict) or "error" in reply or not isinstance(reply.get("results"), list):
+    if not isinstance(reply, dict) or "error" in reply:
         return None
-    return reply
+    return reply if isinstance(reply.get("results" if verb == "search" else "answer"), (list, dict)) else None
 
 
 def _line(data: dict[str, Any]) -> bytes:
