@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
+from memd.daemon.serve import usable
 from memd.daemon.status import read_status, running_pid
 from memd.vault.vault import Vault
 
@@ -54,6 +55,9 @@ def test_the_daemon_keeps_a_vault_alive_and_stops_cleanly(vault: Vault, memd: Me
         assert pid is not None and f"daemon started (pid {pid})" in started
         status = json.loads(memd("daemon", "status", "--json").output)
         assert status["running"] and status["ready"] and status["watching"] == "inotify"
+        socket = vault.meta_dir / "serve.sock"
+        if usable(socket):  # the daemon answers searches on it while it runs
+            assert status["serving"] == str(socket) and socket.is_socket()
         assert "already running" in memd("daemon", "start", ok=False).output  # one daemon per vault
 
         # A hand edit is indexed and searchable (well within a second; the wait is only a hang guard).
@@ -89,6 +93,7 @@ def test_the_daemon_keeps_a_vault_alive_and_stops_cleanly(vault: Vault, memd: Me
     assert running_pid(vault) is None
     assert (read_status(vault) or {})["state"] == "stopped"
     assert (read_status(vault) or {})["errors"] == 0, output
+    assert not (vault.meta_dir / "serve.sock").exists() and not (read_status(vault) or {}).get("serving")
     assert not (vault.meta_dir / "journal" / "pending.json").exists()
     assert not list(vault.root.rglob("*.memd-tmp"))
     status = subprocess.run(

@@ -116,6 +116,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo("daemon: not running" + (f" (last stopped {data['updated']})" if data.get("updated") else ""))
     else:
         click.echo(f"daemon: running (pid {pid}, {data.get('watching') or '?'}, since {data.get('started', '?')})")
+    if pid is not None and data.get("serving"):
+        click.echo(f"  serving             searches and questions on {data['serving']}")
     for key in ("last_event", "last_ingest", "last_consolidation", "last_commit", "last_sync", "last_error"):
         value = data.get(key)
         if value:

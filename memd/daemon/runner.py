@@ -150,6 +150,7 @@ class Runner:
             self._loop()
         finally:
             server.stop()
+            self.book.set("serving", None)
             if observer is not None:
                 with suppress(Exception):
                     observer.stop()
