@@ -33,13 +33,11 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from memd.core.atomic import _describe, atomic_write, own_folder
@@ -49,11 +47,11 @@ from memd.index.base import Backend
 from memd.index.citations import cited, held_in
 from memd.index.freshness import RACY_SECONDS, Scan, scan, unchanged
 from memd.index.records import Record, indexed_records
+from memd.index.store_vectors import Stamp, VectorSide, file_stamp
 from memd.vault.vault import Vault
 
 SCHEMA_VERSION = 7  # 7: a file's cited source places, a source's held anchors
 Progress = Callable[[int, int], None]
-Stamp = tuple[int, int, int, int]  # a file's (inode, mtime, ctime, size): any rewrite changes it
 # Parsed manifests by path, with the stamp they were read at.
 _MANIFESTS: dict[str, tuple[Stamp, dict[str, Any]]] = {}
 
@@ -87,7 +85,7 @@ def _one_line_errors(method: Callable[..., SyncReport]) -> Callable[..., SyncRep
     return wrapper
 
 
-class IndexStore:
+class IndexStore(VectorSide):
     """The vault's index folder: a backend plus the manifest that vouches for it."""
 
     def __init__(self, vault: Vault, backend: str | None = None) -> None:
@@ -201,7 +199,7 @@ class IndexStore:
         against the manifest again, and tantivy's padding totals are read anew
         (a write from stale totals would skew every score). Vectors are
         followed the same way (``_load_vectors``)."""
-        if self._backend is not None and _stamp(self.manifest_path) != self._manifest_seen:
+        if self._backend is not None and file_stamp(self.manifest_path) != self._manifest_seen:
             self.close()
 
     @contextmanager
@@ -216,7 +214,7 @@ class IndexStore:
         from memd.index.backends import open_backend
 
         # Stamped before opening: the backend is at least as new as the manifest noted.
-        self._manifest_seen = _stamp(self.manifest_path)
+        self._manifest_seen = file_stamp(self.manifest_path)
         try:
             return open_backend(self.backend_name, self.engine_dir, create=create)
         except MemdError:
@@ -231,7 +229,7 @@ class IndexStore:
         (a long-lived reader checks freshness before every query). The parsed
         value is shared: callers copy before changing it."""
         key = str(self.manifest_path)
-        version = _stamp(self.manifest_path)
+        version = file_stamp(self.manifest_path)
         if version is None:
             return None
         cached = _MANIFESTS.get(key)
@@ -353,109 +351,6 @@ class IndexStore:
         self._save_manifest(known, total, walked.folders)
         return SyncReport(False, tuple(changed), tuple(removed), total, time.monotonic() - started)
 
-    # -- vectors --------------------------------------------------------------
-    def _semantic(self) -> bool:
-        """Load the embedding model and stored vectors once; False when lexical only."""
-        if not self._semantic_checked:
-            self._semantic_checked = True
-            from memd.index.embedding import load_embedder
-            from memd.index.minilm import ModelUnavailable
-
-            try:
-                self._embedder = load_embedder(self.embedding)
-            except ModelUnavailable as err:
-                self.semantic_off = str(err)
-                return False
-            from memd.index.embedding import one_blas_thread_from_now
-
-            one_blas_thread_from_now()
-        if self._embedder is not None:
-            self._load_vectors()
-        return self._embedder is not None
-
-    def _load_vectors(self) -> None:
-        """The stored vectors, read again only when their files changed since this store read or wrote them."""
-        seen = self._vectors_stamp()  # before reading: a write meanwhile is seen next time
-        if self._vectors is None or seen != self._vectors_seen:
-            from memd.index.vectors import VectorIndex
-
-            self._vectors = VectorIndex.load(self.folder, self._embedder.name, self._embedder.dim)
-            self._vectors_seen = seen
-
-    def _vectors_stamp(self) -> tuple[Stamp | None, Stamp | None]:
-        return _stamp(self.vectors_path), _stamp(self.vectors_log)
-
-    def _vectors_stale(self, manifest: dict[str, Any]) -> bool:
-        if not self._semantic():
-            return False
-        return bool(self._vectors.stale(_digests(manifest)))
-
-    def _sync_vectors(
-        self, report: SyncReport, started: float, progress: Progress | None = None, seconds: float | None = None
-    ) -> SyncReport:
-        """Called under the index lock, after the lexical index is in step."""
-        known, self._just_read = self._just_read, {}
-        self.vectors_behind = None
-        if not self._semantic():
-            return report
-        manifest = self._load_manifest()
-        if manifest is None:
-            return report
-        digests = _digests(manifest)
-        if not self._vectors.stale(digests):
-            return report
-        if seconds is not None and seconds <= 0:
-            # A reader that must not wait: nothing embedded, but what is left is counted.
-            try:
-                self._vectors.register(digests, lambda rel: self._read_or_empty(rel), known)
-            except BaseException:
-                self._vectors = self._vectors_seen = None
-                raise
-            self._vectors_seen = self._vectors_stamp()
-            done_, wanted = self._vectors.coverage()
-            self.vectors_behind = (done_, max(done_, wanted))
-            return report
-        from memd.index.embedding import embed_many
-        from memd.index.meaning import Meaning
-
-        def embed(texts: Sequence[str]) -> Any:
-            return embed_many(self._embedder, texts)
-
-        if self.vault.config.grouping == "meaning":
-            # What consolidation embedded (the same texts, mostly) is not embedded again.
-            kept = Meaning(self.vault.config.embedding, self.folder)
-            embed = functools.partial(kept.reuse, embed=embed)
-        try:
-            done = self._vectors.refresh(
-                digests,
-                lambda rel: self._read_or_empty(rel),
-                embed,
-                known,
-                progress,
-                seconds,
-            )
-        except BaseException:
-            # A stopped build (Ctrl-C, a full disk) keeps the chunks it wrote; this
-            # store reads them back rather than trust what it held mid-write.
-            self._vectors = self._vectors_seen = None
-            raise
-        self._vectors_seen = self._vectors_stamp()  # under the index lock: no other writer since
-        if not done.complete:
-            self.vectors_behind = (done.records, done.wanted)
-        if done.laid and done.wall > 0:
-            self.vectors_rate = done.laid / done.wall
-        return replace(report, embedded=done.embedded, seconds=time.monotonic() - started)
-
-    def _read_or_empty(self, rel: str) -> list[Record]:
-        manifest = self._load_manifest()
-        row = manifest["files"].get(rel, []) if manifest is not None else []
-        # A source copy is read leaving out what the manifest says its records leave out.
-        held = frozenset(row[4]) if classify(rel) == "source" and len(row) > 4 else frozenset()
-        try:
-            return self._read(rel, held)[1]
-        except OSError:
-            return []
-
     def _save_manifest(self, files: dict[str, list[Any]], records: int, folders: dict[str, int]) -> None:
         data = {
             "version": SCHEMA_VERSION,
@@ -467,19 +362,7 @@ class IndexStore:
         }
         atomic_write(self.manifest_path, json.dumps(data, separators=(",", ":")))
         if self._backend is not None:
-            self._manifest_seen = _stamp(self.manifest_path)  # under the index lock: no other writer since
-
-
-def _stamp(path: Path) -> Stamp | None:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
-
-
-def _digests(manifest: dict[str, Any]) -> dict[str, str]:
-    return {rel: str(entry[2]) for rel, entry in manifest["files"].items()}
+            self._manifest_seen = file_stamp(self.manifest_path)  # under the index lock: no other writer since
 
 
 def _by_path(records: list[Record]) -> dict[str, list[Record]]:
