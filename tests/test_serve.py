@@ -40,7 +40,7 @@ def test_a_running_daemon_answers_a_search_with_what_the_process_would_find(vaul
     server = Server(vault, Memory(vault))
     assert server.start()
     try:
-        assert oct(socket_path(vault).stat().st_mode & 0o777) == "0o600"
+        assert oct(socket_path(vault.root).stat().st_mode & 0o777) == "0o600"
         served = search(vault, "kyoto flight", "--json")
         text = search(vault, "oat milk")
     finally:
@@ -48,7 +48,7 @@ def test_a_running_daemon_answers_a_search_with_what_the_process_would_find(vaul
     assert server.served == 2
     assert json.loads(served) == json.loads(alone)
     assert "CURRENT.md:7" in text and "oat milk" in text
-    assert not socket_path(vault).exists()
+    assert not socket_path(vault.root).exists()
 
 
 def test_a_running_daemon_answers_a_question_as_the_process_would(vault: Vault) -> None:
@@ -66,7 +66,7 @@ def test_a_running_daemon_answers_a_question_as_the_process_would(vault: Vault) 
 
 def test_a_dead_socket_or_a_stopped_daemon_leaves_the_search_to_its_own_process(vault: Vault) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(socket_path(vault)))
+    listener.bind(str(socket_path(vault.root)))
     listener.close()  # the socket file stays, nobody listens: a daemon killed with -9
     assert "Pottery class" in search(vault, "pottery")
 
@@ -78,7 +78,7 @@ def test_a_request_the_daemon_cannot_read_gets_an_error_and_the_next_one_an_answ
         for request in (b"not json\n", b'{"verb": "forget", "args": {}}\n', b'{"verb": "search", "args": {}}\n'):
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
                 conn.settimeout(30)
-                conn.connect(str(socket_path(vault)))
+                conn.connect(str(socket_path(vault.root)))
                 conn.sendall(request)
                 reply = json.loads(conn.makefile("rb").readline())
             assert "error" in reply and "results" not in reply

@@ -21,6 +21,8 @@ import click
 from memd import __version__
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from memd.app import Memory
     from memd.vault.vault import Vault
 
@@ -211,16 +213,14 @@ def get_memory(ctx: click.Context) -> Memory:
     return memory
 
 
-def find_the_vault(ctx: click.Context) -> Vault:
-    """The vault for this invocation, found without opening it (no recovery,
-    no ``memd.app``): for the few steps that only need to know where it is."""
-    from pathlib import Path
-
-    from memd.vault.vault import find_vault
+def vault_root(ctx: click.Context) -> Path:
+    """Where this invocation's vault is, found without opening it (no config,
+    no recovery, no ``memd.app``): for steps that only need to know where it is."""
+    from memd.core.layout import vault_root as locate
 
     root = ctx.find_root()
     named = root.obj.get("vault") if isinstance(root.obj, dict) else None
-    return find_vault(Path(named).expanduser() if named else None)
+    return locate(named)
 
 
 def get_vault(ctx: click.Context) -> Vault:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from memd.cli import emit_json, find_the_vault, get_memory, json_option, progress_bar
+from memd.cli import emit_json, get_memory, json_option, progress_bar, vault_root
 from memd.cli.review import as_of_option
 
 BAR_MIN_FILES = 200  # reading fewer files into the index is over before a bar would help
@@ -62,7 +62,7 @@ def search(
     # A running daemon has the index, the model and the vectors open: it answers at
     # once, and this process imports no more than it takes to find the vault and ask.
     args = {"query": query, "limit": limit, "since": since, "until": until, "source": source}
-    served = None if as_of else serve.request(find_the_vault(ctx), "search", args)
+    served = None if as_of else serve.request(vault_root(ctx), "search", args)
     if served is not None:
         hits, note, finish, daemon = served["results"], served.get("note"), served.get("finish_seconds"), True
     else:
@@ -260,9 +260,7 @@ def ask(
 
     # A running daemon answers at once (steps are shown only by an answer made here).
     served = (
-        None
-        if as_of or show_steps
-        else serve.request(find_the_vault(ctx), "ask", {"question": question, "budget": budget})
+        None if as_of or show_steps else serve.request(vault_root(ctx), "ask", {"question": question, "budget": budget})
     )
     if served is not None:
         _print_answer(served["answer"], served.get("warnings") or [], served.get("fallback"), as_json)

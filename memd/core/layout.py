@@ -24,7 +24,9 @@ followed: the vault walk skips links, and reads refuse them.
 from __future__ import annotations
 
 import fnmatch
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 CURRENT_NAME = "CURRENT.md"
 # Folders whose contents never matter to memd: git, editors, memd's own
@@ -134,3 +136,24 @@ def doc_id(rel: str) -> str:
     if rel.startswith("topics/") and rel.endswith(".md"):
         return rel[len("topics/") : -len(".md")]
     return rel
+
+
+def vault_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
+    """Where the vault is: ``--vault``, then ``MEMD_VAULT``, then the current
+    folder and its parents (the first holding ``.memd/``). Raises ``VaultError``
+    for a file and ``VaultNotFound`` where there is none."""
+    from memd.core.errors import VaultError, VaultNotFound
+
+    given = explicit if explicit is not None else os.environ.get("MEMD_VAULT") or None
+    if given is not None:
+        path = Path(given).expanduser()
+        if path.is_file():
+            raise VaultError(f"{path} is a file, not a vault folder")
+        if not (path / ".memd").is_dir():
+            raise VaultNotFound(f"{path} is not a memd vault (no .memd/ folder); create one with `memd init {path}`")
+        return path.resolve()
+    start = (cwd or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".memd").is_dir():
+            return folder
+    raise VaultNotFound("no memd vault here or in any parent folder; create one with `memd init PATH`")

@@ -42,8 +42,9 @@ MAX_PATH = 100
 ARGS = {"search": ("query", "limit", "since", "until", "source"), "ask": ("question", "budget")}
 
 
-def socket_path(vault: Vault) -> Path:
-    return vault.meta_dir / SOCKET_NAME
+def socket_path(root: Path) -> Path:
+    """The socket of the vault at ``root`` (what a client needs: no ``Vault`` opened)."""
+    return root / ".memd" / SOCKET_NAME
 
 
 def usable(path: Path) -> bool:
@@ -54,7 +55,7 @@ class Server:
     """Answers searches from the daemon's ``Memory`` on a thread of its own."""
 
     def __init__(self, vault: Vault, memory: Memory, log: Callable[[str], None] = lambda _: None) -> None:
-        self.path = socket_path(vault)
+        self.path = socket_path(vault.root)
         self.memory = memory
         self.log = log
         self.served = 0
@@ -156,10 +157,11 @@ def answer(memory: Memory, data: bytes) -> dict[str, Any]:
     return {"results": list(found.results), "note": found.note, "finish_seconds": found.finish_seconds}
 
 
-def request(vault: Vault, verb: str, args: dict[str, Any], timeout: float = TIMEOUT) -> dict[str, Any] | None:
-    """The running daemon's reply to a search or a question, or None (no daemon,
-    no answer, or an error the caller's own search will meet and report itself)."""
-    path = socket_path(vault)
+def request(root: Path, verb: str, args: dict[str, Any], timeout: float = TIMEOUT) -> dict[str, Any] | None:
+    """The reply of the daemon running for the vault at ``root`` to a search or a
+    question, or None (no daemon, no answer, or an error the caller's own search
+    will meet and report itself)."""
+    path = socket_path(root)
     if not usable(path) or not path.exists():
         return None
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 from memd.core.atomic import read_text
 from memd.core.config import Config, load_config
 from memd.core.document import Document, parse_document
-from memd.core.errors import GitError, NotFound, VaultError, VaultNotFound
+from memd.core.errors import GitError, NotFound, VaultError
 from memd.core.layout import (
     CURRENT_NAME,
     DOCUMENT_KINDS,
@@ -20,6 +20,7 @@ from memd.core.layout import (
     counts_entries,
     skipped_dir,
     utf8_name,
+    vault_root,
 )
 from memd.core.layout import doc_id as _doc_id
 from memd.git import command as gitcli
@@ -274,19 +275,7 @@ class Vault:
 
 def find_vault(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Vault:
     """``--vault``, then ``MEMD_VAULT``, then the current folder and its parents."""
-    given = explicit if explicit is not None else os.environ.get("MEMD_VAULT") or None
-    if given is not None:
-        path = Path(given).expanduser()
-        if path.is_file():
-            raise VaultError(f"{path} is a file, not a vault folder")
-        if not (path / ".memd").is_dir():
-            raise VaultNotFound(f"{path} is not a memd vault (no .memd/ folder); create one with `memd init {path}`")
-        return Vault(path.resolve())
-    start = (cwd or Path.cwd()).resolve()
-    for folder in (start, *start.parents):
-        if (folder / ".memd").is_dir():
-            return Vault(folder)
-    raise VaultNotFound("no memd vault here or in any parent folder; create one with `memd init PATH`")
+    return Vault(vault_root(explicit, cwd))
 
 
 def in_git_repo(path: Path) -> bool:
