@@ -145,9 +145,12 @@ class IndexStore(VectorSide):
         """Bring the index up to date with the files (cheap when nothing changed).
 
         ``progress`` counts files read, ``embedding`` records embedded; with
-        ``seconds``, vectors are embedded for about that much CPU time at most
-        (``vectors_behind`` then says how far they are)."""
+        ``seconds``, a budget of CPU time for the whole sync: the words are
+        always indexed, and vectors are embedded for what that left of it, at
+        least one slice (``vectors_behind`` then says how far they are), so a
+        first search after a large import answers from words without a wait for both."""
         started = time.monotonic()
+        cpu = time.process_time()
         self.vectors_behind = None
         manifest = self._load_manifest()
         self._follow_others()
@@ -177,7 +180,10 @@ class IndexStore(VectorSide):
                 report = self._rebuild(found, progress, started)
             else:
                 report = self._update(manifest, found, started)
-            return self._sync_vectors(report, started, embedding, seconds)
+            left = seconds
+            if seconds is not None and seconds > 0:  # some progress each time, however long the words took
+                left = max(1e-9, seconds - (time.process_time() - cpu))
+            return self._sync_vectors(report, started, embedding, left)
 
     @_one_line_errors
     def rebuild(self, progress: Progress | None = None, *, embedding: Progress | None = None) -> SyncReport:
