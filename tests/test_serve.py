@@ -9,6 +9,7 @@ import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -16,8 +17,8 @@ from click.testing import CliRunner
 from memd.app import Memory
 from memd.app.init import init_vault
 from memd.cli import main
-from memd.daemon.serve import Server, socket_path
-from memd.vault.vault import Vault
+from memd.daemon.serve import Server, answer, socket_path
+from memd.vault.vault import Vault, find_vault
 
 
 @pytest.fixture
@@ -86,6 +87,44 @@ def test_a_request_the_daemon_cannot_read_gets_an_error_and_the_next_one_an_answ
     finally:
         server.stop()
     assert server.served == 4
+
+
+def test_a_setting_in_the_environment_or_a_model_keeps_the_command_in_its_own_process(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = Server(vault, Memory(vault))
+    assert server.start()
+    try:
+        monkeypatch.setenv("MEMD_EMBEDDING", "none")  # meant for this search alone
+        assert "Flight to Kyoto" in search(vault, "kyoto")
+        monkeypatch.delenv("MEMD_EMBEDDING")
+        assert server.served == 0
+        vault.config_path.write_text('[llm]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n[engine]\nname = "llm"\n')
+        reply = answer(Memory(find_vault(vault.root)), b'{"verb": "ask", "args": {"question": "kyoto?"}}\n')
+        assert "asking process" in reply["error"]
+    finally:
+        server.stop()
+
+
+def test_a_bug_answering_one_request_leaves_the_search_to_its_process_and_the_serving_on(vault: Vault) -> None:
+    class Flaky(Memory):
+        calls = 0
+
+        def search(self, *args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
+            if self.calls == 1:
+                raise RuntimeError("a bug")
+            return super().search(*args, **kwargs)
+
+    logged: list[str] = []
+    server = Server(vault, Flaky(vault), logged.append)
+    assert server.start()
+    try:
+        assert "Flight to Kyoto" in search(vault, "kyoto")  # searched in its own process
+        assert "Pottery class" in search(vault, "pottery")  # the daemon answers again
+    finally:
+        server.stop()
+    assert server.served == 1 and "RuntimeError: a bug" in logged[0]
 
 
 def test_a_bad_filter_is_reported_as_the_process_reports_it(vault: Vault) -> None:

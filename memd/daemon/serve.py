@@ -6,7 +6,9 @@ The daemon has all of that open already, so while it runs it listens on
 ``.memd/serve.sock`` and ``memd search`` (or ``memd ask``) sends its query
 there and prints the answer; with no daemon, a stale socket, or no answer
 within ``TIMEOUT``, it runs in its own process as before, so an answer never
-depends on the daemon.
+depends on the daemon; so does a command with a setting in its environment
+(``MEMD_EMBEDDING=none memd search …``), and a question for a model, which is
+asked with the asking process's settings and keys.
 
 The socket is the vault owner's alone (mode 0600 inside ``.memd/``). One
 request per connection, one JSON line each way: ``{"verb": "search",
@@ -36,6 +38,8 @@ SOCKET_NAME = "serve.sock"
 MAX_REQUEST = 64 * 1024  # bytes of one request: a query, its filters
 READ_SECONDS = 2.0  # a connected client has this long to send its request
 TIMEOUT = 30.0  # a client waits this long for an answer, then searches itself
+# Settings that change no answer: given in a command's environment, the daemon may still answer it.
+UNRELATED = frozenset({"MEMD_LOCK_TIMEOUT"})
 # Unix socket paths are limited (108 bytes on Linux, 104 on macOS): a vault
 # deeper than this is searched in each process, as without a daemon.
 MAX_PATH = 100
@@ -111,6 +115,10 @@ class Server:
                     self._handle(conn)
                 except OSError:
                     continue  # the client went away: its own process searches
+                except Exception as err:  # a bug answering one request must not stop the serving
+                    self.log(f"a search was not answered: {type(err).__name__}: {err}")
+                    with suppress(OSError):
+                        conn.sendall(_line({"error": "the daemon could not answer; searching here"}))
 
     def _handle(self, conn: socket.socket) -> None:
         conn.settimeout(READ_SECONDS)
@@ -149,6 +157,9 @@ def answer(memory: Memory, data: bytes) -> dict[str, Any]:
     try:
         # The daemon embeds what is missing in its own loop: a reader never waits for it.
         if verb == "ask":
+            if memory.engine.client is not None:
+                # The model is called with the asking process's settings and keys, not the daemon's.
+                return {"error": "a question for the model is answered in the asking process"}
             said = memory.ask(**args, embed_seconds=0.0)
             return {"answer": said.to_json(), "warnings": list(said.warnings), "fallback": said.fallback}
         found = memory.search(**args, embed_seconds=0.0)
@@ -162,7 +173,7 @@ def request(root: Path, verb: str, args: dict[str, Any], timeout: float = TIMEOU
     question, or None (no daemon, no answer, or an error the caller's own search
     will meet and report itself)."""
     path = socket_path(root)
-    if not usable(path) or not path.exists():
+    if not usable(path) or not path.exists() or set_here():
         return None
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
@@ -181,6 +192,14 @@ def request(root: Path, verb: str, args: dict[str, Any], timeout: float = TIMEOU
     if not isinstance(reply, dict) or "error" in reply:
         return None
     return reply if isinstance(reply.get("results" if verb == "search" else "answer"), (list, dict)) else None
+
+
+def set_here() -> bool:
+    """Whether this process's environment gives a setting (``MEMD_EMBEDDING=none``):
+    it is meant for this command, and the daemon runs with its own."""
+    from memd.core.settings import SETTINGS
+
+    return any(os.environ.get(spec.env) for spec in SETTINGS if spec.env and spec.env not in UNRELATED)
 
 
 def _line(data: dict[str, Any]) -> bytes:
