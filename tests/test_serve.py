@@ -127,6 +127,15 @@ def test_a_bug_answering_one_request_leaves_the_search_to_its_process_and_the_se
     assert server.served == 1 and "RuntimeError: a bug" in logged[0]
 
 
+def test_something_in_the_sockets_place_leaves_searches_to_their_processes(vault: Vault) -> None:
+    socket_path(vault.root).mkdir()
+    logged: list[str] = []
+    server = Server(vault, Memory(vault), logged.append)
+    assert not server.start()
+    assert "searches are not served" in logged[0]
+    assert "Flight to Kyoto" in search(vault, "kyoto")
+
+
 def test_a_bad_filter_is_reported_as_the_process_reports_it(vault: Vault) -> None:
     server = Server(vault, Memory(vault))
     assert server.start()

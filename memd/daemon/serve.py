@@ -72,7 +72,7 @@ class Server:
         if not usable(self.path):
             self.log(f"searches are not served: {self.path} is too long for a socket")
             return False
-        with suppress(FileNotFoundError):
+        with suppress(OSError):  # (a folder in its way stays, and the bind below says so)
             self.path.unlink()  # left by a daemon that was killed; the daemon lock says none runs
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
