@@ -47,7 +47,6 @@ def held_by_source(places: Iterable[str]) -> dict[str, frozenset[str]]:
     return {path: frozenset(anchors) for path, anchors in out.items()}
 
 
-# A turn's block id ends its item (`` ^t12``); older copies open it with an anchor.
 def held_in(files: Mapping[str, Sequence[Any]]) -> dict[str, frozenset[str]]:
     """Each source copy's anchors that the other files' entries name, from the
     index manifest's rows (``[mtime, size, digest, records, places]``)."""
@@ -56,7 +55,10 @@ def held_in(files: Mapping[str, Sequence[Any]]) -> dict[str, frozenset[str]]:
     )
 
 
+# A turn's block id ends its item (`` ^t12``); older copies open it with an anchor.
 _TURN_ID = re.compile(r'\^t(\d+)\s*$|<a id="t(\d+)"></a>', re.MULTILINE)
+# Where a note's paragraph ends: a heading or a list item (or a blank line).
+_BREAK = re.compile(r"^\s{0,3}(?:#|[-*+]\s|\d{1,9}[.)]\s)")
 
 
 def covered_lines(text: str, located: Sequence[LocatedEntry], held: frozenset[str]) -> set[int]:
@@ -83,6 +85,3 @@ def covered_lines(text: str, located: Sequence[LocatedEntry], held: frozenset[st
             covered.add(line)
             line += 1
     return covered
-
-
-_BREAK = re.compile(r"^\s{0,3}(?:#|[-*+]\s|\d{1,9}[.)]\s)")

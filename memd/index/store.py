@@ -35,7 +35,7 @@ import functools
 import json
 import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -295,20 +295,15 @@ class IndexStore(VectorSide):
         entries: dict[str, list[Any]] = {}
         records: list[Record] = []
         total = len(walked.files)
-        # Source copies last: which of their places entries name is known by then.
-        order = sorted(walked.files.items(), key=lambda pair: (classify(pair[0]) == "source", pair[0]))
-        held: dict[str, frozenset[str]] | None = None
-        for done, (rel, stat) in enumerate(order, start=1):
-            source = classify(rel) == "source"
-            if source and held is None:
-                held = held_in(entries)
-            anchors = (held or {}).get(rel, frozenset()) if source else frozenset()
+        for done, (rel, stat, anchors) in enumerate(_citation_order(walked.files, lambda: entries), start=1):
             try:
-                digest, found = self._read(rel, anchors)
+                digest, found = self._read(rel, anchors or frozenset())
             except OSError:
                 continue
             records.extend(found)
-            entries[rel] = self._stat_entry(stat, digest, len(found), sorted(anchors) if source else cited(found))
+            entries[rel] = self._stat_entry(
+                stat, digest, len(found), cited(found) if anchors is None else sorted(anchors)
+            )
             if progress is not None:
                 progress(done, total)
         backend.replace_files((), records)
@@ -324,24 +319,22 @@ class IndexStore(VectorSide):
         removed = [rel for rel in known if rel not in files]
         changed: list[str] = []
         records: list[Record] = []
-        # Source copies last: an entry naming one of their places changes their records.
-        order = sorted(files.items(), key=lambda pair: classify(pair[0]) == "source")
-        held: dict[str, frozenset[str]] | None = None
-        for rel, stat in order:
+
+        def rows() -> dict[str, list[Any]]:  # asked when the first source copy comes, after every other file
+            return {rel: row for rel, row in known.items() if rel not in removed}
+
+        for rel, stat, anchors in _citation_order(files, rows):
             old = known.get(rel)
-            source = classify(rel) == "source"
-            if source and held is None:
-                held = held_in({r: row for r, row in known.items() if r not in removed})
-            anchors = (held or {}).get(rel, frozenset()) if source else frozenset()
-            same = old is not None and (not source or sorted(anchors) == (old[4] if len(old) > 4 else []))
+            # A source copy whose named places changed is read again, though its bytes did not.
+            same = old is not None and (anchors is None or sorted(anchors) == (old[4] if len(old) > 4 else []))
             if old is not None and same and old[0] == stat[0] and old[1] == stat[1]:
                 continue
             try:
-                digest, found = self._read(rel, anchors)
+                digest, found = self._read(rel, anchors or frozenset())
             except OSError:
                 removed.append(rel)
                 continue
-            places = sorted(anchors) if source else cited(found)
+            places = cited(found) if anchors is None else sorted(anchors)
             if old is not None and old[2] == digest:
                 known[rel] = self._stat_entry(stat, digest, old[3], places)
                 continue
@@ -369,6 +362,24 @@ class IndexStore(VectorSide):
         atomic_write(self.manifest_path, json.dumps(data, separators=(",", ":")))
         if self._backend is not None:
             self._manifest_seen = file_stamp(self.manifest_path)  # under the index lock: no other writer since
+
+
+def _citation_order(
+    files: Mapping[str, tuple[int, int]], rows: Callable[[], Mapping[str, Sequence[Any]]]
+) -> Iterator[tuple[str, tuple[int, int], frozenset[str] | None]]:
+    """The files to read, each with its stat, source copies last: by then
+    ``rows()`` (the manifest rows of the files read so far) says which of a
+    copy's places the others' entries name, and each copy comes with those
+    anchors (None for a file that is not a source copy)."""
+    source = {rel: classify(rel) == "source" for rel in files}
+    held: dict[str, frozenset[str]] | None = None
+    for rel in sorted(files, key=lambda rel: (source[rel], rel)):
+        if not source[rel]:
+            yield rel, files[rel], None
+            continue
+        if held is None:
+            held = held_in(rows())
+        yield rel, files[rel], held.get(rel, frozenset())
 
 
 def _by_path(records: list[Record]) -> dict[str, list[Record]]:

@@ -96,10 +96,20 @@ class VectorSide:
         digests = _digests(manifest)
         if not self._vectors.stale(digests):
             return report
+        # A source copy is read leaving out what the manifest says its records leave out.
+        held = {
+            rel: frozenset(row[4])
+            for rel, row in manifest["files"].items()
+            if classify(rel) == "source" and len(row) > 4
+        }
+
+        def read(rel: str) -> list[Record]:
+            return self._read_or_empty(rel, held.get(rel, frozenset()))
+
         if seconds is not None and seconds <= 0:
             # A reader that must not wait: nothing embedded, but what is left is counted.
             try:
-                self._vectors.register(digests, lambda rel: self._read_or_empty(rel), known)
+                self._vectors.register(digests, read, known)
             except BaseException:
                 self._vectors = self._vectors_seen = None
                 raise
@@ -120,7 +130,7 @@ class VectorSide:
         try:
             done = self._vectors.refresh(
                 digests,
-                lambda rel: self._read_or_empty(rel),
+                read,
                 embed,
                 known,
                 progress,
@@ -138,11 +148,7 @@ class VectorSide:
             self.vectors_rate = done.laid / done.wall
         return replace(report, embedded=done.embedded, seconds=time.monotonic() - started)
 
-    def _read_or_empty(self, rel: str) -> list[Record]:
-        manifest = self._load_manifest()
-        row = manifest["files"].get(rel, []) if manifest is not None else []
-        # A source copy is read leaving out what the manifest says its records leave out.
-        held = frozenset(row[4]) if classify(rel) == "source" and len(row) > 4 else frozenset()
+    def _read_or_empty(self, rel: str, held: frozenset[str]) -> list[Record]:
         try:
             return self._read(rel, held)[1]
         except OSError:
