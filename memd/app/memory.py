@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import builtins
 import os
-import threading
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
     from memd.consolidation.forget import Forgotten
     from memd.engine.base import Engine
     from memd.git.log import Commit
-    from memd.index import IndexStore
     from memd.ingest import InboxJob, IngestResult
     from memd.review.diff import MemoryDiff
     from memd.review.life import Life
@@ -55,10 +53,9 @@ class Memory(Reading):
     """A vault and everything memd does with it (finding and answering: ``Reading``)."""
 
     def __init__(self, vault: Vault, *, warn: Warn | None = None) -> None:
+        super().__init__()
         self.vault = vault
         self._warn = warn or (lambda message: None)
-        self._store: IndexStore | None = None
-        self._store_turn = threading.Lock()  # one search at a time uses the kept store
 
     # -- opening ----------------------------------------------------------------
     @classmethod

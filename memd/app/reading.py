@@ -27,8 +27,10 @@ class Reading:
     """Search, grep, read, list and ask over a vault, with the index store kept between them."""
 
     vault: Vault
-    _store: IndexStore | None
-    _store_turn: threading.Lock
+
+    def __init__(self) -> None:
+        self._store: IndexStore | None = None
+        self._store_turn = threading.Lock()  # one reader at a time uses the kept store
 
     def recover(self) -> str | None:
         raise NotImplementedError

@@ -218,9 +218,13 @@ def vault_root(ctx: click.Context) -> Path:
     no recovery, no ``memd.app``): for steps that only need to know where it is."""
     from memd.core.layout import vault_root as locate
 
+    return locate(named_vault(ctx))
+
+
+def named_vault(ctx: click.Context) -> str | None:
+    """The vault ``--vault`` (or ``$MEMD_VAULT``) names, if any."""
     root = ctx.find_root()
-    named = root.obj.get("vault") if isinstance(root.obj, dict) else None
-    return locate(named)
+    return root.obj.get("vault") if isinstance(root.obj, dict) else None
 
 
 def get_vault(ctx: click.Context) -> Vault:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from memd.cli import emit_json, get_memory, get_vault, json_option
+from memd.cli import emit_json, get_memory, get_vault, json_option, named_vault
 
 # What `memd add` reads from standard input at most (the size `memd ingest` takes by default).
 STDIN_CHARS = 20 * 1024 * 1024
@@ -46,9 +46,7 @@ def init(ctx: click.Context, path: Path | None, url: str | None, branch: str | N
 
     if path is None:
         # `memd --vault ~/memory init` means ~/memory, not the folder it was typed in.
-        root = ctx.find_root().obj
-        named = root.get("vault") if isinstance(root, dict) else None
-        path = Path(named) if named else Path(".")
+        path = Path(named_vault(ctx) or ".")
     if url is not None:
         _init_from(url, path, branch, as_json)
         return

@@ -122,15 +122,10 @@ class Server:
 
     def _handle(self, conn: socket.socket) -> None:
         conn.settimeout(READ_SECONDS)
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = conn.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-            if len(data) > MAX_REQUEST:
-                conn.sendall(_line({"error": f"request over {MAX_REQUEST} bytes"}))
-                return
+        data = _read_line(conn, MAX_REQUEST)
+        if data is None:
+            conn.sendall(_line({"error": f"request over {MAX_REQUEST} bytes"}))
+            return
         conn.settimeout(TIMEOUT)
         reply = answer(self.memory, data)
         self.served += 1
@@ -180,13 +175,8 @@ def request(root: Path, verb: str, args: dict[str, Any], timeout: float = TIMEOU
             conn.settimeout(timeout)
             conn.connect(str(path))
             conn.sendall(_line({"verb": verb, "args": args}))
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = conn.recv(1 << 20)
-                if not chunk:
-                    break
-                data += chunk
-        reply = json.loads(data.decode("utf-8"))
+            data = _read_line(conn)
+        reply = json.loads((data or b"").decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     if not isinstance(reply, dict) or "error" in reply:
@@ -200,6 +190,19 @@ def set_here() -> bool:
     from memd.core.settings import SETTINGS
 
     return any(os.environ.get(spec.env) for spec in SETTINGS if spec.env and spec.env not in UNRELATED)
+
+
+def _read_line(conn: socket.socket, limit: int | None = None) -> bytes | None:
+    """What the other side sends up to its newline (or until it closes); None past ``limit`` bytes."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            break
+        data += chunk
+        if limit is not None and len(data) > limit:
+            return None
+    return data
 
 
 def _line(data: dict[str, Any]) -> bytes:
