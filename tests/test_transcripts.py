@@ -27,6 +27,14 @@ def sources(vault: Vault) -> list[Path]:
     return sorted(vault.sources_dir.rglob("*.md"))
 
 
+def ingest_chat(memd: Memd, folder: Path, chat: list[dict[str, str]]) -> dict[str, Any]:
+    """Import ``chat`` (role/content messages) as a person would: a JSON file, then `memd ingest`."""
+    path = folder / "chat.json"
+    path.write_text(json.dumps(chat))
+    result: dict[str, Any] = json.loads(memd("ingest", str(path), "--json").output)[0]
+    return result
+
+
 def node(role: str, text: str, parent: str | None, children: list[str], when: float | None) -> dict[str, Any]:
     message = {"author": {"role": role}, "content": {"content_type": "text", "parts": [text]}, "create_time": when}
     return {"message": message, "parent": parent, "children": children}
@@ -223,9 +231,7 @@ def test_an_assistant_saying_back_what_the_person_told_stays_in_the_source(
         {"role": "user", "content": "My flight to Kyoto is on 3 April."},
         {"role": "assistant", "content": "Your Kyoto flight is on 3 April; ryokans near Gion book out early."},
     ]
-    path = tmp_path / "chat.json"
-    path.write_text(json.dumps(chat))
-    result = json.loads(memd("ingest", str(path), "--json").output)[0]
+    result = ingest_chat(memd, tmp_path, chat)
     texts = [e["text"] for e in entries(vault)]
     assert not any(t.startswith("Assistant: Noted") for t in texts)
     assert "Assistant: Yes, the Atlas cut-over is on Friday." in texts
@@ -242,9 +248,7 @@ def test_an_imported_turn_is_found_once_through_its_entry_and_small_talk_through
         {"role": "assistant", "content": "Happy birthday to Biscuit!"},
         {"role": "user", "content": "Thanks so much!"},
     ]
-    path = tmp_path / "chat.json"
-    path.write_text(json.dumps(chat))
-    memd("ingest", str(path))
+    ingest_chat(memd, tmp_path, chat)
     memd("consolidate")
 
     def found(query: str) -> list[str]:
