@@ -10,7 +10,9 @@ Not a test: run by hand and copy the figures into the README.
    test suite runs): total wall and CPU seconds, and per-add medians of the
    first and last hundred, so growth with the buffer shows.
 2. ``--processes`` separate ``python -m memd add`` processes into the same
-   vault (interpreter start-up and imports included): median and p95 wall.
+   vault (interpreter start-up and imports included), each followed by a
+   ``python -c pass`` so both see the same load: CPU (user + system) per
+   process, median and p95 of each, and the add's median wall.
 
 The machine is shared: read CPU times, and the first/last ratio, more than wall times.
 """
@@ -18,6 +20,7 @@ The machine is shared: read CPU times, and the first/last ratio, more than wall 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -44,18 +47,30 @@ def in_process(vault: Path, count: int) -> tuple[float, float, list[float]]:
     return time.perf_counter() - wall, time.process_time() - cpu, each
 
 
-def processes(vault: Path, count: int) -> list[float]:
-    walls = []
+def _cpu_of(command: list[str], cwd: Path) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one process."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {process.stderr.read().decode() if process.stderr else ''}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def processes(vault: Path, count: int) -> tuple[list[float], list[float], list[float]]:
+    """Walls and CPU seconds of ``count`` add processes, and CPU seconds of as many bare interpreters."""
+    walls, cpus, bare = [], [], []
     for n in range(count):
-        start = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-m", "memd", "--vault", str(vault), "add", f"process note {n}"],
-            check=True,
-            capture_output=True,
-            cwd=vault,
-        )
-        walls.append(time.perf_counter() - start)
-    return walls
+        wall, cpu = _cpu_of([sys.executable, "-m", "memd", "--vault", str(vault), "add", f"process note {n}"], vault)
+        walls.append(wall)
+        cpus.append(cpu)
+        bare.append(_cpu_of([sys.executable, "-c", "pass"], vault)[1])
+    return walls, cpus, bare
+
+
+def _p95(values: list[float]) -> float:
+    return sorted(values)[int(0.95 * (len(values) - 1))]
 
 
 def main(argv: list[str]) -> None:
@@ -75,10 +90,14 @@ def main(argv: list[str]) -> None:
             first, last = statistics.median(ms[:100]), statistics.median(ms[-100:])
             print(f"  per add, median: first 100 {first:.1f} ms, last 100 {last:.1f} ms")
         if args.processes:
-            walls = sorted(s * 1000 for s in processes(vault, args.processes))
-            p95 = walls[int(0.95 * (len(walls) - 1))]
-            middle = statistics.median(walls)
-            print(f"{args.processes} `memd add` processes: median {middle:.0f} ms, p95 {p95:.0f} ms wall")
+            walls, cpus, bare = ([s * 1000 for s in values] for values in processes(vault, args.processes))
+            print(
+                f"{args.processes} `memd add` processes: CPU median {statistics.median(cpus):.0f} ms, "
+                f"p95 {_p95(cpus):.0f} ms; wall median {statistics.median(walls):.0f} ms"
+            )
+            print(
+                f"  `python -c pass` after each: CPU median {statistics.median(bare):.0f} ms, p95 {_p95(bare):.0f} ms"
+            )
 
 
 if __name__ == "__main__":

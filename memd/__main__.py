@@ -1,3 +1,3 @@
-from memd.cli import main
+from memd.cli.launch import main
 
 main()

@@ -92,8 +92,8 @@ def test_get_finds_records_by_id_and_leaves_unknown_ids_out(backend) -> None:  #
 
 
 def test_search_json_stays_clean_on_a_terminal(vault: Vault, memd, monkeypatch: pytest.MonkeyPatch) -> None:
-    import memd.cli as cli
     import memd.cli.read as read
+    import memd.cli.root as cli
 
     words_only(vault)
     monkeypatch.setattr(cli, "on_terminal", lambda: True)

@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memd.app.reading import Reading
-from memd.app.results import AddResult, JsonResult, Status
 from memd.vault.vault import Vault, find_vault
 
 if TYPE_CHECKING:
     from memd.app.clone import Cloned
     from memd.app.entries import Found, TopicDoc, Updated
     from memd.app.init import InitResult
+    from memd.app.results import AddResult, JsonResult, Status
     from memd.consolidation import Outcome, Report
     from memd.consolidation.forget import Forgotten
     from memd.engine.base import Engine
@@ -76,14 +76,16 @@ class Memory(Reading):
 
     def recover(self) -> str | None:
         """Finish or undo an interrupted consolidation or sync; says what it did, if anything."""
-        from memd.consolidation import recover
-        from memd.sync import apply as sync_journal
-        from memd.vault.journal import pending
+        from memd.core.layout import PENDING_JOURNAL, SYNC_JOURNAL
 
         notes = []
-        if sync_journal.pending(self.vault):
+        if (self.vault.meta_dir / SYNC_JOURNAL).exists():
+            from memd.sync import apply as sync_journal
+
             notes.append(sync_journal.recover(self.vault))
-        if pending(self.vault):
+        if (self.vault.meta_dir / PENDING_JOURNAL).exists():
+            from memd.consolidation import recover
+
             notes.append(recover(self.vault))
         note = "; ".join(n for n in notes if n) or None
         if note:
@@ -121,6 +123,7 @@ class Memory(Reading):
 
         ``memory.add("Allergic to peanuts").added[0].seq`` is the new entry's seq.
         Raises ``FormatError`` for a ``meta`` key or value a signature cannot hold (a space)."""
+        from memd.app.results import AddResult
         from memd.core.signature import check_meta
         from memd.vault.buffer import NewEntry, append_entries
 
@@ -241,6 +244,7 @@ class Memory(Reading):
     def topics(self, *, offset: int = 0, limit: int = 100) -> JsonResult:
         """A page of the topics with their summaries (``total`` counts them all)."""
         from memd.app.entries import topics
+        from memd.app.results import JsonResult
 
         self.recover()
         return JsonResult(topics(self.vault, offset, limit))

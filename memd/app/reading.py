@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from memd.app.results import Hits, JsonResult
 from memd.vault.vault import Vault
 
 if TYPE_CHECKING:
+    from memd.app.results import Hits, JsonResult
     from memd.ask.offline import Answer
     from memd.index import IndexStore
     from memd.review.asof import PastVault
@@ -63,6 +63,7 @@ class Reading:
         Vectors not yet embedded are embedded first (``embedding`` counts them),
         for at most ``embed_seconds`` of CPU time when given: past it the search
         ranks by words and the vectors there are, and ``Hits.note`` says so."""
+        from memd.app.results import Hits
         from memd.ask.tools import search
         from memd.core.timeutil import time_bound
         from memd.index import Filters
@@ -101,6 +102,7 @@ class Reading:
         self, pattern: str, *, doc: str | None = None, limit: int = 30, context: int = 3, ignore_case: bool = True
     ) -> JsonResult:
         """Lines matching a regular expression, in the whole vault or one document."""
+        from memd.app.results import JsonResult
         from memd.ask.tools import grep, grep_doc
         from memd.core.patterns import check_repeats
 
@@ -112,6 +114,7 @@ class Reading:
 
     def read(self, doc: str, start: int = 1, end: int | None = None) -> JsonResult:
         """Lines of one document (at most 100)."""
+        from memd.app.results import JsonResult
         from memd.ask.tools import read_lines
 
         self.recover()
@@ -119,6 +122,7 @@ class Reading:
 
     def list(self, *, offset: int = 0, limit: int = 50) -> JsonResult:
         """The catalog: CURRENT then each topic with id, tokens and summary."""
+        from memd.app.results import JsonResult
         from memd.ask.tools import list_docs
 
         self.recover()

@@ -9,11 +9,7 @@ from typing import Any
 import click
 
 from memd.cli import emit_json, get_memory, get_vault, json_option, named_vault
-
-# What `memd add` reads from standard input at most (the size `memd ingest` takes by default).
-STDIN_CHARS = 20 * 1024 * 1024
-
-_RESERVED_KEYS = {"seq", "time", "source", "src"}
+from memd.cli.launch import RESERVED_KEYS, clip
 
 
 @click.command()
@@ -122,25 +118,16 @@ def add(
         git log -1 --format=%s | memd add --source import:git
         memd add --one --time 2026-11-20 < meeting-notes.txt
     """
+    from memd.cli.launch import pieces, read_stdin, report
+
     if text is None or text == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise click.UsageError("give TEXT, or pipe text on standard input")
-        # Bounded like `memd ingest --max-size`: `cat /dev/zero | memd add` must not fill memory.
-        text = sys.stdin.read(STDIN_CHARS + 1)
-        if len(text) > STDIN_CHARS:
-            from memd.core.errors import FormatError
-
-            raise FormatError(f"standard input is longer than {STDIN_CHARS:,} characters; use `memd ingest` for a file")
+        text = read_stdin()
     extra = tuple(_parse_meta(item) for item in meta)
-    pieces = [text] if one else text.splitlines()
-    added = get_memory(ctx).add(pieces, time=when, source=source, src=src, meta=extra)
-    if as_json:
-        emit_json(added.to_json()["added"])
-        return
-    for item in added.added:
-        click.echo(f"CURRENT.md:{item.line}: {item.signature} {_clip(item.text)}")
-    for warning in dict.fromkeys(item.warning for item in added.added if item.warning):
-        click.echo(f"warning: {warning}", err=True)
+    added = get_memory(ctx).add(pieces(text, one), time=when, source=source, src=src, meta=extra)
+    for line, to_err in report(added, as_json):
+        click.echo(line, err=to_err)
 
 
 def _parse_meta(item: str) -> tuple[str, str]:
@@ -149,7 +136,7 @@ def _parse_meta(item: str) -> tuple[str, str]:
         raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--meta")
     if key == "seq":
         raise click.BadParameter("seq is assigned by memd and cannot be set", param_hint="--meta")
-    if key in _RESERVED_KEYS:
+    if key in RESERVED_KEYS:
         raise click.BadParameter(f"use --{key} to set {key}", param_hint="--meta")
     from memd.core.errors import FormatError
     from memd.core.signature import check_meta
@@ -159,11 +146,6 @@ def _parse_meta(item: str) -> tuple[str, str]:
     except FormatError as err:
         raise click.BadParameter(str(err), param_hint="--meta") from None
     return key, value
-
-
-def _clip(text: str, width: int = 80) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 @click.command()
@@ -345,7 +327,7 @@ def forget(ctx: click.Context, seqs: str, as_json: bool) -> None:
         emit_json(result.to_json())
         return
     for path, line, text in result.entries:
-        click.echo(f"forgot {path}:{line}: {_clip(text)}")
+        click.echo(f"forgot {path}:{line}: {clip(text)}")
     if result.warning:
         click.echo(f"warning: {result.warning}", err=True)
     elif result.commit:

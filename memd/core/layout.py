@@ -35,6 +35,11 @@ IGNORED_DIRS = frozenset({".git", ".obsidian", ".trash", ".memd", ".stfolder", "
 DOCUMENT_KINDS = frozenset({"current", "topic", "source", "note"})
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 INBOX = "inbox"
+# Where an interrupted sync leaves its journal (memd/sync/apply.py), relative to
+# ``.memd/``: every verb checks it with one stat, without the sync machinery.
+SYNC_JOURNAL = "journal/sync.json"
+# ... and an interrupted consolidation or forget (memd/vault/journal.py).
+PENDING_JOURNAL = "journal/pending.json"
 # What memd versions: the memory itself and the settings that shape it
 # (notes elsewhere in the vault are found by ``classify``, see history.py).
 VERSIONED = ("CURRENT.md", "topics", "sources", ".memd/config.toml", ".memd/state.json", ".gitignore")

@@ -46,6 +46,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 _ASSIGNMENT_KEYS = (
     # Prefixes like db_, AWS_, mysql.; the look-behind makes a match start only
@@ -56,12 +57,10 @@ _ASSIGNMENT_KEYS = (
 )
 # Keys whose value may be several words (a passphrase).
 _PHRASE_KEY = re.compile(r"(?i)^(?:password|passwd|pwd|passphrase|passcode)$")
-_PROSE = re.compile(
-    r"""(?ix)\b(?:my|the|our|your|his|her|their|this|that|its|a|an)\s+(?:[a-z0-9_-]{1,30}\s+){0,3}?
+_PROSE = r"""(?ix)\b(?:my|the|our|your|his|her|their|this|that|its|a|an)\s+(?:[a-z0-9_-]{1,30}\s+){0,3}?
     (?P<key>password|passphrase|passcode|passwd|secret(?:\s+access)?(?:\s+key)?|token|api\s*key|access\s+key
     |private\s+key)
     \s+(?:is|was|is\s+now|will\s+be|reads|=|:)\s+(?P<value>[^\s"'`]{4,})"""
-)
 _PLACEHOLDER = re.compile(
     r"^(?:\[REDACTED:[a-z-]+\]|\*+|x+|X+|\.{3,}|<.*|\{\{.*|\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|%[A-Za-z_]+%)$"
 )
@@ -73,7 +72,10 @@ Span = tuple[int, int]
 @dataclass(frozen=True)
 class Rule:
     kind: str
-    pattern: re.Pattern[str]
+    # The regular expression, compiled when a text first holds one of its
+    # triggers: most texts hold none, and compiling them all would cost every
+    # `memd add` several milliseconds.
+    source: str
     group: int | str = 0  # which group holds the secret (0: the whole match)
     # Where the secret really is, given the match and the text (None: not one).
     refine: Callable[[re.Match[str], str], Span | None] | None = None
@@ -81,6 +83,10 @@ class Rule:
     # the lowercased text): a text without any is not searched at all, which
     # keeps a 20 MB import from paying for fourteen full regex scans.
     triggers: tuple[str, ...] = ()
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.source)
 
 
 _CLAUSE = re.compile(r"[^.;,!?\n]*")
@@ -127,48 +133,43 @@ def _prose_span(match: re.Match[str], text: str) -> Span | None:
 RULES: tuple[Rule, ...] = (
     Rule(
         "private-key",
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
-            r"(?: BLOCK)?-----|\Z)",
-            re.DOTALL,
-        ),
+        r"(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
+        r"(?: BLOCK)?-----|\Z)",
         triggers=("private key",),
     ),
-    Rule("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), triggers=("sk-ant-",)),
-    Rule("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"), triggers=("sk-",)),
+    Rule("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", triggers=("sk-ant-",)),
+    Rule("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", triggers=("sk-",)),
     Rule(
         "github-token",
-        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
         triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
-    Rule("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), triggers=("akia", "asia")),
+    Rule("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", triggers=("akia", "asia")),
     Rule(
         "slack-token",
-        re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"),
+        r"\bxox[abprs]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}",
         triggers=("xox", "hooks.slack.com"),
     ),
-    Rule("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), triggers=("aiza",)),
-    Rule("stripe-key", re.compile(r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}"), triggers=("k_live_", "k_test_")),
-    Rule("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), triggers=("eyj",)),
-    Rule("bearer-token", re.compile(r"\b[Bb]earer\s+([A-Za-z0-9._~+/-]{20,}=*)"), 1, triggers=("earer",)),
+    Rule("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}", triggers=("aiza",)),
+    Rule("stripe-key", r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}", triggers=("k_live_", "k_test_")),
+    Rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", triggers=("eyj",)),
+    Rule("bearer-token", r"\b[Bb]earer\s+([A-Za-z0-9._~+/-]{20,}=*)", 1, triggers=("earer",)),
     Rule(
         "url-password",
-        re.compile(r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://[^\s:/@]++:([^\s@/]{3,})@"),
+        r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://[^\s:/@]++:([^\s@/]{3,})@",
         1,
         triggers=("://",),
     ),
     Rule(
         "aws-secret-key",
-        re.compile(r"(?i)(?:aws|secret)[^\n]{0,40}?(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+        r"(?i)(?:aws|secret)[^\n]{0,40}?(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
         1,
         triggers=("aws", "secret"),
     ),
     Rule(
         "credential",
-        re.compile(
-            rf"""(?ix){_ASSIGNMENT_KEYS}["']?\s*(?:=|:|:=|=>)\s*
-            (?P<value>"[^"\n]{{4,}}"|'[^'\n]{{4,}}'|[^\s"',;]{{4,}})"""
-        ),
+        rf"""(?ix){_ASSIGNMENT_KEYS}["']?\s*(?:=|:|:=|=>)\s*
+        (?P<value>"[^"\n]{{4,}}"|'[^'\n]{{4,}}'|[^\s"',;]{{4,}})""",
         "value",
         _phrase_span,
         ("pass", "pwd", "secret", "token", "key"),

@@ -17,17 +17,22 @@ Everything here is pure: text and a date in, dates out.
 
 from __future__ import annotations
 
-import calendar
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from memd.core.errors import FormatError
 
-MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
-MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name and name != "May"})
+# English names, whatever the locale (the calendar module's follow it, and importing it costs every add).
+MONTH_NAMES = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+MONTHS = {name.lower(): i for i, name in enumerate(MONTH_NAMES, 1)}
+MONTHS.update({name[:3].lower(): i for i, name in enumerate(MONTH_NAMES, 1) if name != "May"})
 MONTHS["sept"] = 9
-WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+WEEKDAYS = {name.lower(): i for i, name in enumerate(DAY_NAMES)}
 NUMBERS = {
     "a": 1,
     "an": 1,
@@ -81,7 +86,7 @@ class Span:
     def render(self) -> str:
         if self.start == self.end:
             return self.start.isoformat()
-        last = calendar.monthrange(self.start.year, self.start.month)[1]
+        last = _days_in(self.start.year, self.start.month)
         if self.start.day == 1 and self.end == self.start.replace(day=last):
             return f"{self.start.year:04d}-{self.start.month:02d}"
         if (self.start.month, self.start.day, self.end.month, self.end.day) == (1, 1, 12, 31) and (
@@ -96,12 +101,17 @@ def _week(day: date) -> Span:
     return Span(monday, monday + timedelta(days=6))
 
 
+def _days_in(year: int, month: int) -> int:
+    following = date(year + 1, 1, 1) if month == 12 else date(year, month + 1, 1)
+    return (following - timedelta(days=1)).day
+
+
 def _month(year: int, month: int) -> Span:
     while month < 1:
         year, month = year - 1, month + 12
     while month > 12:
         year, month = year + 1, month - 12
-    return Span(date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1]))
+    return Span(date(year, month, 1), date(year, month, _days_in(year, month)))
 
 
 def _year(year: int) -> Span:
@@ -277,10 +287,10 @@ def describe(span: Span) -> str:
     words: list[str] = []
     cursor = span.start.replace(day=1)
     while cursor <= span.end and len(words) < 24:
-        words += [calendar.month_name[cursor.month], str(cursor.year)]
+        words += [MONTH_NAMES[cursor.month - 1], str(cursor.year)]
         cursor = _month(cursor.year, cursor.month + 1).start
     if span.start == span.end:
-        words.append(calendar.day_name[span.start.weekday()])
+        words.append(DAY_NAMES[span.start.weekday()])
     return " ".join(dict.fromkeys(words))
 
 

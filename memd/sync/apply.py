@@ -25,13 +25,12 @@ from pathlib import Path
 from memd.core.atomic import atomic_write
 from memd.core.crashpoints import crashpoint
 from memd.core.errors import MemdError
+from memd.core.layout import SYNC_JOURNAL
 from memd.git.command import head
 from memd.git.commits import git_lock
 from memd.sync.files import merge_state
 from memd.sync.gitops import SyncError, move_head, refresh_index, toplevel
 from memd.vault.vault import Vault
-
-NAME = "sync.json"
 
 
 class EditedDuringSync(SyncError):
@@ -62,7 +61,7 @@ class Plan:
 
 
 def _journal(vault: Vault) -> Path:
-    return vault.meta_dir / "journal" / NAME
+    return vault.meta_dir / SYNC_JOURNAL
 
 
 def pending(vault: Vault) -> bool:

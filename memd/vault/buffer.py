@@ -11,12 +11,11 @@ from memd.core import timeutil
 from memd.core.atomic import append_bytes, atomic_write, escape_controls, read_text, storable
 from memd.core.document import Document, LocatedEntry, make_entry, parse_document
 from memd.core.errors import FormatError
+from memd.core.layout import PENDING_JOURNAL
 from memd.core.redact import redact_all, redact_value
 from memd.core.signature import Signature, check_meta
 from memd.core.timeexpr import with_when
-from memd.core.tokens import count_tokens
 from memd.vault import acks
-from memd.vault.journal import pending, recover
 from memd.vault.state import allocate, read_state
 from memd.vault.vault import CURRENT_TEMPLATE, Vault
 
@@ -109,7 +108,9 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
         if item.time is not None:
             timeutil.parse_time(item.time)
     with vault.locked():
-        if pending(vault):
+        if (vault.meta_dir / PENDING_JOURNAL).exists():
+            from memd.vault.journal import recover
+
             recover(vault)  # never append on top of a half-applied consolidation
         if not vault.current.exists():
             atomic_write(vault.current, CURRENT_TEMPLATE)
@@ -166,6 +167,8 @@ def buffer_status(vault: Vault, document: Document | None = None) -> BufferStatu
     ``buffer_since``), not from entry times: an import of last year's notes is
     not "a year old" in the buffer. Without that record, the oldest entry time.
     """
+    from memd.core.tokens import count_tokens
+
     if document is None:
         document = vault.read(vault.current) if vault.current.exists() else parse_document("")
     entries = document.entries()

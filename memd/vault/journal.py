@@ -29,7 +29,7 @@ from memd.core.atomic import atomic_write, own_folder, read_bytes, refuse_read_o
 from memd.core.crashpoints import crashpoint
 from memd.core.document import Entry, parse_document
 from memd.core.errors import MemdError
-from memd.core.layout import holds_entries
+from memd.core.layout import PENDING_JOURNAL, holds_entries
 from memd.vault.vault import Vault
 
 STATE = ".memd/state.json"
@@ -105,7 +105,7 @@ def keep_refused(vault: Vault, changes: tuple[FileChange, ...], problems: list[s
 
 def pending(vault: Vault) -> bool:
     """Whether an interrupted change waits to be finished or undone (a stat, cheap)."""
-    return (_folder(vault) / "pending.json").exists()
+    return (vault.meta_dir / PENDING_JOURNAL).exists()
 
 
 def apply(vault: Vault, journal: Journal) -> None:

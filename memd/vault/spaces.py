@@ -21,16 +21,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
-import socket
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memd.core.atomic import atomic_write, read_bytes
 from memd.core.errors import FormatError
-from memd.git.command import run_git
 from memd.vault.vault import Vault
+
+if TYPE_CHECKING:
+    from subprocess import CompletedProcess
 
 SPAN = 1_000_000_000
 REGISTRY = ".memd/devices.json"
@@ -139,6 +139,13 @@ def write_registry(vault: Vault, registry: Registry) -> None:
 # -- this clone's identity (git config) ------------------------------------------
 
 
+def run_git(vault: Vault, *args: str) -> CompletedProcess[str]:
+    # Imported when git is asked: allocating a seq for `memd add` needs no git.
+    from memd.git.command import run_git as run
+
+    return run(vault, *args)
+
+
 def _key(vault: Vault, name: str) -> str:
     """The git config key for this vault (a vault inside a bigger repository
     gets its own subsection, named by its folder)."""
@@ -177,6 +184,9 @@ def confirm_index(vault: Vault, index: int) -> None:
 
 
 def new_device_id() -> str:
+    import secrets
+    import socket
+
     host = re.sub(r"[^a-z0-9]+", "-", socket.gethostname().lower()).strip("-")[:24] or "device"
     return f"{host}-{secrets.token_hex(3)}"
 

@@ -23,7 +23,6 @@ from memd.core.layout import (
     vault_root,
 )
 from memd.core.layout import doc_id as _doc_id
-from memd.git import command as gitcli
 
 CURRENT_TEMPLATE = """\
 # CURRENT
@@ -279,6 +278,8 @@ def find_vault(explicit: str | os.PathLike[str] | None = None, cwd: Path | None 
 
 
 def in_git_repo(path: Path) -> bool:
+    from memd.git import command as gitcli
+
     try:
         result = gitcli.run(path, "rev-parse", "--is-inside-work-tree")
     except GitError:
