@@ -6,7 +6,7 @@ import json
 from datetime import date, timedelta
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memd.core.timeexpr import Span, parse_when, resolve, when_value
@@ -93,3 +93,32 @@ def test_a_question_naming_the_month_finds_the_entry(vault: Vault, memd) -> None
     memd("add", "Leeds has a great market", "--time", "2023-05-30T10:05:00Z")
     found = json.loads(memd("search", "Leeds in June", "--json").output)
     assert found[0]["text"] == "Moving to Leeds next month"
+
+
+_PHRASE_WORDS = (
+    "the day before after yesterday today tonight tomorrow last night this morning afternoon evening "
+    "a few couple of an one two 3 12 day days week weeks weekend month months year years ago in next "
+    "during since by until June Sept march Jan friday Sunday 2021 yday tmrw 2moro wknd yr mo "
+    "we ran it was fun May may , . ?"
+).split()
+
+
+@settings(max_examples=400)
+@given(st.lists(st.sampled_from(_PHRASE_WORDS), max_size=5))
+def test_the_word_gate_never_changes_what_is_found(words: list[str]) -> None:
+    """A text without any trigger word is not searched: that skips only texts the patterns would not match."""
+    import memd.core.timeexpr as timeexpr
+
+    text = " ".join(words)
+    gated = resolve(text, MONDAY)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(timeexpr, "_TRIGGERS", _EVERY_WORD)
+        assert resolve(text, MONDAY) == gated
+
+
+class _Everything(frozenset[str]):
+    def isdisjoint(self, other: object) -> bool:
+        return False
+
+
+_EVERY_WORD = _Everything()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from functools import cache
 
 from memd.core.errors import FormatError
 
@@ -133,7 +134,7 @@ _NUM = r"(\d{1,2}|a couple of|couple of|an?|one|two|three|four|five|six|seven|ei
 _UNIT = r"(day|week|month|year)s?"
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _WEEKDAY = "|".join(WEEKDAYS)
-_PATTERN = re.compile(
+_PATTERN = (
     r"\b(?:"
     r"(?P<dby>the day before yesterday)|(?P<dat>the day after tomorrow)|"
     r"(?P<single>yesterday|today|tonight|tomorrow|last night|this (?:morning|afternoon|evening))|"
@@ -142,17 +143,33 @@ _PATTERN = re.compile(
     rf"(?P<rel>(?:last|this|next) (?:week|weekend|month|year))|"
     rf"(?P<wday>(?:last|this|next) (?:{_WEEKDAY}))|"
     rf"(?P<mon>(?:in|during|last|this|next|since|by|until) (?:{_MONTH})(?: (?P<myear>(?:19|20)\d\d))?)"
-    r")\b",
-    re.IGNORECASE,
+    r")\b"
 )
-_ALIAS = re.compile(r"\b(" + "|".join(map(re.escape, ALIASES)) + r")\b", re.IGNORECASE)
+_ALIAS = r"\b(" + "|".join(map(re.escape, ALIASES)) + r")\b"
+# Every expression holds one of these words (or an alias): a text without any
+# is not searched, and the patterns are compiled only for one that has
+# (compiling them costs every `memd add` milliseconds).
+_TRIGGERS = frozenset(
+    {"yesterday", "today", "tonight", "tomorrow", "night", "morning", "afternoon", "evening", "ago"}
+    | {*MONTHS, *WEEKDAYS, *ALIASES}
+    | {unit + plural for unit in ("day", "week", "weekend", "month", "year") for plural in ("", "s")}
+)
+_LOWER_WORDS = re.compile(r"[a-z0-9]+")
+
+
+@cache
+def _compiled() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return re.compile(_PATTERN, re.IGNORECASE), re.compile(_ALIAS, re.IGNORECASE)
 
 
 def resolve(text: str, today: date) -> list[Span]:
     """The days each relative time expression in ``text`` names, in order of appearance."""
-    plain = _ALIAS.sub(lambda m: ALIASES[m.group(1).lower()], text)
+    if _TRIGGERS.isdisjoint(_LOWER_WORDS.findall(text.lower())):
+        return []
+    pattern, alias = _compiled()
+    plain = alias.sub(lambda m: ALIASES[m.group(1).lower()], text)
     spans: list[Span] = []
-    for match in _PATTERN.finditer(plain):
+    for match in pattern.finditer(plain):
         span = _span(match, today)
         if span is not None and span not in spans:
             spans.append(span)
