@@ -1,6 +1,7 @@
 """What a `memd search` costs as a process, with the daemon answering and without.
 
 Usage: python bench/bench_serve.py [--entries 2000] [--runs 21]
+       python bench/bench_serve.py --entries 100000 --synthetic
 
 Builds a vault of chat-like entries (consolidated and indexed, vectors
 included), then runs `memd search` as a separate process with distinct
@@ -10,6 +11,13 @@ model and the vectors itself), alternating, beside `python -c pass`. Prints
 CPU per search (p50 / p95, user + system, from the kernel's accounting): the
 search process itself, and with the daemon also the daemon's CPU for that
 search (from /proc), so the sum is the whole cost.
+
+With ``--synthetic`` the vault is bench_vectors.py's (topic files of chat-like
+entries written directly) and its vectors are 2,000 real ones cycled with a
+little noise, since embedding 100,000 entries takes most of an hour; the
+product over them costs what one over real vectors does. It also prints
+tantivy's own CPU per query on the vault's index, in this process (the
+query's words through memd's analysis, each in every text field, the 10 best).
 """
 
 from __future__ import annotations
@@ -58,19 +66,24 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--entries", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=21, help="searches per mode")
+    parser.add_argument("--synthetic", action="store_true", help="bench_vectors.py's vault, synthesised vectors")
     args = parser.parse_args()
     memd = [sys.executable, "-m", "memd"]
     rng = random.Random(5)
     with tempfile.TemporaryDirectory(prefix="memd-serve-", dir="/tmp") as folder:
         vault = Path(folder) / "v"
-        subprocess.run([*memd, "init", str(vault)], check=True, stdout=subprocess.DEVNULL)
-        lines = [" ".join(rng.choices(WORDS, k=rng.randint(4, 10))) for _ in range(args.entries)]
-        subprocess.run(
-            [*memd, "add", "-"], input="\n".join(lines), text=True, cwd=vault, check=True, stdout=subprocess.DEVNULL
-        )
-        subprocess.run([*memd, "consolidate"], cwd=vault, check=True, stdout=subprocess.DEVNULL)
-        subprocess.run([*memd, "reindex"], cwd=vault, check=True, stdout=subprocess.DEVNULL)
-        queries = [" ".join(rng.sample(WORDS, 3)) for _ in range(4 * args.runs)]
+        if args.synthetic:
+            queries = synthetic_vault(vault, args.entries, 4 * args.runs)
+        else:
+            subprocess.run([*memd, "init", str(vault)], check=True, stdout=subprocess.DEVNULL)
+            lines = [" ".join(rng.choices(WORDS, k=rng.randint(4, 10))) for _ in range(args.entries)]
+            subprocess.run(
+                [*memd, "add", "-"], input="\n".join(lines), text=True, cwd=vault, check=True, stdout=subprocess.DEVNULL
+            )
+            subprocess.run([*memd, "consolidate"], cwd=vault, check=True, stdout=subprocess.DEVNULL)
+            subprocess.run([*memd, "reindex"], cwd=vault, check=True, stdout=subprocess.DEVNULL)
+            queries = [" ".join(rng.sample(WORDS, 3)) for _ in range(4 * args.runs)]
+        engine = tantivy_alone(vault, queries) if args.synthetic else None
         served: list[float] = []
         daemon_side: list[float] = []
         alone: list[float] = []
@@ -100,6 +113,48 @@ def main() -> None:
             f"    the daemon's part             {statistics.median(daemon_side):7.1f} / {pct(daemon_side, 0.95):7.1f}"
         )
         print(f"    both together                 {statistics.median(total):7.1f} / {pct(total, 0.95):7.1f}")
+        if engine:
+            print(f"  tantivy alone, in-process       {statistics.median(engine):7.1f} / {pct(engine, 0.95):7.1f}")
+
+
+def synthetic_vault(root: Path, entries: int, count: int) -> list[str]:
+    """bench_vectors.py's vault at ``root``, indexed, with synthesised vectors; ``count`` queries."""
+    import bench_vectors as vectors
+
+    from memd.index.embedding import load_embedder
+
+    vault = vectors.write_vault(root, entries, seed=3)
+    lines = [line for path in sorted(vault.topic_files())[:40] for line in path.read_text().splitlines()]
+    said = [line.split("> ", 1)[1] for line in lines if line.startswith("- <seq=")]
+    real = load_embedder("minilm-l6").embed(said[:2000])
+    vectors.synthetic_vectors(vault, real)
+    return vectors.queries(count)
+
+
+def tantivy_alone(root: Path, queries: list[str]) -> list[float]:
+    """CPU ms of tantivy's own search for each query (after one warm-up each), in this process."""
+    import tantivy
+
+    from memd.index import IndexStore
+    from memd.index.analysis import analyse
+    from memd.index.tantivy_schema import TEXT_FIELDS
+    from memd.vault.vault import find_vault
+
+    store = IndexStore(find_vault(root))
+    folder = store.engine_dir
+    store.close()
+    index = tantivy.Index.open(str(folder))
+    searcher = index.searcher()
+    spent = []
+    for warm in (True, False):
+        for query in queries:
+            words = analyse(query) or ["none"]
+            clock = time.process_time()
+            parsed = index.parse_query(" OR ".join(words), list(TEXT_FIELDS))
+            searcher.search(parsed, 10)
+            if not warm:
+                spent.append((time.process_time() - clock) * 1000)
+    return spent
 
 
 if __name__ == "__main__":

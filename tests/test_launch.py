@@ -1,6 +1,6 @@
-"""`memd add` as hooks and scripts run it: the plain command line is read
-without click, and gives what the click command gives; anything else goes to
-the click command."""
+"""`memd add` and `memd search` as hooks, scripts and agents run them: the
+plain command line is read without click (a search then asks the daemon), and
+gives what the click command gives; anything else goes to the click command."""
 
 from __future__ import annotations
 
@@ -8,19 +8,25 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from memd.cli.launch import AddRequest, parse_add
+from memd.app import Memory
+from memd.app.init import init_vault
+from memd.cli.launch import Command, read_command
+from memd.daemon.serve import Server
 from memd.vault.vault import Vault
 
 from .conftest import Memd
 
 
 def memd_process(*args: str, stdin: str = "", cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """``memd ARGS`` as its own process, the way the installed script runs it."""
-    return subprocess.run([sys.executable, "-m", "memd", *args], input=stdin, capture_output=True, text=True, cwd=cwd)
+    """``memd ARGS`` as its own process, the way the installed script runs it
+    (``-c CODE ARGS``: that code in its place)."""
+    command = [sys.executable, *args] if args[0] == "-c" else [sys.executable, "-m", "memd", *args]
+    return subprocess.run(command, input=stdin, capture_output=True, text=True, cwd=cwd)
 
 
 def without_times(text: str) -> str:
@@ -28,19 +34,27 @@ def without_times(text: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("args", "request_"),
+    ("args", "command"),
     [
-        (["add", "Flat white"], AddRequest("Flat white")),
-        (["--vault", "/v", "add", "x", "--json"], AddRequest("x", vault="/v", as_json=True)),
-        (["--json", "add", "x", "--vault=/v"], AddRequest("x", vault="/v", as_json=True)),
+        (["add", "Flat white"], Command("add", "Flat white", {}, frozenset())),
+        (["add"], Command("add", None, {}, frozenset())),
+        (["--vault", "/v", "add", "x", "--json"], Command("add", "x", {"--vault": "/v"}, frozenset({"--json"}))),
+        (["--json", "add", "x", "--vault=/v"], Command("add", "x", {"--vault": "/v"}, frozenset({"--json"}))),
         (
             ["add", "--one", "--time", "2026-11-02", "--source=hook", "--src", "a.md#L3", "--meta", "k=v", "x"],
-            AddRequest("x", one=True, when="2026-11-02", source="hook", src="a.md#L3", meta=(("k", "v"),)),
+            Command(
+                "add",
+                "x",
+                {"--time": "2026-11-02", "--source": "hook", "--src": "a.md#L3"},
+                frozenset({"--one"}),
+                ("k=v",),
+            ),
         ),
+        (["search", "oat milk", "--limit", "3"], Command("search", "oat milk", {"--limit": "3"}, frozenset())),
     ],
 )
-def test_a_plain_add_is_read_here(args: list[str], request_: AddRequest) -> None:
-    assert parse_add(args) == request_
+def test_a_plain_add_or_search_is_read_here(args: list[str], command: Command) -> None:
+    assert read_command(args) == command
 
 
 @pytest.mark.parametrize(
@@ -54,15 +68,15 @@ def test_a_plain_add_is_read_here(args: list[str], request_: AddRequest) -> None
         ["add", "--", "-5 degrees"],
         ["add", "--source", "-x", "y"],
         ["add", "y", "--time"],
-        ["add", "y", "--meta", "novalue"],
-        ["add", "y", "--meta", "seq=4"],
-        ["add", "y", "--meta", "source=me"],
-        ["add", "y", "--meta", "k=two words"],
         ["--one", "add", "y"],
+        ["search"],
+        ["search", "x", "--as-of", "2026-01-01"],
+        ["search", "x", "--one"],
+        ["search", "x", "--meta", "k=v"],
     ],
 )
 def test_anything_else_goes_to_the_click_command(args: list[str]) -> None:
-    assert parse_add(args) is None
+    assert read_command(args) is None
 
 
 def test_the_process_prints_what_the_click_command_prints(memd: Memd, tmp_path: Path) -> None:
@@ -97,6 +111,45 @@ def test_standard_input_and_errors_as_the_click_command_gives_them(vault: Vault)
     assert missing.returncode == 1 and missing.stderr.startswith("Error: ") and "nowhere" in missing.stderr
     assert "Traceback" not in missing.stderr
 
-    bad_meta = memd_process("--vault", str(vault.root), "add", "x", "--meta", "seq=4")
-    assert bad_meta.returncode == 1
-    assert bad_meta.stderr.startswith("memd: invalid value for --meta: seq is assigned by memd")  # click's message
+    for meta, problem in (("seq=4", "seq is assigned by memd"), ("source=me", "use --source"), ("k=a b", "meta k=")):
+        bad_meta = memd_process("--vault", str(vault.root), "add", "x", "--meta", meta)
+        assert bad_meta.returncode == 1
+        assert bad_meta.stderr.startswith(f"memd: invalid value for --meta: {problem}")  # click's message
+    assert vault.current.read_text().count("source=") == 2  # the two piped lines, nothing since
+
+
+def test_a_search_the_daemon_answers_prints_what_the_click_command_prints() -> None:
+    # A short path: a Unix socket's path is limited to about a hundred bytes.
+    with tempfile.TemporaryDirectory(prefix="m", dir="/tmp") as folder:
+        vault = init_vault(Path(folder) / "v").vault
+        Memory(vault).add(["Takes coffee with oat milk", "Flight to Kyoto on 3 April"])
+        alone = [memd_process("--vault", str(vault.root), "search", "kyoto", *more) for more in ((), ("--json",))]
+        server = Server(vault, Memory(vault))
+        assert server.start()
+        try:
+            served = [memd_process("search", "kyoto", *more, cwd=vault.root) for more in ((), ("--json",))]
+            nothing = memd_process("search", "zebra", cwd=vault.root)
+            imported = memd_process("-c", _MODULES_AFTER, "search", "kyoto", cwd=vault.root)
+        finally:
+            server.stop()
+    assert server.served == 4
+    assert [(done.returncode, done.stdout) for done in served] == [(0, done.stdout) for done in alone]
+    assert "CURRENT.md:8" in served[0].stdout and json.loads(served[1].stdout)[0]["seq"] == "2"
+    assert (nothing.stdout, nothing.stderr) == ("", "no matches\n")
+    # The process only found the vault and asked: no click, no index, no model.
+    modules = set(imported.stdout.split())
+    assert "memd.daemon.serve" in modules
+    assert not modules & {"click", "memd.app", "memd.index", "tantivy", "numpy"}
+
+
+# Runs `memd ARGS` as the script does, then prints the modules it imported.
+_MODULES_AFTER = """
+import sys
+from memd.cli.launch import main
+sys.argv = ["memd", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+print(" ".join(sys.modules))
+"""

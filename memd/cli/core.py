@@ -9,7 +9,8 @@ from typing import Any
 import click
 
 from memd.cli import emit_json, get_memory, get_vault, json_option, named_vault
-from memd.cli.launch import RESERVED_KEYS, clip
+from memd.cli.launch import RESERVED_KEYS
+from memd.cli.output import clip
 
 
 @click.command()
@@ -118,7 +119,8 @@ def add(
         git log -1 --format=%s | memd add --source import:git
         memd add --one --time 2026-11-20 < meeting-notes.txt
     """
-    from memd.cli.launch import pieces, read_stdin, report
+    from memd.cli.launch import pieces, read_stdin
+    from memd.cli.output import added_lines
 
     if text is None or text == "-":
         if sys.stdin is None or sys.stdin.isatty():
@@ -126,7 +128,7 @@ def add(
         text = read_stdin()
     extra = tuple(_parse_meta(item) for item in meta)
     added = get_memory(ctx).add(pieces(text, one), time=when, source=source, src=src, meta=extra)
-    for line, to_err in report(added, as_json):
+    for line, to_err in added_lines(added, as_json):
         click.echo(line, err=to_err)
 
 

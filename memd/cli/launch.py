@@ -1,106 +1,94 @@
-"""The ``memd`` executable: a plain ``memd add`` runs without click.
+"""The ``memd`` executable: the commands scripts run most, without click.
 
-Hooks and scripts run ``memd add`` once per message, so its start-up is kept
-to what an append needs. This reader knows only add's own options (and the
-global ``--vault`` and ``--json``, before or after ``add``); the append and
-what it prints are the click command's own steps (:func:`read_stdin`,
-:func:`pieces`, :func:`report`). Anything else (another command, help, an
-unknown option, a value that starts with "-", a ``--meta`` a signature cannot
-hold, a terminal on standard input) goes to the click CLI in root.py, which
-gives the usual result and messages.
+Hooks and scripts run ``memd add`` once per message, and agents ``memd
+search`` once per question, so their start-up is kept to what they need. A
+plain ``memd add`` appends here; a plain ``memd search`` is sent here to the
+daemon when one serves the vault (memd/daemon/serve.py). The lines printed
+are the click commands' own (output.py). This reader knows only those
+commands' options (and the global ``--vault`` and ``--json``, before or after
+the command); anything else (another command, help, an unknown option, a value
+that starts with "-", a ``--meta`` a signature cannot hold, a terminal on
+standard input, a search no daemon answers) goes to the click group in
+root.py, which gives the usual result and messages.
 """
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
-if TYPE_CHECKING:
-    from memd.app.results import AddResult
+from memd.cli.output import Line, added_lines, hit_lines
 
 # What `memd add` reads from standard input at most (the size `memd ingest` takes by default).
 STDIN_CHARS = 20 * 1024 * 1024
 # Signature keys that have their own option; `seq` is memd's to assign.
 RESERVED_KEYS = frozenset({"seq", "time", "source", "src"})
 
-_VALUED = {"--vault": "vault", "--time": "when", "--source": "source", "--src": "src", "--meta": "meta"}
-_FLAGS = {"--one": "one", "--json": "as_json"}
-_GLOBAL = frozenset({"--vault", "--json"})
+_GLOBAL_VALUED = frozenset({"--vault"})
+_GLOBAL_FLAGS = frozenset({"--json"})
+# command -> (options with a value, flags, whether the one argument may be left out)
+_COMMANDS = {
+    "add": (frozenset({"--time", "--source", "--src", "--meta"}), frozenset({"--one"}), True),
+    "search": (frozenset({"--limit", "--since", "--until", "--source"}), frozenset(), False),
+}
 
 
-@dataclass(frozen=True)
-class AddRequest:
-    """A ``memd add`` command line, read."""
+class Command(NamedTuple):
+    """A plain command line, read: the command, its one argument, its options
+    (a named tuple, not a dataclass: a served search needs no dataclasses)."""
 
-    text: str | None  # None or "-": standard input
-    vault: str | None = None
-    one: bool = False
-    when: str | None = None
-    source: str = "user"
-    src: str | None = None
-    meta: tuple[tuple[str, str], ...] = ()
-    as_json: bool = False
+    name: str
+    argument: str | None
+    values: dict[str, str]  # last given wins, as in click
+    flags: frozenset[str]
+    meta: tuple[str, ...] = ()  # add's repeatable --meta
+
+    @property
+    def vault(self) -> str | None:
+        return self.values.get("--vault")
+
+    @property
+    def json_out(self) -> bool:
+        return "--json" in self.flags
 
 
-def parse_add(args: Sequence[str]) -> AddRequest | None:
-    """``args`` (the command line after ``memd``) as a plain add, else None."""
-    values: dict[str, str | bool | None] = {}
+def read_command(args: Sequence[str]) -> Command | None:
+    """``args`` (the command line after ``memd``) as a plain add or search, else None."""
+    name: str | None = None
+    values: dict[str, str] = {}
+    flags: set[str] = set()
     meta: list[str] = []
-    texts: list[str] = []
-    command_seen = False
+    arguments: list[str] = []
     rest = iter(args)
     for arg in rest:
+        valued, own_flags, _ = _COMMANDS.get(name or "", (frozenset(), frozenset(), True))
         if arg.startswith("--"):
-            name, eq, value = arg.partition("=")
-            if not command_seen and name not in _GLOBAL:
-                return None
-            if name in _FLAGS and not eq:
-                values[_FLAGS[name]] = True
+            option, eq, value = arg.partition("=")
+            if option in _GLOBAL_FLAGS | own_flags and not eq:
+                flags.add(option)
                 continue
-            if name not in _VALUED:
+            if option not in _GLOBAL_VALUED | valued:
                 return None
             if not eq:
                 value = next(rest, "-")  # a missing value reads as one starting with "-"
             if value.startswith("-"):
                 return None
-            if name == "--meta":
+            if option == "--meta":
                 meta.append(value)
             else:
-                values[_VALUED[name]] = value
+                values[option] = value
         elif arg.startswith("-") and arg != "-":
             return None
-        elif not command_seen:
-            if arg != "add":
+        elif name is None:
+            if arg not in _COMMANDS:
                 return None
-            command_seen = True
+            name = arg
         else:
-            texts.append(arg)
-    if not command_seen or len(texts) > 1:
+            arguments.append(arg)
+    if name is None or len(arguments) > 1 or (not arguments and not _COMMANDS[name][2]):
         return None
-    pairs = [meta_pair(item) for item in meta]
-    checked = tuple(pair for pair in pairs if pair is not None)
-    if len(checked) < len(pairs):
-        return None
-    text = texts[0] if texts else None
-    if text in (None, "-") and (sys.stdin is None or sys.stdin.isatty()):
-        return None
-    return AddRequest(
-        text=text,
-        vault=_text(values.get("vault")),
-        one=values.get("one") is True,
-        when=_text(values.get("when")),
-        source=_text(values.get("source")) or "user",
-        src=_text(values.get("src")),
-        meta=checked,
-        as_json=values.get("as_json") is True,
-    )
-
-
-def _text(value: str | bool | None) -> str | None:
-    return value if isinstance(value, str) else None
+    return Command(name, arguments[0] if arguments else None, values, frozenset(flags), tuple(meta))
 
 
 def meta_pair(item: str) -> tuple[str, str] | None:
@@ -133,49 +121,74 @@ def pieces(text: str, one: bool) -> list[str]:
     return [text] if one else text.splitlines()
 
 
-def report(added: AddResult, as_json: bool) -> Iterator[tuple[str, bool]]:
-    """What ``memd add`` prints, as (line, to stderr) pairs."""
-    if as_json:
-        yield json.dumps(added.to_json()["added"], indent=2, ensure_ascii=False, default=str), False
-        return
-    for item in added.added:
-        yield f"CURRENT.md:{item.line}: {item.signature} {clip(item.text)}", False
-    for warning in dict.fromkeys(item.warning for item in added.added if item.warning):
-        yield f"warning: {warning}", True
-
-
-def clip(text: str, width: int = 80) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
-
-
-def run_add(request: AddRequest) -> int:
-    """Append as ``memd add`` does; the exit code."""
+def run_add(command: Command) -> int | None:
+    """Append as ``memd add`` does; the exit code (None: for the click command)."""
     from memd.core.errors import MemdError
 
+    pairs = [meta_pair(item) for item in command.meta]
+    meta = tuple(pair for pair in pairs if pair is not None)
+    from_stdin = command.argument is None or command.argument == "-"
+    if len(meta) < len(pairs) or (from_stdin and (sys.stdin is None or sys.stdin.isatty())):
+        return None
     try:
-        text = read_stdin() if request.text is None or request.text == "-" else request.text
+        text = read_stdin() if from_stdin or command.argument is None else command.argument
         from memd.app import Memory
 
-        memory = Memory.open(request.vault, warn=lambda note: print(f"memd: {note}", file=sys.stderr))
+        memory = Memory.open(command.vault, warn=lambda note: print(f"memd: {note}", file=sys.stderr))
         added = memory.add(
-            pieces(text, request.one), time=request.when, source=request.source, src=request.src, meta=request.meta
+            pieces(text, "--one" in command.flags),
+            time=command.values.get("--time"),
+            source=command.values.get("--source", "user"),
+            src=command.values.get("--src"),
+            meta=meta,
         )
     except MemdError as err:
-        message = err.for_door("cli")
-        if request.as_json:
-            print(
-                json.dumps({"error": message, "kind": type(err).__name__, "code": 1}, ensure_ascii=False),
-                file=sys.stderr,
-            )
-        else:
-            print(f"Error: {message}", file=sys.stderr)
-        return 1
+        return _failed(err, command.json_out)
     except KeyboardInterrupt:
         print("\nAborted!", file=sys.stderr)
         return 1
+    return _print(added_lines(added, command.json_out))
+
+
+def run_search(command: Command) -> int | None:
+    """The search as a running daemon answers it; None when none does (the click
+    command then searches in this process, and reports any problem itself)."""
+    from memd.core.errors import MemdError
+    from memd.core.layout import vault_root
+    from memd.daemon import serve
+
+    limit = command.values.get("--limit", "10")
+    if not limit.isdigit() or int(limit) < 1:
+        return None
+    args = {"query": command.argument, "limit": int(limit)}
+    args.update({key: command.values.get(f"--{key}") for key in ("since", "until", "source")})
     try:
-        for line, to_err in report(added, request.as_json):
+        served = serve.request(vault_root(command.vault), "search", args)
+    except MemdError:
+        return None
+    if served is None:
+        return None
+    note, finish = served.get("note"), served.get("finish_seconds")
+    return _print(hit_lines(served["results"], note, finish, True, command.json_out))
+
+
+def _failed(err: Exception, json_out: bool) -> int:
+    from memd.core.errors import MemdError
+
+    message = err.for_door("cli") if isinstance(err, MemdError) else str(err)
+    if json_out:
+        import json
+
+        problem = {"error": message, "kind": type(err).__name__, "code": 1}
+        print(json.dumps(problem, ensure_ascii=False), file=sys.stderr)
+    else:
+        print(f"Error: {message}", file=sys.stderr)
+    return 1
+
+
+def _print(lines: Iterable[Line]) -> int:
+    try:
+        for line, to_err in lines:
             print(line, file=sys.stderr if to_err else sys.stdout)
         sys.stdout.flush()
     except BrokenPipeError:
@@ -185,9 +198,11 @@ def run_add(request: AddRequest) -> int:
 
 def main() -> None:
     """The ``memd`` command."""
-    request = parse_add(sys.argv[1:])
-    if request is not None:
-        sys.exit(run_add(request))
+    command = read_command(sys.argv[1:])
+    if command is not None:
+        code = (run_add if command.name == "add" else run_search)(command)
+        if code is not None:
+            sys.exit(code)
     from memd.cli.root import main as cli
 
     cli()

@@ -19,15 +19,6 @@ SEARCH_EMBED_SECONDS = 3.0
 _RANGE = re.compile(r"^(?P<doc>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
 
 
-def _signature(hit: dict[str, Any]) -> str:
-    if not hit.get("seq"):
-        return "[" + " > ".join(hit.get("headings") or [hit["doc"]]) + "]"
-    from memd.core.signature import Signature
-
-    meta = tuple((k, str(v)) for k, v in (hit.get("meta") or {}).items())
-    return Signature.make(hit["seq"], hit.get("time"), hit.get("source"), hit.get("src"), meta).render()
-
-
 @click.command()
 @click.argument("query")
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1), help="Most results to show.")
@@ -88,18 +79,10 @@ def search(
                 embed_seconds=0.0 if daemon else SEARCH_EMBED_SECONDS,
             )
         hits, note, finish = list(found.results), found.note, found.finish_seconds
-    if note:
-        click.echo(f"note: {note}; {_finish_hint(daemon, finish)}", err=True)
-    if as_json:
-        emit_json(hits)
-        return
-    if not hits:
-        click.echo("no matches", err=True)
-        return
-    for hit in hits:
-        note = "  (next to a hit)" if hit["via"] == "neighbour" else ""
-        click.echo(f"{hit['cite']}  {_signature(hit)}{note}")
-        click.echo(f"    {hit['snippet']}")
+    from memd.cli.output import hit_lines
+
+    for line, to_err in hit_lines(hits, note, finish, daemon, as_json):
+        click.echo(line, err=to_err)
 
 
 def _print_answer(
@@ -123,15 +106,6 @@ def _print_answer(
         click.echo(f"  {past.cite(item['cite']) if past else item['cite']}{seq}")
         for line in item["text"].splitlines()[:6]:
             click.echo(f"    {line[:200]}")
-
-
-def _finish_hint(daemon: bool, seconds: float | None) -> str:
-    if daemon:
-        return "the daemon is building the rest"
-    if seconds is None:
-        return "run `memd reindex` to build the rest"
-    minutes = max(1, round(seconds / 60))
-    return f"run `memd reindex` to build the rest (about {minutes} min)"
 
 
 @click.command()

@@ -232,7 +232,9 @@ def get_vault(ctx: click.Context) -> Vault:
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    from memd.cli.output import as_json
+
+    click.echo(as_json(data))
 
 
 def _remember_json(ctx: click.Context, _: click.Parameter, value: bool) -> bool:

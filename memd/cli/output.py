@@ -1,0 +1,75 @@
+"""What ``memd add`` and ``memd search`` print, as (line, to stderr) pairs.
+
+Shared by the click commands and by launch.py, which runs a plain add, and a
+search a running daemon answers, without click: both print the same lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memd.app.results import AddResult
+
+Line = tuple[str, bool]
+
+
+def as_json(data: Any) -> str:
+    """``--json`` output: indented, Unicode as is."""
+    import json
+
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+def added_lines(added: AddResult, json_out: bool) -> Iterator[Line]:
+    """What ``memd add`` prints for the entries it appended."""
+    if json_out:
+        yield as_json(added.to_json()["added"]), False
+        return
+    for item in added.added:
+        yield f"CURRENT.md:{item.line}: {item.signature} {clip(item.text)}", False
+    for warning in dict.fromkeys(item.warning for item in added.added if item.warning):
+        yield f"warning: {warning}", True
+
+
+def hit_lines(
+    hits: list[dict[str, Any]], note: str | None, finish: float | None, daemon: bool, json_out: bool
+) -> Iterator[Line]:
+    """What ``memd search`` prints for its hits; ``note``: vectors still being built."""
+    if note:
+        yield f"note: {note}; {finish_hint(daemon, finish)}", True
+    if json_out:
+        yield as_json(hits), False
+        return
+    if not hits:
+        yield "no matches", True
+        return
+    for hit in hits:
+        beside = "  (next to a hit)" if hit["via"] == "neighbour" else ""
+        yield f"{hit['cite']}  {signature(hit)}{beside}", False
+        yield f"    {hit['snippet']}", False
+
+
+def signature(hit: dict[str, Any]) -> str:
+    """A hit's signature as its file shows it (a heading block's: its headings)."""
+    if not hit.get("seq"):
+        return "[" + " > ".join(hit.get("headings") or [hit["doc"]]) + "]"
+    from memd.core.signature import Signature
+
+    meta = tuple((k, str(v)) for k, v in (hit.get("meta") or {}).items())
+    return Signature.make(hit["seq"], hit.get("time"), hit.get("source"), hit.get("src"), meta).render()
+
+
+def finish_hint(daemon: bool, seconds: float | None) -> str:
+    if daemon:
+        return "the daemon is building the rest"
+    if seconds is None:
+        return "run `memd reindex` to build the rest"
+    minutes = max(1, round(seconds / 60))
+    return f"run `memd reindex` to build the rest (about {minutes} min)"
+
+
+def clip(text: str, width: int = 80) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
