@@ -75,13 +75,15 @@ def unchanged(root: Path, manifest: dict[str, Any], ignore: Sequence[str]) -> bo
     folders = manifest.get("folders")
     if not isinstance(folders, dict) or manifest.get("ignore") != list(ignore):
         return False
-    base = str(root)
+    # Paths by concatenation: at 100k entries this runs over thousands of files
+    # before every query, and ``os.path.join`` cost as much as the stats.
+    base = str(root) + os.sep
     try:
         for rel, mtime in folders.items():
-            if mtime < 0 or os.stat(os.path.join(base, rel), follow_symlinks=False).st_mtime_ns != mtime:
+            if mtime < 0 or os.lstat(base + rel).st_mtime_ns != mtime:
                 return False
         for rel, entry in manifest["files"].items():
-            stat = os.stat(os.path.join(base, rel), follow_symlinks=False)
+            stat = os.lstat(base + rel)
             if stat.st_mtime_ns != entry[0] or stat.st_size != entry[1]:
                 return False
     except (OSError, TypeError, IndexError):
