@@ -59,12 +59,12 @@ def measure_texts(count: int) -> dict[str, float]:
     from bench_vectors import write_vault
 
     from memd.index.embedding import embed_many, load_embedder
-    from memd.index.records import read_records
+    from memd.index.records import indexed_records
 
     with tempfile.TemporaryDirectory() as folder:
         vault = write_vault(Path(folder) / "v", count, seed=3)
         paths = sorted(vault.topics_dir.glob("*.md"))
-        texts = [r.text for p in paths for r in read_records(vault.root, vault.rel_of(p))[1] if r.seq]
+        texts = [r.text for p in paths for r in indexed_records(vault.root, vault.rel_of(p))[1] if r.seq]
     model = load_embedder("minilm-l6")
     model.embed(["warm up"])
     wall, spent = time.perf_counter(), cpu()

@@ -154,10 +154,10 @@ def synthetic_vectors(vault: Vault, real: np.ndarray) -> None:
         done[0] += len(texts)
         return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
 
-    from memd.index.records import read_records
+    from memd.index.records import indexed_records
 
     index = VectorIndex.load(vault.index_dir, "minilm-l6", 384)
-    index.refresh(digests, lambda rel: read_records(vault.root, rel)[1], fake)  # written as it goes
+    index.refresh(digests, lambda rel: indexed_records(vault.root, rel)[1], fake)  # written as it goes
 
 
 # -- 2. steady state ------------------------------------------------------------

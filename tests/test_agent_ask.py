@@ -239,3 +239,15 @@ def test_a_model_that_finds_no_answer_in_the_evidence_says_so(memd: Memd, model:
     assert data["support"] == [] and data["evidence"]  # what was read stays visible
     prompt = next(r for r in model.requests if operation_of(r) == "answer")
     assert '"found": false' in prompt["messages"][0]["content"]  # the model is told how to say it
+
+
+def test_a_secret_typed_by_hand_into_a_topic_never_reaches_the_model(memd: Memd, model: ScriptedModel) -> None:
+    secret = "sk-proj-" + "Q7x9Lm2Pz4" * 4
+    for topic in memd.vault.topic_files():
+        with topic.open("a") as edited:
+            edited.write(f"- Dana's coffee club card: the api key is {secret}\n")  # typed by hand
+    data, _ = ask(memd, "How does Dana take her coffee?")
+    assert data["found"] and any("oat milk" in e["text"] for e in data["evidence"])
+    sent = json.dumps(model.requests)
+    assert "coffee club card" in sent  # the line was read for the model, the key was not
+    assert secret not in sent

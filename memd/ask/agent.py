@@ -41,7 +41,7 @@ from memd.engine.client import BadOutput, ContextExceeded, ModelClient, ModelErr
 from memd.engine.fidelity import ANSWER_SUPPORT, Sources, sentences, unsupported
 from memd.engine.prompts import load
 from memd.engine.steps import cause_of, check_echo, echoes_of
-from memd.index.records import read_records
+from memd.index.records import indexed_records
 from memd.vault.vault import Vault
 
 MAX_ROUNDS = 7
@@ -332,7 +332,8 @@ def _evidence(vault: Vault, ranges: list[tuple[str, int, int]], budget: int) -> 
             path = vault.resolve_doc(doc)
         except MemdError:
             continue  # a made-up document is ignored, never read
-        _, records = read_records(vault.root, vault.rel(path))
+        # As the index holds it: a secret typed by hand is never sent to the model.
+        _, records = indexed_records(vault.root, vault.rel(path))
         entries = [r for r in records if r.kind == "entry"]
         hit = [r for r in entries if r.line <= end and r.end_line >= start]
         headings = {r.headings for r in hit}

@@ -228,11 +228,3 @@ def _partition_record(
         source=None,
         src=";".join(srcs) or None,
     )
-
-
-def read_records(root: Path, rel: str) -> tuple[str, list[Record]]:
-    """The content hash and records of one vault file."""
-    from memd.core.atomic import decode_markdown
-
-    data = (root / rel).read_bytes()
-    return content_hash(data), records_for(rel, decode_markdown(data, rel))

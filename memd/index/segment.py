@@ -208,7 +208,8 @@ def _parts_fit(parts: np.ndarray, rows: np.ndarray, keys: np.ndarray, records: i
     )
 
 
-def _path_of(rid: str) -> str:
+def path_of(rid: str) -> str:
+    """The vault-relative file of a record id (``topics/x.md#L12``)."""
     return rid.rsplit("#", 1)[0]
 
 

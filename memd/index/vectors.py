@@ -36,7 +36,6 @@ README), keeping the live rows.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import uuid
@@ -47,17 +46,16 @@ from typing import Any
 
 import numpy as np
 
-from memd.core.atomic import atomic_write
+from memd.index.gather import View, gathered, in_file_order, vectors_of
 from memd.index.records import Record
-from memd.index.segment import Segment, text_key, vector_text, wants_vector
+from memd.index.segment import Segment, path_of, text_key, vector_text, wants_vector
 from memd.index.sentences import sentences
+from memd.index.vector_log import LOG, read_log, write_log
 
 __all__ = ["RefreshReport", "VectorIndex", "text_key", "vector_text", "wants_vector"]
 
 BASE = "vectors.npz"
 SEGMENTS = "vectors"
-LOG = "log.json"
-LOG_FORMAT = 1
 # Texts embedded between two segment writes: about 20 s of one core, so a stopped
 # build loses little, and a 100k-record build writes some hundred segments at most.
 CHUNK_TEXTS = 2048
@@ -126,7 +124,7 @@ class VectorIndex:
         base = Segment.load(folder / BASE, model, dim)
         index.base, index.damaged = base, base.damaged
         segments: list[tuple[int, Segment]] = [(0, base)]
-        log = _read_log(index.log_path, model)
+        log = read_log(index.log_path, model)
         files: dict[str, FileState] | None = None
         if log is not None and log["id"] == base.ident and not base.damaged:
             for number in log["segments"]:
@@ -140,7 +138,7 @@ class VectorIndex:
             # The base alone: every file it names is complete at generation 0.
             counts: dict[str, int] = {}
             for rid in base.rids:
-                counts[_path_of(rid)] = counts.get(_path_of(rid), 0) + 1
+                counts[path_of(rid)] = counts.get(path_of(rid), 0) + 1
             files = {rel: [digest, 0, counts.get(rel, 0), counts.get(rel, 0)] for rel, digest in base.files.items()}
         index.segments = segments
         index.files = {} if index.damaged else files
@@ -152,7 +150,7 @@ class VectorIndex:
 
     def _assemble(self) -> None:
         """The live rows, numbered across segments in order."""
-        views: list[tuple[Segment, np.ndarray | None, int]] = []
+        views: list[View] = []
         rids: list[str] = []
         for number, segment in self.segments:
             if not segment.rids:
@@ -165,7 +163,7 @@ class VectorIndex:
             verdict: dict[str, bool] = {}
             live: list[int] = []
             for row, rid in enumerate(segment.rids):
-                rel = _path_of(rid)
+                rel = path_of(rid)
                 ok = verdict.get(rel)
                 if ok is None:
                     state = self.files.get(rel)
@@ -340,11 +338,11 @@ class VectorIndex:
         segment = Segment(self._segment_path(self.next), self.model, self.dim)
         segment.rids = [item.rid for item in batch]
         segment._keys = [item.key for item in batch]
-        segment.matrix = _vectors([item.key for item in batch], stored, self.dim)
+        segment.matrix = vectors_of([item.key for item in batch], stored, self.dim)
         part_keys = [key for item in batch for key, _ in item.parts]
         segment.part_keys = part_keys
         segment.part_rows = np.array([row for row, item in enumerate(batch) for _ in item.parts], dtype=np.int32)
-        segment.parts = _vectors(part_keys, stored, self.dim)
+        segment.parts = vectors_of(part_keys, stored, self.dim)
         self.segment_dir.mkdir(parents=True, exist_ok=True)
         segment.save()
         self.segments.append((self.next, segment))
@@ -363,37 +361,8 @@ class VectorIndex:
         elif len(self.segments) - 1 > MAX_SEGMENTS:
             self._merge(self.segments[-(MAX_SEGMENTS // 2) :])
 
-    def _gathered(self, views: list[tuple[Segment, np.ndarray | None, int]], path: Path) -> Segment:
-        """One segment holding the live rows of ``views``, in order."""
-        out = Segment(path, self.model, self.dim)
-        matrices: list[np.ndarray] = []
-        parts: list[np.ndarray] = []
-        part_rows: list[np.ndarray] = []
-        part_keys: list[bytes] = []
-        keys: list[bytes] = []
-        rids: list[str] = []
-        offset = 0
-        for segment, live, _ in views:
-            rows = np.arange(len(segment.rids)) if live is None else live
-            renumber = np.full(len(segment.rids) + 1, -1, dtype=np.int64)
-            renumber[rows] = np.arange(len(rows)) + offset
-            kept = np.flatnonzero(renumber[segment.part_rows] >= 0) if len(segment.part_rows) else np.zeros(0, np.int64)
-            matrices.append(segment.matrix[rows])
-            parts.append(segment.parts[kept])
-            part_rows.append(renumber[segment.part_rows[kept]])
-            part_keys.extend(segment.part_keys[i] for i in kept)
-            keys.extend(segment.keys[row] for row in rows)
-            rids.extend(segment.rids[row] for row in rows)
-            offset += len(rows)
-        empty = np.zeros((0, self.dim), dtype=np.float32)
-        out.rids, out._keys, out.part_keys = rids, keys, part_keys
-        out.matrix = np.ascontiguousarray(np.concatenate([empty, *matrices]), np.float32)
-        out.parts = np.ascontiguousarray(np.concatenate([empty, *parts]), np.float32)
-        out.part_rows = np.concatenate([np.zeros(0, np.int64), *part_rows]).astype(np.int32)
-        return out
-
     def _write_base(self) -> None:
-        base = _in_file_order(self._gathered(self._views, self.folder / BASE), self.files)
+        base = in_file_order(gathered(self._views, self.folder / BASE, self.model, self.dim), self.files)
         base.files = {rel: str(state[0]) for rel, state in self.files.items()}
         base.ident = uuid.uuid4().hex
         base.save()
@@ -410,7 +379,7 @@ class VectorIndex:
         """The segments of ``tail`` (the newest) as one segment numbered after them."""
         first = tail[0][0]
         views = [view for view in self._views if any(view[0] is segment for _, segment in tail)]
-        merged = self._gathered(views, self._segment_path(self.next))
+        merged = gathered(views, self._segment_path(self.next), self.model, self.dim)
         merged.save()
         # Files whose rows all lie in the tail start at the merged segment: rows
         # of theirs in older segments were retired already and stay so.
@@ -424,16 +393,8 @@ class VectorIndex:
         self._assemble()
 
     def _write_log(self) -> None:
-        self.segment_dir.mkdir(parents=True, exist_ok=True)
-        data = {
-            "format": LOG_FORMAT,
-            "model": self.model,
-            "id": self.base.ident,
-            "next": self.next,
-            "segments": [number for number, _ in self.segments if number],
-            "files": self.files,
-        }
-        atomic_write(self.log_path, json.dumps(data, separators=(",", ":")))
+        segments = [number for number, _ in self.segments if number]
+        write_log(self.log_path, self.model, self.base.ident, self.next, segments, self.files)
 
     def _remove_unlisted(self) -> None:
         """Segments no log names (merged, compacted, or written before a crash)."""
@@ -460,60 +421,3 @@ def _take(
                 fresh.setdefault(key, text)
         end += 1
     return todo[start:end], list(fresh.items())
-
-
-def _in_file_order(segment: Segment, files: Mapping[str, Any]) -> Segment:
-    """``segment`` with its rows file by file (in the order of ``files``) and, within a
-    file, as ``records_for`` gives them (entries by line, then partitions): the order a
-    build in one go has, whatever chunks the rows came in. Equal vectors (a text
-    in two files) rank by row, so a stopped and resumed build ranks as one in one go."""
-    rank = {rel: n for n, rel in enumerate(files)}
-
-    def key(row: int) -> tuple[int, int, int]:
-        rel, _, place = segment.rids[row].rpartition("#")
-        return rank.get(rel, len(rank)), 0 if place.startswith("L") else 1, int(place[1:] or 0)
-
-    order = np.array(sorted(range(len(segment.rids)), key=key), dtype=np.int64)
-    if np.array_equal(order, np.arange(len(order))):
-        return segment
-    new_of_old = np.empty(len(order), dtype=np.int64)
-    new_of_old[order] = np.arange(len(order))
-    parts = np.argsort(new_of_old[segment.part_rows], kind="stable") if len(segment.part_rows) else order[:0]
-    keys = segment.keys
-    segment.rids = [segment.rids[row] for row in order]
-    segment._keys = [keys[row] for row in order]
-    segment.matrix = np.ascontiguousarray(segment.matrix[order])
-    segment.part_keys = [segment.part_keys[i] for i in parts]
-    segment.parts = np.ascontiguousarray(segment.parts[parts])
-    segment.part_rows = new_of_old[segment.part_rows[parts]].astype(np.int32) if len(parts) else segment.part_rows
-    return segment
-
-
-def _vectors(keys: list[bytes], stored: Mapping[bytes, tuple[Any, int]], dim: int) -> np.ndarray:
-    out = np.zeros((len(keys), dim), dtype=np.float32)
-    for i, key in enumerate(keys):
-        source, row = stored[key]
-        out[i] = source[row]
-    return out
-
-
-def _read_log(path: Path, model: str) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("format") != LOG_FORMAT or data.get("model") != model:
-        return None
-    files, segments = data.get("files"), data.get("segments")
-    if not isinstance(files, dict) or not isinstance(segments, list) or not isinstance(data.get("next"), int):
-        return None
-    if not all(isinstance(n, int) and 0 < n < data["next"] for n in segments) or not isinstance(data.get("id"), str):
-        return None
-    for state in files.values():
-        if not (isinstance(state, list) and len(state) == 4 and all(isinstance(v, int) for v in state[1:])):
-            return None
-    return data
-
-
-def _path_of(rid: str) -> str:
-    return rid.rsplit("#", 1)[0]
