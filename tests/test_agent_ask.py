@@ -251,3 +251,21 @@ def test_a_secret_typed_by_hand_into_a_topic_never_reaches_the_model(memd: Memd,
     sent = json.dumps(model.requests)
     assert "coffee club card" in sent  # the line was read for the model, the key was not
     assert secret not in sent
+
+
+def test_the_tools_show_the_model_no_secret_typed_by_hand(memd: Memd, model: ScriptedModel) -> None:
+    secret = "ghp_" + "R8kd2Lq9Zt" * 4
+    [topic, *_] = memd.vault.topic_files()
+    with topic.open("a") as edited:
+        edited.write(f"- the deploy token is {secret}\n")  # typed by hand
+    doc = topic.stem
+    calls = [
+        {"tool": "read_lines", "args": {"doc": doc, "start": 1}},
+        {"tool": "grep", "args": {"pattern": "deploy token"}},
+        {"tool": "grep_doc", "args": {"doc": doc, "pattern": "deploy"}},
+    ]
+    model.queue("agent_step", json.dumps({"calls": calls}))
+    memd("ask", "What is the deploy token?")
+    sent = json.dumps(model.requests)
+    assert "the deploy token is [REDACTED:github-token]" in sent
+    assert secret not in sent

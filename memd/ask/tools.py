@@ -105,6 +105,14 @@ def _clip(line: str) -> str:
     return line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…"
 
 
+def _lines(path: Path, rel: str) -> list[str]:
+    """A file's lines as the tools show them: a secret typed by hand is redacted
+    (these results go to agents and models), each line where it was."""
+    from memd.core.redact import redact
+
+    return redact(read_text(path, rel), keep_lines=True).text.splitlines()
+
+
 def _vault_files(vault: Vault) -> list[str]:
     from memd.index.freshness import indexed_files
 
@@ -135,7 +143,7 @@ def grep(
     truncated = False
     for rel in paths if paths is not None else _vault_files(vault):
         try:
-            lines = read_text(vault.root / rel, rel).splitlines()
+            lines = _lines(vault.root / rel, rel)
         except Exception:
             continue  # unreadable files are `memd lint`'s business
         for number, line in enumerate(lines, start=1):
@@ -228,7 +236,7 @@ def read_lines(vault: Vault, doc: str, start: int = 1, end: int | None = None) -
     """
     path = vault.resolve_doc(doc)
     rel = vault.rel(path)
-    lines = read_text(path, rel).splitlines()
+    lines = _lines(path, rel)
     total = len(lines)
     if start < 1:
         raise NotFound(f"line numbers start at 1, got {start}")
