@@ -17,6 +17,7 @@ from memd.vault.vault import Vault
 if TYPE_CHECKING:
     from memd.app.results import Hits, JsonResult
     from memd.ask.offline import Answer
+    from memd.engine.base import Engine
     from memd.index import IndexStore
     from memd.review.asof import PastVault
 
@@ -135,15 +136,17 @@ class Reading:
         budget: int = 1500,
         report: Callable[[Any], None] | None = None,
         embed_seconds: float | None = None,
+        engine: Engine | None = None,
     ) -> Answer:
         """Answer from memory with cited evidence, the way the vault's engine answers.
-        ``embed_seconds`` as for ``search``: past it, evidence is found by words and the vectors there are."""
+        ``embed_seconds`` as for ``search``: past it, evidence is found by words and the vectors there are.
+        ``engine``: the vault's engine when the caller has it already."""
         from memd.app.replaced import with_replaced
         from memd.ask.answering import answer
         from memd.engine import get_engine
 
         self.recover()
-        engine = get_engine(self.vault)
+        engine = engine or get_engine(self.vault)
         if engine.client is not None:  # the model's agent searches with tools of its own
             return with_replaced(self.vault, answer(self.vault, question, budget=budget, report=report, engine=engine))
         with self._synced_store(seconds=embed_seconds) as store:

@@ -152,10 +152,11 @@ def answer(memory: Memory, data: bytes) -> dict[str, Any]:
     try:
         # The daemon embeds what is missing in its own loop: a reader never waits for it.
         if verb == "ask":
-            if memory.engine.client is not None:
+            engine = memory.engine
+            if engine.client is not None:
                 # The model is called with the asking process's settings and keys, not the daemon's.
                 return {"error": "a question for the model is answered in the asking process"}
-            said = memory.ask(**args, embed_seconds=0.0)
+            said = memory.ask(**args, embed_seconds=0.0, engine=engine)
             return {"answer": said.to_json(), "warnings": list(said.warnings), "fallback": said.fallback}
         found = memory.search(**args, embed_seconds=0.0)
     except MemdError as err:
