@@ -37,8 +37,9 @@ from memd.core.errors import MemdError
 from memd.core.timeutil import now
 from memd.core.tokens import count_tokens
 from memd.engine.breaker import Unavailable
-from memd.engine.client import BadOutput, ContextExceeded, ModelClient, ModelError, parse_json, prompt_size
+from memd.engine.client import ContextExceeded, ModelClient, ModelError, prompt_size
 from memd.engine.fidelity import ANSWER_SUPPORT, Sources, sentences, unsupported
+from memd.engine.output import BadOutput, parse_json
 from memd.engine.prompts import load
 from memd.engine.steps import cause_of, check_echo, echoes_of
 from memd.index.records import indexed_records

@@ -27,7 +27,6 @@ from __future__ import annotations
 import ipaddress
 import json
 import math
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,9 +38,9 @@ from memd.core.errors import ConfigError, MemdError
 from memd.core.ledger import Call, record
 from memd.core.tokens import count_tokens
 from memd.engine.breaker import Breaker, Unavailable
+from memd.engine.output import BadOutput, Reply
 from memd.engine.window import CONTEXT_ERROR, DEFAULT_CONTEXT, context_in, requested_in, server_message, window_in
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 CHARS_PER_TOKEN = 2.7  # under what common tokenizers give on memd's prompts (Qwen2.5: 2.98)
 MESSAGE_OVERHEAD = 4  # role markers and separators a chat template adds per message
 PROBE_SECONDS = 3.0
@@ -65,52 +64,11 @@ class ContextExceeded(ModelError):
     """The server refused the prompt as longer than the model's window (HTTP 400)."""
 
 
-class BadOutput(MemdError):
-    """The model answered, but not with what was asked for."""
-
-    cause = "invalid reply"
-
-
-class NotJSON(BadOutput):
-    """The reply is not one JSON object."""
-
-    cause = "invalid JSON"
-
-
-class Truncated(BadOutput):
-    """The reply stopped at ``max_tokens`` (finish_reason = length)."""
-
-    cause = "length limit"
-
-
 class BudgetSpent(Unavailable):
     """The run's own model budget (time or tokens) is spent: memd's limit, not the endpoint's failure."""
 
 
-__all__ = [
-    "BadOutput",
-    "BudgetSpent",
-    "ContextExceeded",
-    "ModelClient",
-    "ModelError",
-    "NotJSON",
-    "Reply",
-    "Truncated",
-    "Unavailable",
-    "parse_json",
-]
-
-
-@dataclass(frozen=True)
-class Reply:
-    text: str
-    finish_reason: str | None
-    prompt_tokens: int
-    completion_tokens: int
-
-    @property
-    def truncated(self) -> bool:
-        return self.finish_reason == "length"
+__all__ = ["BudgetSpent", "ContextExceeded", "ModelClient", "ModelError", "Unavailable"]
 
 
 @dataclass
@@ -416,20 +374,3 @@ def _describe(err: Exception) -> str:
         detail = str(cause).split("] ")[-1] if cause else ""
         return f"connection failed{': ' + detail if detail else ''}"
     return f"{name}: {err}"
-
-
-def parse_json(text: str) -> dict[str, Any]:
-    """Lenient reading: code fences and text around the object are tolerated;
-    anything that is not one complete JSON object is BadOutput."""
-    fenced = _FENCE.search(text)
-    body = fenced.group(1) if fenced else text
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end <= start:
-        raise NotJSON("the reply holds no JSON object")
-    try:
-        value = json.loads(body[start : end + 1])
-    except ValueError as err:
-        raise NotJSON(f"the reply is not valid JSON ({err.args[0] if err.args else err})") from None
-    if not isinstance(value, dict):
-        raise NotJSON("the reply is not a JSON object")
-    return value

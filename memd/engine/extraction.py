@@ -12,8 +12,8 @@ from typing import Any
 
 from memd.core.tokens import count_tokens
 from memd.engine.base import Extracted
-from memd.engine.client import BadOutput
 from memd.engine.fidelity import Sources, sentences, unsupported
+from memd.engine.output import BadOutput
 from memd.engine.prompts import normal
 from memd.engine.steps import listed, text_of
 

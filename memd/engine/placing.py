@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from memd.engine.base import Block, Item, Section, TopicUpdate
-from memd.engine.client import BadOutput
 from memd.engine.gating import key
+from memd.engine.output import BadOutput
 from memd.engine.steps import all_once, checked_supersession, field, listed, merged_entry, seqs_of, title_of
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from memd.engine.base import Block, Item, Rewrite, Route, Section, Supersession
-from memd.engine.client import BadOutput
 from memd.engine.fidelity import Sources, unsupported
+from memd.engine.output import BadOutput
 from memd.engine.placing import kept_holder, records
 from memd.engine.steps import all_once, checked_supersession, field, listed, merged_entry, seqs_of, text_of, title_of
 
