@@ -7,7 +7,20 @@ library itself. This is also memd's public Python API (see the README).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from memd.app.memory import Memory
-from memd.app.results import Added, Hits, JsonResult, Status
+
+if TYPE_CHECKING:
+    from memd.app.results import Added, Hits, JsonResult, Status
 
 __all__ = ["Added", "Hits", "JsonResult", "Memory", "Status"]
+
+
+def __getattr__(name: str) -> Any:
+    # The result types are imported when asked for: `memd add` needs only its own.
+    if name not in __all__:
+        raise AttributeError(name)
+    from memd.app import results
+
+    return getattr(results, name)

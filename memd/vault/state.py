@@ -10,6 +10,7 @@ entry cannot free its seq, because the stored counter never goes down.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -234,17 +235,17 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     mark, files = (cache[0], cache[1]) if cache is not None else (0, {})
     within = bounds(space)
     highest, fresh = 0, {}
-    for path in vault.entry_files():
-        rel = vault.rel_of(path)
+    base = str(vault.root) + os.sep
+    for rel in vault.entry_rels():
         try:
-            stat = path.stat()
+            stat = os.stat(base + rel)
         except OSError:
             continue
         known = files.get(rel)
         if known is not None and known[0] == stat.st_mtime_ns and known[1] == stat.st_size:
             high = known[2]
         else:
-            high = highest_seq_in([path], within)
+            high = highest_seq_in([vault.root / rel], within)
         fresh[rel] = (stat.st_mtime_ns, stat.st_size, high)
         highest = max(highest, high)
     start = max(state.next_in(space), mark + 1, highest + 1, within.start)

@@ -227,9 +227,13 @@ class Vault:
 
     def entry_files(self) -> list[Path]:
         """The documents whose signed entries are memory: CURRENT, topics and notes."""
+        return [self.root / rel for rel in self.entry_rels()]
+
+    def entry_rels(self) -> list[str]:
+        """``entry_files`` as vault-relative paths (no path objects: every add reads them all)."""
         ignore = self.ignore
         found = [rel for rel in self.walk() if counts_entries(rel, ignore)]
-        return [self.root / rel for rel in sorted(found, key=lambda rel: (rel != CURRENT_NAME, rel))]
+        return sorted(found, key=lambda rel: (rel != CURRENT_NAME, rel))
 
     def topic_files(self) -> list[Path]:
         topics = (rel for rel in self.walk() if classify(rel) == "topic")
