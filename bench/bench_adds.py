@@ -4,6 +4,7 @@ Not a test: run by hand and copy the figures into the README.
 
     python bench/bench_adds.py                  # 1,000 adds in one process, 100 as separate processes
     python bench/bench_adds.py --adds 5000 --processes 0
+    python bench/bench_adds.py --adds 0 --processes 41 --entries 100000   # into a vault of 100k entries
 
 1. ``--adds`` calls of ``memd add`` one after another through click's test
    runner in this process (what a long-lived caller pays per add, and what the
@@ -77,9 +78,14 @@ def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--adds", type=int, default=1000)
     parser.add_argument("--processes", type=int, default=100)
+    parser.add_argument("--entries", type=int, default=0, help="topic entries in the vault first (bench_vectors.py's)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="memd-adds-") as folder:
         vault = Path(folder) / "vault"
+        if args.entries:
+            from bench_vectors import write_vault
+
+            write_vault(vault, args.entries, seed=3)
         # No consolidation in between: the buffer grows with every add, the worst case for an append.
         settings = '[consolidate]\nbuffer_tokens = 100000000\nbuffer_age = "365d"\n'
         init_vault(vault).vault.config_path.write_text(settings)
@@ -92,8 +98,9 @@ def main(argv: list[str]) -> None:
         if args.processes:
             walls, cpus, bare = ([s * 1000 for s in values] for values in processes(vault, args.processes))
             print(
-                f"{args.processes} `memd add` processes: CPU median {statistics.median(cpus):.0f} ms, "
-                f"p95 {_p95(cpus):.0f} ms; wall median {statistics.median(walls):.0f} ms"
+                f"{args.processes} `memd add` processes into a vault of {args.entries:,} entries: "
+                f"CPU median {statistics.median(cpus):.0f} ms, p95 {_p95(cpus):.0f} ms; "
+                f"wall median {statistics.median(walls):.0f} ms"
             )
             print(
                 f"  `python -c pass` after each: CPU median {statistics.median(bare):.0f} ms, p95 {_p95(bare):.0f} ms"
