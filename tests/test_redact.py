@@ -84,3 +84,19 @@ def test_lint_flags_a_secret_typed_by_hand(memd: Memd, vault: Vault) -> None:
     result = memd("lint", ok=False)
     assert result.exit_code == 1
     assert "topics/servers.md:6: possible secret (credential)" in result.output
+
+
+@pytest.mark.parametrize(("kind", "text"), SAMPLES)
+def test_a_message_to_a_model_is_redacted_and_stays_json(kind: str, text: str) -> None:
+    import json
+
+    from memd.engine.outgoing import redacted
+
+    payload = {"entries": [f"note: {text}", 'he said "hi" \\ back'], "count": 3}
+    system = {"role": "system", "content": "You file entries."}
+    sent = redacted([system, {"role": "user", "content": json.dumps(payload)}, {"role": "user", "content": text}])
+    assert sent[0] is not system and sent[0] == system  # nothing to redact: sent as it was
+    data = json.loads(sent[1]["content"])
+    assert data["count"] == 3 and data["entries"][1] == 'he said "hi" \\ back'
+    assert f"[REDACTED:{kind}]" in data["entries"][0] and f"[REDACTED:{kind}]" in sent[2]["content"]
+    assert not find_secrets(sent[1]["content"]) and not find_secrets(sent[2]["content"])

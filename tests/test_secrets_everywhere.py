@@ -219,3 +219,30 @@ def test_a_secret_typed_into_a_topic_is_committed_by_no_path(tmp_path: Path, sec
     memd("sync")  # now it goes through
     committed = subprocess.run(["git", "-C", str(memd.vault.root), "show", f"HEAD:{rel}"], capture_output=True)
     assert b"[removed]" in committed.stdout
+
+
+@pytest.mark.slow
+def test_no_secret_typed_by_hand_reaches_a_model(memd: Memd, vault: Vault) -> None:
+    from .model_server import ScriptedModel
+
+    with ScriptedModel() as server:
+        vault.config_path.write_text(
+            f'[llm]\nbase_url = "{server.url}"\nmodel = "scripted"\nmax_retries = 0\ntimeout = "2s"\ngating = "off"\n'
+        )
+        memd("add", "Takes coffee with oat milk\nRuns the Lisbon half marathon in March")
+        memd("consolidate")
+        for topic in vault.topic_files():
+            with topic.open("a") as edited:
+                edited.write(f"- the deploy key is {OPENAI}, the backup one {GITHUB}\n")  # typed by hand
+        with vault.current.open("a") as edited:
+            edited.write(f"- my password is {PASSWORD}\n")  # typed by hand into the buffer
+        memd("consolidate", "--dry-run")
+        memd("add", "Prefers a flat white coffee in the morning")
+        memd("consolidate")
+        memd("ask", "What is the deploy key?")
+        assert {"rewrite", "agent_step"} <= set(server.operations())
+        sent = json.dumps(server.requests, ensure_ascii=False)
+    assert "the deploy key is [REDACTED:openai-key]" in sent
+    for secret in (OPENAI, GITHUB, PASSWORD):
+        for part in tokens(secret):
+            assert part not in sent.lower(), secret

@@ -19,7 +19,7 @@ from memd.consolidation.filing import Filing, batches_of, file_batch
 from memd.consolidation.outcome import ConsolidationError, Outcome, commit_message
 from memd.consolidation.recovery import recover
 from memd.consolidation.restore import SETTLE, Unsettled, Vanished, restore
-from memd.consolidation.scrub import without_secrets
+from memd.consolidation.scrub import redacted_copy, without_secrets
 from memd.consolidation.sections import adopt_unsigned
 from memd.consolidation.stale import drop_stale_copies, drop_topic_copies
 from memd.consolidation.upkeep import merge_topics, split_topic
@@ -162,7 +162,9 @@ def _attempt(
                 "an editor saved an old copy): "
                 f"dropped {dropped} identical copies, kept {changed} changed ones as new entries"
             )
-        if not dry_run:
+        if dry_run:  # nothing is written, but what a model is shown is redacted all the same
+            current_text, current = redacted_copy(current_text, current)
+        else:
             current_text, current = without_secrets(vault, current_text, current, warnings)
         unsigned = sum(1 for e in current.entries() if e.entry.signature is None) + space.unsigned()
         reserved = allocate(vault, unsigned) if unsigned and not dry_run else range(state.next_seq, state.next_seq)

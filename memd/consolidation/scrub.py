@@ -29,3 +29,11 @@ def without_secrets(vault: Vault, text: str, document: Document, warnings: list[
         f"({', '.join(scrubbed.kinds)}) typed into the buffer at {where}; nothing of it was committed"
     )
     return scrubbed.text, parse_document(scrubbed.text)
+
+
+def redacted_copy(text: str, document: Document) -> tuple[str, Document]:
+    """``without_secrets`` for a dry run: the same text, nothing written."""
+    from memd.core.redact import redact
+
+    scrubbed = redact(text, keep_lines=True)
+    return (scrubbed.text, parse_document(scrubbed.text)) if scrubbed.findings else (text, document)

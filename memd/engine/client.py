@@ -18,6 +18,9 @@ window lowers the window memd sizes prompts to (to the number the server
 names, and below the rejected request), so the caller asks again with a
 smaller batch; the identical request is never sent again.
 
+Every message is redacted before it is sent (outgoing.py): a model endpoint
+is someone else's machine.
+
 The ``openai`` package takes about a second to import, so it is imported on
 the first call, never at start-up.
 """
@@ -38,6 +41,7 @@ from memd.core.errors import ConfigError, MemdError
 from memd.core.ledger import Call, record
 from memd.core.tokens import count_tokens
 from memd.engine.breaker import Breaker, Unavailable
+from memd.engine.outgoing import redacted
 from memd.engine.output import BadOutput, Reply
 from memd.engine.window import CONTEXT_ERROR, DEFAULT_CONTEXT, context_in, requested_in, server_message, window_in
 
@@ -244,6 +248,7 @@ class ModelClient:
     ) -> Reply:
         chosen = model or self.settings.model or ""
         self.available()
+        messages = redacted(messages)
         request = json.dumps([chosen, messages, max_tokens])
         if request in self._refused:
             # Sending it again would only be refused again.
