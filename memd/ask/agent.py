@@ -13,22 +13,21 @@ whole heading blocks; when it is thin (under ``MIN_EVIDENCE_TOKENS``), the
 offline retrieval tops it up, and recent CURRENT entries always come along.
 
 The model then answers from that evidence, and the answer is checked before
-anyone sees it: citations outside the evidence are removed (their claim is
-marked unsupported), and an answer that cites nothing shown, or says what
-its cited evidence does not, is replaced by the offline extractive answer
-with a notice. An endpoint that fails or is paused gives the offline answer
+anyone sees it (grounded.py): an answer that cites nothing shown, or says
+what its cited evidence does not, is replaced by the offline extractive
+answer with a notice. An endpoint that fails or is paused gives the offline answer
 at once, also with a notice.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from memd.ask import tools
+from memd.ask.grounded import grounded_answer
 from memd.ask.offline import EVIDENCE_TOKENS, NOTHING, Answer, Evidence, Report, Step, quote
 from memd.ask.offline import ask as offline_ask
 from memd.ask.shown import Shown, seen, shown_ranges
@@ -38,7 +37,6 @@ from memd.core.timeutil import now
 from memd.core.tokens import count_tokens
 from memd.engine.breaker import Unavailable
 from memd.engine.client import ContextExceeded, ModelClient, ModelError, prompt_size
-from memd.engine.fidelity import ANSWER_SUPPORT, Sources, sentences, unsupported
 from memd.engine.output import BadOutput, parse_json
 from memd.engine.prompts import load
 from memd.engine.steps import cause_of, check_echo, echoes_of
@@ -51,9 +49,6 @@ RESULT_CHARS = 4000  # per round at most; less when the model's context is small
 CATALOG_DOCS = 20  # documents shown in the first round (the model can page with list_docs)
 SUMMARY_CHARS = 100
 STEP_TOKENS = 256  # max_tokens of a tool round
-ANSWER_TOKENS = 320  # max_tokens of the answer
-UNSUPPORTED = "[unsupported]"
-_CITATION = re.compile(r"\[([^\[\]\s]+:\d+(?:-\d+)?)\]")
 TOOLS: dict[str, Callable[..., Any]] = {
     "search": tools.search,
     "grep": tools.grep,
@@ -139,7 +134,7 @@ def _agent_ask(
         spent += cost
     if not gathered:
         return replace(baseline, steps=tuple(steps))
-    text, cited, problem = _answer(question, gathered, client, model)
+    text, cited, problem = grounded_answer(question, gathered, client, model)
     if problem is not None:
         return replace(baseline, evidence=tuple(gathered), steps=tuple(steps), fallback=problem)
     if not text:  # the model read the evidence and found no answer in it
@@ -349,88 +344,3 @@ def _evidence(vault: Vault, ranges: list[tuple[str, int, int]], budget: int) -> 
             spent += cost
             chosen.append(Evidence(record, 1.0, "agent" if record in hit else "block"))
     return chosen
-
-
-def _answer(
-    question: str, evidence: list[Evidence], client: ModelClient, model: str | None
-) -> tuple[str, set[str], str | None]:
-    """The model's grounded answer and the refs it cites, or a reason it may
-    not be shown (then the caller shows the extractive answer); no text and
-    no reason: the model found no answer in the evidence."""
-    refs = {e.record.cite: e.record for e in evidence}
-    system = load("answer")
-    context = client.context_tokens(model)
-    shown = list(refs.items())
-    while True:
-        payload = {
-            "question": question,
-            "today": now().date().isoformat(),
-            "evidence": [{"ref": cite, "seq": r.seq, "time": r.time, "text": r.text} for cite, r in shown],
-        }
-        messages = [
-            {"role": "system", "content": system},
-            {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
-        ]
-        if prompt_size(messages) + ANSWER_TOKENS <= context or len(shown) <= 1:
-            break
-        shown = shown[:-1]  # the least relevant evidence goes first
-    refs = dict(shown)
-    echoes, copied = echoes_of(system, messages[1]["content"])
-    problem = "the model gave no usable answer"
-    limit = ANSWER_TOKENS
-    for _attempt in range(2):
-        try:
-            reply = client.complete("answer", messages, max_tokens=limit, model=model)
-        except (ModelError, Unavailable) as err:
-            return "", set(), f"{err}; showing the extractive answer"
-        if reply.truncated:
-            problem = f"the answer stopped at the length limit ({limit} tokens)"
-            if prompt_size(messages) + 2 * limit > context:
-                break  # the prompt fills the window: more room cannot help
-            limit *= 2  # never again with the same limit
-            continue
-        try:
-            data = parse_json(reply.text)
-            check_echo(data, echoes, payload, copied)
-            if data.get("found") is False:
-                return "", set(), None  # the evidence holds no answer: the caller says so
-            text, cited = _grounded(data, refs, question)
-            return text, cited, None
-        except BadOutput as err:
-            problem = str(err)
-            messages = [
-                *messages,
-                {"role": "user", "content": f"That reply was not valid: {err}. Reply with only JSON."},
-            ]
-    return "", set(), f"the model's answer was not used ({problem}); showing the extractive answer"
-
-
-def _grounded(data: dict[str, Any], refs: dict[str, Any], question: str) -> tuple[str, set[str]]:
-    """Validate types, drop citations outside the evidence (marking their
-    claims), and require the answer's words to rest on what it cites."""
-    text = data.get("answer")
-    if not isinstance(text, str) or not text.strip():
-        raise BadOutput("answer must be non-empty text")
-    listed = data.get("cited")
-    if not isinstance(listed, list) or not all(isinstance(c, str) for c in listed):
-        raise BadOutput('"cited" must be a list of the evidence refs the answer uses')
-    cited = {c for c in listed if c in refs}
-    kept = []
-    for sentence in sentences(text.strip()):
-        marks = _CITATION.findall(sentence)
-        good = [m for m in marks if m in refs]
-        bare = " ".join(_CITATION.sub(lambda m: f"[{m.group(1)}]" if m.group(1) in refs else "", sentence).split())
-        if marks and not good:
-            body, stop = (bare[:-1].rstrip(), bare[-1]) if bare[-1:] in ".!?" else (bare, "")
-            bare = f"{body} {UNSUPPORTED}{stop}"
-        cited.update(good)
-        kept.append(bare)
-    if not cited:
-        raise BadOutput("the answer cites none of the evidence it was shown")
-    records = [refs[c] for c in cited]
-    sources = Sources([question, *(r.text for r in records)], [r.time for r in records])
-    plain = _CITATION.sub("", " ".join(kept)).replace(UNSUPPORTED, "")
-    problem = unsupported(plain, sources, threshold=ANSWER_SUPPORT, initial_names=False)
-    if problem:
-        raise BadOutput(f"the answer is not supported by the evidence it cites: {problem}")
-    return " ".join(kept), cited
