@@ -365,28 +365,6 @@ class Catalog:
         return sum(count for n, count in rows if n not in left)
 
 
-def topic_health(vault: Vault) -> dict[str, int]:
-    """Topic sizes from the catalog (kept in step with the files incrementally):
-    how many, median and largest in tokens, how many are tiny (under a tenth
-    of ``merge_tokens``: a fragment routing left alone) and how many are over
-    ``split_tokens`` (the next consolidation that touches them splits them)."""
-    with vault.locked(timeout=1.0):  # a consolidation holding it longer: status answers without
-        catalog = Catalog.open(vault)
-    try:
-        sizes = sorted(row.tokens for row in catalog.known.values() if row.problem is None)
-    finally:
-        catalog.close()
-    middle = len(sizes) // 2
-    median = (sizes[middle] if len(sizes) % 2 else (sizes[middle - 1] + sizes[middle]) // 2) if sizes else 0
-    return {
-        "count": len(sizes),
-        "median_tokens": median,
-        "max_tokens": sizes[-1] if sizes else 0,
-        "tiny": sum(1 for size in sizes if size < vault.config.merge_tokens // 10),
-        "huge": sum(1 for size in sizes if size > vault.config.split_tokens),
-    }
-
-
 def _rules(small_below: int) -> str:
     """Changes when the schema, the term rules or the merge size change (then rows are rebuilt)."""
     probe = f"{SCHEMA}|{small_below}|{sorted(STOPWORDS)}|{term_pairs(_PROBE)}|{speakers([_PROBE])}"
