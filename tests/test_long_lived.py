@@ -143,3 +143,36 @@ def test_a_settings_change_opens_the_index_anew(notes: Vault) -> None:
     config.write_text(config.read_text().replace('backend = "auto"', 'backend = "whoosh"'))
     assert memory.search("kyoto").results
     assert (notes.index_dir / "whoosh").is_dir()
+
+
+def test_searches_while_vectors_are_behind_neither_walk_the_vault_nor_rewrite_the_index(
+    notes: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    import memd.index.store as store
+
+    # Files and folders changed within the last seconds are checked again at every
+    # search (a stamp could still move in the same tick): these were written long ago.
+    past = time.time() - 60
+    for path in [notes.root, *notes.root.glob("[!.]*"), *notes.topics_dir.iterdir()]:
+        os.utime(path, (past, past))
+    memory = Memory.open(notes.root)
+    assert memory.search("coffee oat milk").results  # words and vectors in step
+    topic = notes.topics_dir / "notes-1.md"
+    topic.write_text(topic.read_text() + "- <seq=902,time=2026-05-01T09:00,source=user> Rode a zeppelin.\n")
+    os.utime(topic, (past + 30, past + 30))
+    # A reader that must not wait (a served search while the daemon embeds): words only for the new entry.
+    first = memory.search("zeppelin", embed_seconds=0.0)
+    if first.vectors is None:
+        pytest.skip("no embedding model installed")
+    assert first.vectors[0] < first.vectors[1]
+    walks: list[int] = []
+    real_scan = store.scan
+    monkeypatch.setattr(store, "scan", lambda vault: walks.append(1) or real_scan(vault))
+    manifest = notes.index_dir / "manifest.json"
+    written = manifest.stat().st_mtime_ns
+    for query in queries(5):
+        assert memory.search(query, embed_seconds=0.0).vectors == first.vectors
+    assert matched(memory, "zeppelin") == ["902"]
+    assert walks == [] and manifest.stat().st_mtime_ns == written

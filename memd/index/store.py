@@ -158,9 +158,16 @@ class IndexStore(VectorSide):
             self._backend = self._open_backend()
             if self._backend is not None and not self._count_matches(manifest):
                 manifest = None  # records lost or added behind the manifest's back
-        trusted = manifest is not None and self._backend is not None and not self._vectors_stale(manifest)
-        if trusted and manifest is not None and unchanged(self.vault.root, manifest, self.vault.ignore):
-            return SyncReport(False, (), (), manifest["records"], time.monotonic() - started)
+        in_step = manifest is not None and self._backend is not None
+        if in_step and manifest is not None and unchanged(self.vault.root, manifest, self.vault.ignore):
+            unchanged_report = SyncReport(False, (), (), manifest["records"], time.monotonic() - started)
+            if not self._vectors_stale(manifest):
+                return unchanged_report
+            # The words are in step; only vectors are behind (a daemon building them, a
+            # search that must not wait): no walk of the vault, no manifest written again.
+            with self._locked():
+                return self._sync_vectors(unchanged_report, started, embedding, seconds)
+        trusted = in_step and manifest is not None and not self._vectors_stale(manifest)
         found = scan(self.vault)
         if trusted and manifest is not None and not self._stale(manifest, found.files):
             if manifest.get("folders") != found.folders or manifest.get("ignore") != list(self.vault.ignore):

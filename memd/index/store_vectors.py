@@ -96,15 +96,13 @@ class VectorSide:
         digests = _digests(manifest)
         if not self._vectors.stale(digests):
             return report
-        # A source copy is read leaving out what the manifest says its records leave out.
-        held = {
-            rel: frozenset(row[4])
-            for rel, row in manifest["files"].items()
-            if classify(rel) == "source" and len(row) > 4
-        }
+        rows = manifest["files"]
 
         def read(rel: str) -> list[Record]:
-            return self._read_or_empty(rel, held.get(rel, frozenset()))
+            # A source copy is read leaving out what the manifest says its records leave out.
+            row = rows.get(rel)
+            held = frozenset(row[4]) if row is not None and len(row) > 4 and classify(rel) == "source" else frozenset()
+            return self._read_or_empty(rel, held)
 
         if seconds is not None and seconds <= 0:
             # A reader that must not wait: nothing embedded, but what is left is counted.

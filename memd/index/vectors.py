@@ -303,9 +303,11 @@ class VectorIndex:
     ) -> list[_Todo]:
         """The records still to embed, shortest text first; files that changed get a new generation.
         Without ``resume``, files already begun are not read again (nothing is embedded)."""
-        laid = set(self.rids) if any(s[2] < s[3] for rel, s in self.files.items() if rel in digests) else set()
+        laid: set[str] | None = None  # rids with a vector, asked for only when a file resumes
+        changed = False
         for rel in [rel for rel in self.files if rel not in digests]:
             del self.files[rel]
+            changed = True
         todo: list[_Todo] = []
         for rel, digest in digests.items():
             state = self.files.get(rel)
@@ -314,13 +316,16 @@ class VectorIndex:
             records = [record for record in (known[rel] if rel in known else read(rel)) if wants_vector(record)]
             if state is None or state[0] != digest:
                 self.files[rel] = [digest, self.next, 0, len(records)]
+                changed = True
             else:
+                laid = set(self.rids) if laid is None else laid
                 records = [record for record in records if record.rid not in laid]
             for record in records:
                 text = vector_text(record)
                 parts = [(text_key(sentence), sentence) for sentence in sentences(text)]
                 todo.append(_Todo(len(todo), rel, record.rid, text, text_key(text), parts))
-        self._assemble()  # rows of changed files are retired from now on
+        if changed:
+            self._assemble()  # rows of changed files are retired from now on
         todo.sort(key=lambda item: len(item.text))
         return todo
 
