@@ -12,6 +12,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memd.app import Memory
 from memd.app.init import init_vault
@@ -153,3 +155,71 @@ except SystemExit:
     pass
 print(" ".join(sys.modules))
 """
+
+
+_GLOBAL = [["--vault", "/v"], ["--vault=/w"], ["--json"]]
+_OWN = {
+    "add": [
+        ["--one"],
+        ["--time", "2026-01-02"],
+        ["--source", "hook"],
+        ["--source=ai"],
+        ["--src", "a.md#L1"],
+        ["--meta", "k=v"],
+        ["--meta=k2=v2"],
+    ],
+    "search": [
+        ["--limit", "3"],
+        ["--limit=7"],
+        ["--since", "2026-01-01"],
+        ["--until=2026-02-01"],
+        ["--source", "user"],
+    ],
+}
+_ARGUMENTS = {"add": [[], ["x"], ["y z"], ["-"], ["Ran 5 km"]], "search": [["q"], ["oat milk"]]}
+
+
+@st.composite
+def command_lines(draw: st.DrawFn) -> list[str]:
+    """A command line as people and scripts type them: global options before the
+    command or after it, the command's own options and its argument in any order,
+    now and then a token the reader does not know."""
+    name = draw(st.sampled_from(sorted(_OWN)))
+    before = draw(st.lists(st.sampled_from(_GLOBAL), max_size=2))
+    after = draw(st.lists(st.sampled_from(_GLOBAL + _OWN[name]), max_size=4))
+    after.append(draw(st.sampled_from(_ARGUMENTS[name])))
+    after = draw(st.permutations(after))
+    noise = draw(st.lists(st.sampled_from(["--bogus", "-h", "--", "-5", "extra", "--as-of", "--limit"]), max_size=1))
+    tokens = [token for unit in [*before, [name], *after] for token in unit]
+    at = draw(st.integers(0, len(tokens)))
+    return [*tokens[:at], *noise, *tokens[at:]]
+
+
+@settings(max_examples=400, deadline=None)
+@given(command_lines())
+def test_what_is_read_here_is_what_click_reads(args: list[str]) -> None:
+    """Whatever command line the reader takes, click takes too, with the same values."""
+    command = read_command(args)
+    if command is None:
+        return  # handed to click as it is
+    from memd.cli.root import main as group
+
+    with group.make_context("memd", list(args)) as ctx:
+        name, sub, rest = group.resolve_command(ctx, [*ctx._protected_args, *ctx.args])
+        assert name == command.name and sub is not None
+        with sub.make_context(name, rest, parent=ctx) as own:
+            root = ctx.obj or {}
+            assert root.get("vault", ctx.params["vault"]) == command.vault
+            assert bool(ctx.params["as_json"] or own.params["as_json"] or root.get("json")) == command.json_out
+            if name == "add":
+                assert own.params["text"] == command.argument
+                assert own.params["one"] == ("--one" in command.flags)
+                assert own.params["when"] == command.values.get("--time")
+                assert own.params["source"] == command.values.get("--source", "user")
+                assert own.params["src"] == command.values.get("--src")
+                assert own.params["meta"] == command.meta
+            else:
+                assert own.params["query"] == command.argument
+                assert own.params["limit"] == int(command.values.get("--limit", "10"))
+                for key in ("since", "until", "source"):
+                    assert own.params[key] == command.values.get(f"--{key}")
