@@ -79,11 +79,11 @@ class Memory(Reading):
         from memd.core.layout import PENDING_JOURNAL, SYNC_JOURNAL
 
         notes = []
-        if (self.vault.meta_dir / SYNC_JOURNAL).exists():
+        if self.vault.interrupted(SYNC_JOURNAL):
             from memd.sync import apply as sync_journal
 
             notes.append(sync_journal.recover(self.vault))
-        if (self.vault.meta_dir / PENDING_JOURNAL).exists():
+        if self.vault.interrupted(PENDING_JOURNAL):
             from memd.consolidation import recover
 
             notes.append(recover(self.vault))

@@ -64,10 +64,6 @@ def _journal(vault: Vault) -> Path:
     return vault.meta_dir / SYNC_JOURNAL
 
 
-def pending(vault: Vault) -> bool:
-    return _journal(vault).exists()
-
-
 def _read(top: Path, rel: str) -> str | None:
     try:
         return (top / rel).read_bytes().decode("utf-8", errors="surrogateescape")

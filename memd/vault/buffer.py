@@ -108,7 +108,7 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
         if item.time is not None:
             timeutil.parse_time(item.time)
     with vault.locked():
-        if (vault.meta_dir / PENDING_JOURNAL).exists():
+        if vault.interrupted(PENDING_JOURNAL):
             from memd.vault.journal import recover
 
             recover(vault)  # never append on top of a half-applied consolidation

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from memd.core.atomic import atomic_write, own_folder, read_bytes, refuse_read_only
@@ -58,6 +59,12 @@ class Journal:
 
 def _folder(vault: Vault) -> Any:
     return own_folder(vault.meta_dir / "journal")
+
+
+def _pending(vault: Vault) -> Path:
+    """The journal of a change in progress (``Vault.interrupted`` checks it), its folder checked."""
+    _folder(vault)
+    return vault.meta_dir / PENDING_JOURNAL
 
 
 def _on_disk(vault: Vault, rel: str) -> str | None:
@@ -103,18 +110,13 @@ def keep_refused(vault: Vault, changes: tuple[FileChange, ...], problems: list[s
     return vault.rel(path)
 
 
-def pending(vault: Vault) -> bool:
-    """Whether an interrupted change waits to be finished or undone (a stat, cheap)."""
-    return (vault.meta_dir / PENDING_JOURNAL).exists()
-
-
 def apply(vault: Vault, journal: Journal) -> None:
     """Write the journal, then each file (pre-image checked), then owe the
     commit. Call under the vault lock; ``finish_commit`` makes the commit."""
     _check_paths(vault, journal)
     for change in journal.changes:
         refuse_read_only(vault.root / change.path)  # before anything is written: all files or none
-    path = _folder(vault) / "pending.json"
+    path = _pending(vault)
     crashpoint()  # planned in memory, nothing written yet
     atomic_write(path, json.dumps({"message": journal.message, "changes": [asdict(c) for c in journal.changes]}))
     crashpoint()
@@ -225,7 +227,7 @@ def _check_paths(vault: Vault, journal: Journal) -> None:
 
 
 def load(vault: Vault) -> Journal | None:
-    path = _folder(vault) / "pending.json"
+    path = _pending(vault)
     try:
         raw = json.loads(read_bytes(path).decode("utf-8"))
         if not isinstance(raw, dict) or not isinstance(raw.get("message"), str):
@@ -261,7 +263,7 @@ def recover(vault: Vault) -> str | None:
         return str(err)
     if journal is None:
         return None
-    path = _folder(vault) / "pending.json"
+    path = _pending(vault)
     states = {c.path: _on_disk(vault, c.path) for c in journal.changes}
     edited = [c for c in journal.changes if states[c.path] not in (c.before, c.after)]
     if any(c.path not in ("CURRENT.md", STATE) for c in edited):

@@ -101,6 +101,12 @@ class Vault:
     def meta_dir(self) -> Path:
         return self.root / ".memd"
 
+    def interrupted(self, journal: str) -> bool:
+        """Whether an interrupted change left ``journal`` to be finished or undone
+        (``layout.PENDING_JOURNAL``: a consolidation or a forget; ``layout.SYNC_JOURNAL``:
+        a sync): one stat, so every verb checks it without importing what writes it."""
+        return (self.meta_dir / journal).exists()
+
     @property
     def config_path(self) -> Path:
         return self.meta_dir / "config.toml"
