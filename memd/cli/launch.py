@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from memd.cli.output import Line, added_lines, hit_lines
+from memd.cli.output import Line, added_lines, error_json, hit_lines
+
+if TYPE_CHECKING:
+    from memd.core.errors import MemdError
 
 # What `memd add` reads from standard input at most (the size `memd ingest` takes by default).
 STDIN_CHARS = 20 * 1024 * 1024
@@ -172,17 +175,10 @@ def run_search(command: Command) -> int | None:
     return _print(hit_lines(served["results"], note, finish, True, command.json_out))
 
 
-def _failed(err: Exception, json_out: bool) -> int:
-    from memd.core.errors import MemdError
-
-    message = err.for_door("cli") if isinstance(err, MemdError) else str(err)
-    if json_out:
-        import json
-
-        problem = {"error": message, "kind": type(err).__name__, "code": 1}
-        print(json.dumps(problem, ensure_ascii=False), file=sys.stderr)
-    else:
-        print(f"Error: {message}", file=sys.stderr)
+def _failed(err: MemdError, json_out: bool) -> int:
+    """A library error as the click command reports it (click's ``Error:`` line, or JSON)."""
+    message = err.for_door("cli")
+    print(error_json(message, type(err).__name__, 1) if json_out else f"Error: {message}", file=sys.stderr)
     return 1
 
 

@@ -22,6 +22,13 @@ def as_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, default=str)
 
 
+def error_json(message: str, kind: str, code: int) -> str:
+    """An error in ``--json`` mode: a JSON object on stderr, so a script reads one format."""
+    import json
+
+    return json.dumps({"error": message, "kind": kind, "code": code}, ensure_ascii=False)
+
+
 def added_lines(added: AddResult, json_out: bool) -> Iterator[Line]:
     """What ``memd add`` prints for the entries it appended."""
     if json_out:

@@ -10,7 +10,6 @@ never tracebacks or a usage dump. The global options ``--vault`` and
 from __future__ import annotations
 
 import importlib
-import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -149,8 +148,9 @@ def _wants_json(ctx: click.Context) -> bool:
 
 
 def _json_error(message: str, kind: str, code: int) -> None:
-    """In --json mode an error is a JSON object on stderr, so a script reads one format."""
-    click.echo(json.dumps({"error": message, "kind": kind, "code": code}, ensure_ascii=False), err=True)
+    from memd.cli.output import error_json
+
+    click.echo(error_json(message, kind, code), err=True)
     sys.exit(code)
 
 
