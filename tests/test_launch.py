@@ -223,3 +223,42 @@ def test_what_is_read_here_is_what_click_reads(args: list[str]) -> None:
                 assert own.params["limit"] == int(command.values.get("--limit", "10"))
                 for key in ("since", "until", "source"):
                     assert own.params[key] == command.values.get(f"--{key}")
+
+
+def test_a_search_the_daemon_does_not_answer_asks_it_once_and_searches_here() -> None:
+    import socket
+    import threading
+
+    from memd.daemon.serve import socket_path
+
+    # A short path: a Unix socket's path is limited to about a hundred bytes.
+    with tempfile.TemporaryDirectory(prefix="m", dir="/tmp") as folder:
+        vault = init_vault(Path(folder) / "v").vault
+        Memory(vault).add(["Flight to Kyoto on 3 April"])
+        asked: list[bytes] = []
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(socket_path(vault.root)))
+        listener.listen(4)
+        listener.settimeout(0.1)
+        stop = threading.Event()
+
+        def refuse() -> None:  # a daemon that cannot answer (a bad filter, a bug)
+            while not stop.is_set():
+                try:
+                    conn, _ = listener.accept()
+                except TimeoutError:
+                    continue
+                with conn:
+                    asked.append(conn.recv(1 << 16))
+                    conn.sendall(b'{"error": "cannot answer"}\n')
+
+        thread = threading.Thread(target=refuse, daemon=True)
+        thread.start()
+        try:
+            done = memd_process("search", "kyoto", cwd=vault.root)
+        finally:
+            stop.set()
+            thread.join(timeout=30)
+            listener.close()
+    assert done.returncode == 0 and "Flight to Kyoto" in done.stdout
+    assert len(asked) == 1 and b'"verb":"search"' in asked[0]

@@ -201,4 +201,6 @@ def main() -> None:
             sys.exit(code)
     from memd.cli.root import main as cli
 
-    cli()
+    # A search handed over here was put to the daemon already (or could not be: the
+    # click command reports why): it searches in this process without asking again.
+    cli(obj={"daemon_asked": True} if command is not None and command.name == "search" else None)

@@ -53,7 +53,9 @@ def search(
     # A running daemon has the index, the model and the vectors open: it answers at
     # once, and this process imports no more than it takes to find the vault and ask.
     args = {"query": query, "limit": limit, "since": since, "until": until, "source": source}
-    served = None if as_of else serve.request(vault_root(ctx), "search", args)
+    # launch.py asks first: a daemon that did not answer it is not asked (and waited for) again.
+    asked = (ctx.find_root().obj or {}).get("daemon_asked")
+    served = None if as_of or asked else serve.request(vault_root(ctx), "search", args)
     if served is not None:
         hits, note, finish, daemon = served["results"], served.get("note"), served.get("finish_seconds"), True
     else:

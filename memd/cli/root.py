@@ -197,7 +197,8 @@ def main(ctx: click.Context, vault: str | None, as_json: bool) -> None:
         memd add "Takes coffee with oat milk"
         memd status
     """
-    ctx.obj = {"vault": vault, "json": as_json}
+    # What the caller set (launch.py: the daemon was asked already) is kept.
+    ctx.obj = {**(ctx.obj if isinstance(ctx.obj, dict) else {}), "vault": vault, "json": as_json}
 
 
 def get_memory(ctx: click.Context) -> Memory:
