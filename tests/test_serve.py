@@ -106,6 +106,15 @@ def test_a_setting_in_the_environment_or_a_model_keeps_the_command_in_its_own_pr
         server.stop()
 
 
+def test_every_setting_a_command_environment_may_give_is_seen_by_the_served_search() -> None:
+    # set_here skips the registry when no variable has a setting's prefix: one that had
+    # another would send its command to the daemon, which runs with its own settings.
+    from memd.core.settings import SETTINGS
+    from memd.daemon.serve import SETTING_PREFIXES
+
+    assert all(spec.env.startswith(SETTING_PREFIXES) for spec in SETTINGS if spec.env)
+
+
 def test_a_bug_answering_one_request_leaves_the_search_to_its_process_and_the_serving_on(vault: Vault) -> None:
     class Flaky(Memory):
         calls = 0

@@ -40,6 +40,10 @@ READ_SECONDS = 2.0  # a connected client has this long to send its request
 TIMEOUT = 30.0  # a client waits this long for an answer, then searches itself
 # Settings that change no answer: given in a command's environment, the daemon may still answer it.
 UNRELATED = frozenset({"MEMD_LOCK_TIMEOUT"})
+# Every setting's variable starts with one of these (tests/test_serve.py holds the registry
+# to it): an environment with none of them sets nothing, and a served search's process need
+# not import the registry (and dataclasses) to learn so.
+SETTING_PREFIXES = ("MEMD_", "OPENAI_")
 # Unix socket paths are limited (108 bytes on Linux, 104 on macOS): a vault
 # deeper than this is searched in each process, as without a daemon.
 MAX_PATH = 100
@@ -188,6 +192,8 @@ def request(root: Path, verb: str, args: dict[str, Any], timeout: float = TIMEOU
 def set_here() -> bool:
     """Whether this process's environment gives a setting (``MEMD_EMBEDDING=none``):
     it is meant for this command, and the daemon runs with its own."""
+    if not any(name.startswith(SETTING_PREFIXES) and name not in UNRELATED for name in os.environ):
+        return False
     from memd.core.settings import SETTINGS
 
     return any(os.environ.get(spec.env) for spec in SETTINGS if spec.env and spec.env not in UNRELATED)
