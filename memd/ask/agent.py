@@ -36,7 +36,7 @@ from memd.core.errors import MemdError
 from memd.core.timeutil import now
 from memd.core.tokens import count_tokens
 from memd.engine.breaker import Unavailable
-from memd.engine.client import ContextExceeded, ModelClient, ModelError, prompt_size
+from memd.engine.client import ContextExceeded, ModelClient, ModelError, more_room, prompt_size
 from memd.engine.output import BadOutput, parse_json
 from memd.engine.prompts import load
 from memd.engine.steps import cause_of, check_echo, echoes_of
@@ -191,9 +191,10 @@ def _explore(
             seen(results, shown)  # as shrunk to fit and read: what the model was shown
             if reply.truncated:
                 note = f"stopped (length limit): the reply stopped at the length limit ({limit} tokens)"
-                if prompt_size(messages) + 2 * limit > context:
-                    break  # the prompt fills the window: more room cannot help
-                limit *= 2  # never again with the same limit
+                roomier = more_room(messages, limit, context)
+                if roomier is None:
+                    break
+                limit = roomier
                 continue
             unseen = ""
             try:

@@ -14,7 +14,7 @@ from typing import Any
 from memd.ask.offline import Evidence
 from memd.core.timeutil import now
 from memd.engine.breaker import Unavailable
-from memd.engine.client import ModelClient, ModelError, prompt_size
+from memd.engine.client import ModelClient, ModelError, more_room, prompt_size
 from memd.engine.fidelity import ANSWER_SUPPORT, Sources, sentences, unsupported
 from memd.engine.output import BadOutput, parse_json
 from memd.engine.prompts import load
@@ -59,9 +59,10 @@ def grounded_answer(
             return "", set(), f"{err}; showing the extractive answer"
         if reply.truncated:
             problem = f"the answer stopped at the length limit ({limit} tokens)"
-            if prompt_size(messages) + 2 * limit > context:
-                break  # the prompt fills the window: more room cannot help
-            limit *= 2  # never again with the same limit
+            roomier = more_room(messages, limit, context)
+            if roomier is None:
+                break
+            limit = roomier
             continue
         try:
             data = parse_json(reply.text)

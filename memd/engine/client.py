@@ -104,6 +104,13 @@ def prompt_size(messages: list[dict[str, str]]) -> int:
     return sum(model_tokens(m["content"]) + MESSAGE_OVERHEAD for m in messages)
 
 
+def more_room(messages: list[dict[str, str]], limit: int, context: int) -> int | None:
+    """The reply limit to ask again with after a reply was cut at ``limit``: twice
+    it (the same limit would cut it again), or None when the prompt leaves the
+    window no room for that."""
+    return None if prompt_size(messages) + 2 * limit > context else 2 * limit
+
+
 def estimated_tokens(messages: list[dict[str, str]]) -> int:
     """memd's own count of what a prompt costs, for the ledger when the server is silent."""
     return sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD for m in messages)

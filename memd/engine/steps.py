@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from memd.core.words import holder_of
 from memd.engine.base import Item, Supersession
 from memd.engine.breaker import Unavailable
-from memd.engine.client import BudgetSpent, ContextExceeded, ModelClient, ModelError, prompt_size
+from memd.engine.client import BudgetSpent, ContextExceeded, ModelClient, ModelError, more_room, prompt_size
 from memd.engine.fidelity import same_subject
 from memd.engine.notes import Fell, lines
 from memd.engine.output import BadOutput, parse_json
@@ -168,9 +168,10 @@ class Stepper:
                 break
             if reply.truncated:
                 problem, cause = f"the reply stopped at the length limit ({limit} tokens)", "length limit"
-                if prompt_size(messages) + 2 * limit > context:
-                    break  # the prompt fills the window: more room cannot help
-                limit *= 2  # never again with the same limit
+                roomier = more_room(messages, limit, context)
+                if roomier is None:
+                    break
+                limit = roomier
                 continue
             try:
                 data = parse_json(reply.text)
