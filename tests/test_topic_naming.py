@@ -66,6 +66,18 @@ def test_a_summary_is_verbatim_facts_not_a_keyword_list() -> None:
     assert "Wow" not in text and "photo" not in text.lower()
 
 
+def test_a_summary_leaves_out_a_sentence_that_points_back_to_what_it_lost() -> None:
+    # Lifted out of its turn, "It taught me…" no longer says what taught what.
+    turns = items(
+        "Caroline: I joined a transgender support group last year. It taught me self-acceptance and support.",
+        "Caroline: The support group meets every Tuesday at the community center.",
+        "Caroline: They helped me accept myself and find support in the group.",
+    )
+    text = summary([Section("Caroline", tuple(turns))])
+    assert "It taught" not in text and "They helped" not in text
+    assert "support group" in text
+
+
 @pytest.mark.parametrize(
     "turn, fact",
     [

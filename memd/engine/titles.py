@@ -46,6 +46,9 @@ _INTERJECTION = re.compile(
 )
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our|us)\b")
 _SECOND_PERSON = re.compile(r"\b(?:you|your|you're|you've)\b", re.I)
+# A sentence that opens by pointing back ("It reminds us…", "They brighten up our day")
+# lost what it is about when it was lifted out of its turn.
+_POINTS_BACK = re.compile(r"^(?:it|it's|its|they|they're|their|them|this|these|those|he|she|his|her|him)\b", re.I)
 _WORDS = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")  # "cut-over" is one word
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 _CAPTION = re.compile(r"\s*\[(?:shares|shared|sends|sent) (?:a |an )?[^\]]*\]")
@@ -127,6 +130,8 @@ def _fact_score(text: str, vector: Vector, words: list[str], centroid: Vector) -
         score *= 0.3
     if body.rstrip().endswith("!"):
         score *= 0.6
+    if _POINTS_BACK.match(body.lstrip()):
+        score *= 0.3
     return score
 
 
