@@ -46,10 +46,10 @@ from typing import Any
 
 import numpy as np
 
+from memd.index.embed_plan import Todo, take, todo_of
 from memd.index.gather import View, gathered, in_file_order, vectors_of
 from memd.index.records import Record
 from memd.index.segment import Segment, path_of, text_key, vector_text, wants_vector
-from memd.index.sentences import sentences
 from memd.index.vector_log import LOG, read_log, write_log
 
 __all__ = ["RefreshReport", "VectorIndex", "text_key", "vector_text", "wants_vector"]
@@ -82,16 +82,6 @@ class RefreshReport:
     @property
     def complete(self) -> bool:
         return self.records >= self.wanted
-
-
-@dataclass
-class _Todo:
-    order: int  # the record's place in the plan (file by file, in file order)
-    rel: str
-    rid: str
-    text: str
-    key: bytes
-    parts: list[tuple[bytes, str]]
 
 
 class VectorIndex:
@@ -268,7 +258,7 @@ class VectorIndex:
         if progress is not None and total:
             progress(0, total)
         while done < total:
-            batch, fresh = _take(todo, done, chunk, stored)
+            batch, fresh = take(todo, done, chunk, stored)
             vectors = embed([text for _, text in fresh]) if fresh else np.zeros((0, self.dim), np.float32)
             for row, (key, _) in enumerate(fresh):
                 stored[key] = (vectors, row)
@@ -300,7 +290,7 @@ class VectorIndex:
 
     def _plan(
         self, digests: Mapping[str, str], read: ReadRecords, known: Mapping[str, list[Record]], resume: bool = True
-    ) -> list[_Todo]:
+    ) -> list[Todo]:
         """The records still to embed, shortest text first; files that changed get a new generation.
         Without ``resume``, files already begun are not read again (nothing is embedded)."""
         laid: set[str] | None = None  # rids with a vector, asked for only when a file resumes
@@ -308,7 +298,7 @@ class VectorIndex:
         for rel in [rel for rel in self.files if rel not in digests]:
             del self.files[rel]
             changed = True
-        todo: list[_Todo] = []
+        todo: list[Todo] = []
         for rel, digest in digests.items():
             state = self.files.get(rel)
             if state is not None and state[0] == digest and (state[2] >= state[3] or not resume):
@@ -320,10 +310,7 @@ class VectorIndex:
             else:
                 laid = set(self.rids) if laid is None else laid
                 records = [record for record in records if record.rid not in laid]
-            for record in records:
-                text = vector_text(record)
-                parts = [(text_key(sentence), sentence) for sentence in sentences(text)]
-                todo.append(_Todo(len(todo), rel, record.rid, text, text_key(text), parts))
+            todo.extend(todo_of(len(todo) + n, rel, record) for n, record in enumerate(records))
         if changed:
             self._assemble()  # rows of changed files are retired from now on
         todo.sort(key=lambda item: len(item.text))
@@ -337,7 +324,7 @@ class VectorIndex:
             stored.update({key: (segment.matrix, row) for row, key in enumerate(segment.keys)})
         return stored
 
-    def _append(self, batch: list[_Todo], stored: dict[bytes, tuple[Any, int]]) -> None:
+    def _append(self, batch: list[Todo], stored: dict[bytes, tuple[Any, int]]) -> None:
         """Write ``batch`` (all of whose texts are in ``stored``) as the next segment, then the log."""
         batch = sorted(batch, key=lambda item: item.order)  # rows of one file together, in file order
         segment = Segment(self._segment_path(self.next), self.model, self.dim)
@@ -411,18 +398,3 @@ class VectorIndex:
         for name in names:
             if name.endswith(".npz") and name not in listed:
                 (self.segment_dir / name).unlink(missing_ok=True)
-
-
-def _take(
-    todo: list[_Todo], start: int, texts: int, stored: Mapping[bytes, Any]
-) -> tuple[list[_Todo], list[tuple[bytes, str]]]:
-    """Records from ``start`` on, until their texts never embedded before number ``texts``."""
-    fresh: dict[bytes, str] = {}
-    end = start
-    while end < len(todo) and len(fresh) < texts:
-        item = todo[end]
-        for key, text in [(item.key, item.text), *item.parts]:
-            if key not in stored:
-                fresh.setdefault(key, text)
-        end += 1
-    return todo[start:end], list(fresh.items())
