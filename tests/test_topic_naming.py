@@ -66,8 +66,9 @@ def test_a_summary_is_verbatim_facts_not_a_keyword_list() -> None:
     assert "Wow" not in text and "photo" not in text.lower()
 
 
-def test_a_summary_leaves_out_a_sentence_that_points_back_to_what_it_lost() -> None:
-    # Lifted out of its turn, "It taught me…" no longer says what taught what.
+def test_a_summary_leaves_out_a_sentence_that_points_back_or_urges_on() -> None:
+    # Lifted out of its turn, "It taught me…" no longer says what taught what;
+    # "Let's keep…" urges, and tells nothing.
     turns = items(
         "Caroline: I joined a transgender support group last year. It taught me self-acceptance and support.",
         "Caroline: The support group meets every Tuesday at the community center.",
@@ -76,6 +77,12 @@ def test_a_summary_leaves_out_a_sentence_that_points_back_to_what_it_lost() -> N
     text = summary([Section("Caroline", tuple(turns))])
     assert "It taught" not in text and "They helped" not in text
     assert "support group" in text
+    urged = items(
+        "Caroline: The support group meets every Tuesday at the community center.",
+        "Caroline: Let's keep going to the support group at the community center every Tuesday.",
+        "Caroline: I joined the support group last year.",
+    )
+    assert "Let's" not in summary([Section("Caroline", tuple(urged))])
 
 
 @pytest.mark.parametrize(

@@ -48,6 +48,8 @@ _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our|us)\b")
 _SECOND_PERSON = re.compile(r"\b(?:you|your|you're|you've)\b", re.I)
 # A sentence that opens by pointing back ("It reminds us…", "They brighten up our day")
 # lost what it is about when it was lifted out of its turn.
+# Urging someone on ("Let's keep chasing our dreams") tells no fact of either of them.
+_URGING = re.compile(r"^(?:let's|let us|let’s)\b", re.I)
 _POINTS_BACK = re.compile(r"^(?:it|it's|its|they|they're|their|them|this|these|those|he|she|his|her|him)\b", re.I)
 _WORDS = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")  # "cut-over" is one word
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
@@ -130,7 +132,7 @@ def _fact_score(text: str, vector: Vector, words: list[str], centroid: Vector) -
         score *= 0.3
     if body.rstrip().endswith("!"):
         score *= 0.6
-    if _POINTS_BACK.match(body.lstrip()):
+    if _POINTS_BACK.match(body.lstrip()) or _URGING.match(body.lstrip()):
         score *= 0.3
     return score
 
