@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from memd.index import IndexStore, embedding, minilm
-from memd.index.embedding import _minilm_folder, embed_many, embed_query, load_embedder
-from memd.index.minilm import WEIGHTS_SHA256, ModelUnavailable, check_weights
+from memd.index.embedding import embed_many, embed_query, load_embedder
+from memd.index.minilm import WEIGHTS_SHA256, check_weights
+from memd.index.model_files import ModelUnavailable, minilm_folder
 from memd.index.segment import Segment
 from memd.index.vectors import VectorIndex
 from memd.vault.vault import Vault
@@ -220,7 +221,7 @@ def test_a_repeated_query_is_embedded_once() -> None:
 
 def test_the_weights_are_hashed_once_until_the_file_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     weights = tmp_path / "model.safetensors"
-    shutil.copyfile(_minilm_folder() / "model.safetensors", weights)
+    shutil.copyfile(minilm_folder() / "model.safetensors", weights)
     note = tmp_path / "cache" / "checked"
     check_weights(weights, note)
     assert note.read_text().startswith(WEIGHTS_SHA256)
@@ -248,7 +249,7 @@ def test_installs_sharing_a_cache_folder_hash_their_weights_once_each(
         folder = tmp_path / name
         folder.mkdir()
         for file in ("model.safetensors", "tokenizer.json"):
-            shutil.copyfile(_minilm_folder() / file, folder / file)
+            shutil.copyfile(minilm_folder() / file, folder / file)
         installs.append(folder)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     hashed: list[int] = []

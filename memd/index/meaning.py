@@ -51,7 +51,7 @@ class Meaning:
             self._checked = True
             try:
                 from memd.index.embedding import load_embedder
-                from memd.index.minilm import ModelUnavailable
+                from memd.index.model_files import ModelUnavailable
             except ImportError:  # numpy missing: words only
                 return False
             try:

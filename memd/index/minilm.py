@@ -25,6 +25,7 @@ import numpy as np
 
 from memd.core.atomic import atomic_write
 from memd.core.errors import MemdError
+from memd.index.model_files import ModelUnavailable
 
 # The sentence-transformers release of all-MiniLM-L6-v2: weights from
 # elsewhere (another fine-tune, a damaged copy) would silently give other
@@ -37,10 +38,6 @@ HIDDEN = 384
 MAX_TOKENS = 256  # the length the model was trained with (sentence_bert_config.json)
 LAYER_NORM_EPS = 1e-12
 BATCH_TOKENS = 2048  # padded tokens per forward pass: the element-wise steps stay in cache
-
-
-class ModelUnavailable(MemdError):
-    """The embedding model's weights are not installed or not the expected ones."""
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ class VectorSide:
         if not self._semantic_checked:
             self._semantic_checked = True
             from memd.index.embedding import load_embedder
-            from memd.index.minilm import ModelUnavailable
+            from memd.index.model_files import ModelUnavailable
 
             try:
                 self._embedder = load_embedder(self.embedding)
