@@ -76,11 +76,16 @@ class Reading:
 
             past = search_as_of(self.vault, query, as_of, limit, filters)
             return Hits(query, past.hits, past.past.to_json())
+        from memd.index.spelling import respell
+
         with self._synced_store(progress, embedding, embed_seconds) as store:
-            found = tuple(search(self.vault, query, limit, filters, store=store))
+            backend = store.backend()
+            # Read here as retrieve reads it, so the hits can say which words were read again.
+            spelt = respell(query, backend.analyse, backend.doc_freq)
+            found = tuple(search(self.vault, spelt.query, limit, filters, store=store))
             behind, rate = store.vectors_behind, store.vectors_rate
             finish = (behind[1] - behind[0]) / rate if behind and rate else None
-            return Hits(query, found, vectors=behind, finish_seconds=finish)
+            return Hits(query, found, vectors=behind, finish_seconds=finish, respelled=spelt.words)
 
     @contextmanager
     def _synced_store(

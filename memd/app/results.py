@@ -48,6 +48,7 @@ class Hits:
     # While vectors are still being built: (records with a vector, records that want one).
     vectors: tuple[int, int] | None = None
     finish_seconds: float | None = None  # the rest, at the rate this search embedded (None: not measured)
+    respelled: tuple[tuple[str, str], ...] = ()  # query words no record holds, (as typed, as read)
 
     @property
     def note(self) -> str | None:
@@ -63,6 +64,8 @@ class Hits:
             data["as_of"] = self.as_of
         if self.note is not None:
             data["note"] = self.note
+        if self.respelled:
+            data["respelled"] = [list(pair) for pair in self.respelled]
         return data
 
 

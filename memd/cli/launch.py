@@ -171,8 +171,8 @@ def run_search(command: Command) -> int | None:
         return None
     if served is None:
         return None
-    note, finish = served.get("note"), served.get("finish_seconds")
-    return _print(hit_lines(served["results"], note, finish, True, command.json_out))
+    note, finish, respelled = served.get("note"), served.get("finish_seconds"), served.get("respelled") or []
+    return _print(hit_lines(served["results"], note, finish, True, command.json_out, respelled))
 
 
 def _failed(err: MemdError, json_out: bool) -> int:

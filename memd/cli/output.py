@@ -6,7 +6,7 @@ search a running daemon answers, without click: both print the same lines.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -41,9 +41,17 @@ def added_lines(added: AddResult, json_out: bool) -> Iterator[Line]:
 
 
 def hit_lines(
-    hits: list[dict[str, Any]], note: str | None, finish: float | None, daemon: bool, json_out: bool
+    hits: list[dict[str, Any]],
+    note: str | None,
+    finish: float | None,
+    daemon: bool,
+    json_out: bool,
+    respelled: Sequence[Sequence[str]] = (),
 ) -> Iterator[Line]:
-    """What ``memd search`` prints for its hits; ``note``: vectors still being built."""
+    """What ``memd search`` prints for its hits; ``note``: vectors still being built;
+    ``respelled``: query words no record holds, each (as typed, as read)."""
+    if respelled:
+        yield "note: read " + ", ".join(f"{typed!r} as {read!r}" for typed, read in respelled), True
     if note:
         yield f"note: {note}; {finish_hint(daemon, finish)}", True
     if json_out:

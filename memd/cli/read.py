@@ -58,6 +58,7 @@ def search(
     served = None if as_of or asked else serve.request(vault_root(ctx), "search", args)
     if served is not None:
         hits, note, finish, daemon = served["results"], served.get("note"), served.get("finish_seconds"), True
+        respelled = served.get("respelled") or []
     else:
         from memd.daemon.status import running_pid
 
@@ -80,10 +81,10 @@ def search(
                 embedding=embedding,
                 embed_seconds=0.0 if daemon else SEARCH_EMBED_SECONDS,
             )
-        hits, note, finish = list(found.results), found.note, found.finish_seconds
+        hits, note, finish, respelled = list(found.results), found.note, found.finish_seconds, list(found.respelled)
     from memd.cli.output import hit_lines
 
-    for line, to_err in hit_lines(hits, note, finish, daemon, as_json):
+    for line, to_err in hit_lines(hits, note, finish, daemon, as_json, respelled):
         click.echo(line, err=to_err)
 
 

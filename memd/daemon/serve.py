@@ -165,7 +165,12 @@ def answer(memory: Memory, data: bytes) -> dict[str, Any]:
         found = memory.search(**args, embed_seconds=0.0)
     except MemdError as err:
         return {"error": str(err)}
-    return {"results": list(found.results), "note": found.note, "finish_seconds": found.finish_seconds}
+    return {
+        "results": list(found.results),
+        "note": found.note,
+        "finish_seconds": found.finish_seconds,
+        "respelled": [list(pair) for pair in found.respelled],
+    }
 
 
 def request(root: Path, verb: str, args: dict[str, Any], timeout: float = TIMEOUT) -> dict[str, Any] | None:

@@ -53,6 +53,9 @@ class Backend(Protocol):
     def idf(self, term: str) -> float:
         """Inverse document frequency of an analysed term in entry text."""
 
+    def doc_freq(self, term: str) -> int:
+        """How many records hold an analysed term in their text."""
+
     def analyse(self, text: str) -> list[str]:
         """The terms the engine would index for ``text`` (stemmed, no stopwords)."""
 

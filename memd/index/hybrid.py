@@ -100,6 +100,9 @@ class HybridBackend:
     def idf(self, term: str) -> float:
         return self.lexical.idf(term)
 
+    def doc_freq(self, term: str) -> int:
+        return self.lexical.doc_freq(term)
+
     def analyse(self, text: str) -> list[str]:
         return self.lexical.analyse(text)
 

@@ -48,6 +48,7 @@ from typing import Any
 from memd.index import signals
 from memd.index.base import Backend, Filters, Hit
 from memd.index.records import Record
+from memd.index.spelling import respell
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ class Options:
     reply_depth: int = 6  # results this near the top that end in a question bring their reply next
     reply_within: int = 40  # ... when the reply is among this many results
     rrf_k: int = 60
+    respell: bool = True  # a query word no record holds is read as its nearest known spelling (spelling.py)
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,8 @@ def retrieve(
 ) -> list[Result]:
     options = options or Options()
     filters = filters or Filters()
+    if options.respell:
+        query = respell(query, backend.analyse, backend.doc_freq).query
     terms = query_terms(backend, query, options.question_words)
     if not terms or limit <= 0:
         return []  # nothing but stopwords and punctuation: nothing to look for, by words or meaning

@@ -245,6 +245,10 @@ class TantivyBackend:
         return whoosh_idf(searcher.doc_freq("text", term), searcher.num_docs)
 
     @_damage_is_one_line
+    def doc_freq(self, term: str) -> int:
+        return int(self._fresh().doc_freq("text", term))
+
+    @_damage_is_one_line
     def count(self) -> int:
         return int(self._fresh().num_docs)
 

@@ -163,6 +163,9 @@ class WhooshBackend:
     def idf(self, term: str) -> float:
         return float(self._search_handle().idf("text", term))
 
+    def doc_freq(self, term: str) -> int:
+        return int(self._search_handle().doc_frequency("text", term))
+
     def count(self) -> int:
         return int(self._search_handle().doc_count())
 

@@ -147,7 +147,8 @@ class Tools:
         Each result has `path`, `line`, `seq`, `time`, `source` and a `snippet`; cite results as path:line
         (with `as_of`, each has a `cite` path:line@commit). Use memory_read to see more lines around a result.
         Returns {"results": [...]}, best first, and a `note` while the vectors of a large import are
-        still being built (ranked by words and the vectors built so far)."""
+        still being built (ranked by words and the vectors built so far). A misspelt word the memory
+        holds nowhere is searched as its nearest known spelling, listed in `respelled` as [typed, read]."""
         # A long first build never blocks a tool call: each call embeds a slice (the daemon, when
         # running, builds the rest; the note says how far it is).
         found = self.memory.search(
