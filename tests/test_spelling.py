@@ -95,3 +95,13 @@ def test_a_served_search_reads_a_misspelt_query_as_the_process_does() -> None:
     assert alone.respelled == (("Pottrey", "Pottery"),)
     assert served is not None and served["respelled"] == [["Pottrey", "Pottery"]]
     assert [hit["seq"] for hit in served["results"]] == [hit["seq"] for hit in alone.results]
+
+
+def test_ask_judges_a_misspelt_question_as_it_searched_it(memd: Memd, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMD_EMBEDDING", "none")
+    memd("add", "Melanie's pottery class is on Tuesdays at the community studio")
+    memd("add", "Caroline is researching adoption agencies")
+    right = json.loads(memd("ask", "When is Melanie's pottery class?", "--json").stdout)
+    typed = json.loads(memd("ask", "When is Melanie's potery clas?", "--json").stdout)
+    assert right["found"] and typed["found"]  # "potery" asked and found, as "pottery"
+    assert [item["seq"] for item in typed["evidence"]] == [item["seq"] for item in right["evidence"]]

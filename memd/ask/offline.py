@@ -26,6 +26,7 @@ from memd.index.records import Record
 from memd.index.retrieve import Result, query_terms, retrieve
 from memd.index.sentences import told
 from memd.index.signals import speaker_of
+from memd.index.spelling import respell
 from memd.vault.vault import Vault
 
 EVIDENCE_TOKENS = 1500
@@ -137,13 +138,15 @@ def ask(vault: Vault, question: str, budget: int = EVIDENCE_TOKENS, *, store: In
     store = store or IndexStore(vault)
     try:
         backend = store.backend()
-        results = retrieve(backend, question, CANDIDATES)
-        words = {term for term, _ in query_terms(backend, question)}
+        # Judged as searched: a misspelt word the vault holds nowhere would count as asked and not found.
+        read = respell(question, backend.analyse, backend.doc_freq).query
+        results = retrieve(backend, read, CANDIDATES)
+        words = {term for term, _ in query_terms(backend, read)}
         recent = _recent(backend, words)
         evidence = _gather(backend, [*results, *recent], budget)
         matched = [r for r in results if r.record.kind == "entry"] or [r for r in recent if r.record.kind == "entry"]
         support = _support([Evidence(r.record, r.score, r.via) for r in matched])
-        answers = covers(backend, question, [r.record for r in matched])
+        answers = covers(backend, read, [r.record for r in matched])
     finally:
         if own:
             store.close()
