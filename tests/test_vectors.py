@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -414,3 +417,18 @@ def test_status_says_how_many_vectors_there_are_and_which_files_wait(
     assert index_line().endswith("; 5 vectors, 1 of 4 files not embedded yet (at the next search or by the daemon)")
     data = json.loads(memd("status", "--json").output)
     assert "1 of 4 files not embedded yet" in data["index"]["summary"]
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: BLAS runs on one thread anyway")
+def test_one_blas_thread_holds_when_asked_for_before_numpy_is_imported() -> None:
+    # embedding.py imports no numpy: a process may ask for one BLAS thread first.
+    code = (
+        "from memd.index.embedding import one_blas_thread_from_now\n"
+        "one_blas_thread_from_now()\n"
+        "import numpy\n"
+        "from threadpoolctl import threadpool_info\n"
+        "print(max(lib['num_threads'] for lib in threadpool_info() if lib['user_api'] == 'blas'))\n"
+    )
+    env = {key: value for key, value in os.environ.items() if not key.endswith("_NUM_THREADS")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.strip() == "1"

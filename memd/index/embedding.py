@@ -133,6 +133,10 @@ def _controller() -> Any:
         from threadpoolctl import ThreadpoolController
     except ImportError:
         return None
+    # A controller knows only the BLAS libraries loaded when it is made (and is made
+    # once): numpy's must be among them, or limiting its threads silently does nothing.
+    import numpy  # noqa: F401
+
     return ThreadpoolController()
 
 
