@@ -70,7 +70,7 @@ def respell(
                 best = (count, candidate)
         if best is None:
             continue
-        written = best[1].capitalize() if word[0].isupper() else best[1]
+        written = best[1].capitalize() if named else best[1]
         out.extend((query[at : match.start()], written))
         at = match.end()
         read.append((word, written))
