@@ -9,7 +9,8 @@ from markdown_it import MarkdownIt
 
 from memd.core.document import Entry, Frontmatter, Heading, Line, parse_document
 from memd.core.errors import FormatError
-from memd.core.signature import SeqSet, Signature, decode_value, encode_value
+from memd.core.signature import SeqSet, Signature
+from memd.core.signature_text import decode_value, encode_value
 
 # --- signatures -------------------------------------------------------------
 
@@ -243,3 +244,18 @@ def test_signature_is_visible_text_when_rendered_as_markdown() -> None:
     # Escaped as text: neither swallowed as an HTML tag nor turned into a link.
     assert "&lt;seq=12+41-43,time=2026-11-20T09:12,source=user,src=sources/a.md#L3&gt; Takes coffee" in html
     assert "<a " not in html
+
+
+@given(signatures())
+def test_a_hit_prints_the_signature_its_entry_was_written_with(signature: Signature) -> None:
+    # A served search's process writes signatures from the hits' fields, without Signature.
+    from memd.cli.output import signature as printed
+
+    hit = {
+        "seq": str(signature.seq),
+        "time": signature.time,
+        "source": signature.source,
+        "src": signature.src,
+        "meta": dict(signature.extra),
+    }
+    assert printed(hit) == signature.render()

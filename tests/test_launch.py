@@ -138,11 +138,12 @@ def test_a_search_the_daemon_answers_prints_what_the_click_command_prints() -> N
     assert [(done.returncode, done.stdout) for done in served] == [(0, done.stdout) for done in alone]
     assert "CURRENT.md:8" in served[0].stdout and json.loads(served[1].stdout)[0]["seq"] == "2"
     assert (nothing.stdout, nothing.stderr) == ("", "no matches\n")
-    # The process only found the vault and asked: no click, no index, no model, and (no
-    # setting in its environment) not the settings registry.
+    # The process only found the vault, asked and printed: no click, no index, no model, (no
+    # setting in its environment) not the settings registry, and no value types (dataclasses).
     modules = set(imported.stdout.split())
     assert "memd.daemon.serve" in modules
     assert not modules & {"click", "memd.app", "memd.index", "tantivy", "numpy", "memd.core.settings"}
+    assert not modules & {"memd.core.signature", "dataclasses"}
 
 
 # Runs `memd ARGS` as the script does, then prints the modules it imported.

@@ -70,10 +70,14 @@ def signature(hit: dict[str, Any]) -> str:
     """A hit's signature as its file shows it (a heading block's: its headings)."""
     if not hit.get("seq"):
         return "[" + " > ".join(hit.get("headings") or [hit["doc"]]) + "]"
-    from memd.core.signature import Signature
+    # Written, not parsed: the hit's fields came from a signature memd read, and a process
+    # printing what the daemon found need not import the Signature value type.
+    from memd.core.signature_text import written
 
-    meta = tuple((k, str(v)) for k, v in (hit.get("meta") or {}).items())
-    return Signature.make(hit["seq"], hit.get("time"), hit.get("source"), hit.get("src"), meta).render()
+    fields = [("seq", str(hit["seq"]))]
+    fields += [(key, hit[key]) for key in ("time", "source", "src") if hit.get(key) is not None]
+    fields += [(key, str(value)) for key, value in (hit.get("meta") or {}).items()]
+    return written(fields)
 
 
 def finish_hint(daemon: bool, seconds: float | None) -> str:

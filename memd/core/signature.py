@@ -1,11 +1,6 @@
 """Entry signatures: ``<seq=12+41-43,time=...,source=user,src=...,key=value>``.
 
-Escape rule for values: the characters that would end or split a signature are
-percent-encoded: ``,`` -> ``%2C``, ``=`` -> ``%3D``, ``>`` -> ``%3E``, newline ->
-``%0A``, carriage return -> ``%0D``. A ``%`` is written as ``%25`` only where it
-is followed by one of those codes (or ``25``), so an ordinary ``50%`` stays as
-typed. Decoding turns exactly these uppercase codes back, in one pass. The pair
-is a bijection, so any value survives a write/read round trip unchanged.
+How a signature and its values are written: ``memd.core.signature_text``.
 
 Seq values are bounded so that no text can make memd do unbounded work: a
 seq has at most 15 digits and one entry names at most ``MAX_SEQS_PER_ENTRY``
@@ -22,11 +17,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from memd.core.errors import FormatError
+from memd.core.signature_text import decode_value, written
 
-_CODES = {"25": "%", "2C": ",", "3D": "=", "3E": ">", "0A": "\n", "0D": "\r"}
-_DECODE = re.compile("%(" + "|".join(_CODES) + ")")
-_PERCENT_BEFORE_CODE = re.compile("%(?=" + "|".join(_CODES) + ")")
-_ENCODE = {v: f"%{k}" for k, v in _CODES.items() if v != "%"}
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]*$")
 _SEQ_PART = re.compile(r"^([1-9][0-9]*)(?:-([1-9][0-9]*))?$")
 MAX_SEQ = 10**15 - 1
@@ -36,20 +28,6 @@ MAX_SEQS_PER_ENTRY = 100_000
 SEQ_KEYS = frozenset({"supersedes"})
 # A signature ends at the first ">" (values never contain a raw ">").
 SIGNATURE_AT_START = re.compile(r"^<seq=[^>\n]*>")
-
-
-_TRANSLATE = str.maketrans(_ENCODE)
-_NEEDS_ENCODING = re.compile(r"[,=>\n\r%]")
-
-
-def encode_value(value: str) -> str:
-    if not _NEEDS_ENCODING.search(value):
-        return value
-    return _PERCENT_BEFORE_CODE.sub("%25", value).translate(_TRANSLATE)
-
-
-def decode_value(value: str) -> str:
-    return _DECODE.sub(lambda m: _CODES[m.group(1)], value)
 
 
 @dataclass(frozen=True, order=True)
@@ -215,7 +193,7 @@ class Signature:
     @cached_property
     def _rendered(self) -> str:
         # Cached: a document renders each of its entries' signatures on every write.
-        return "<" + ",".join(f"{k}={encode_value(v)}" for k, v in self.fields) + ">"
+        return written(self.fields)
 
     def get(self, key: str) -> str | None:
         for k, v in self.fields:
