@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -336,8 +337,6 @@ def test_a_linked_folder_under_memd_is_never_written_through(
         folder = f"index/{resolve(vault.config.index_backend)}"
     link = vault.meta_dir / folder
     if link.exists():
-        import shutil
-
         shutil.rmtree(link)
     link.symlink_to(outside)
     for args in (["search", "canary"], ["add", "more"], ["consolidate"], ["verify"], ["status"]):
@@ -361,10 +360,20 @@ def test_current_md_as_a_folder_is_one_line_and_puts_nothing_back(memd: Memd, va
     for args in (["add", "x"], ["consolidate"], ["status"]):
         result = memd(*args, ok=False)
         assert result.exit_code == 1 and "CURRENT.md:1: is a folder" in assert_clean(result), args
+    lint = memd("lint", ok=False)
+    assert lint.exit_code == 1 and "CURRENT.md:1: is a folder" in lint.stdout  # not "ok: no problems"
     vault.current.rmdir()
     vault.current.write_bytes(saved)
     keeps_working(memd)
     assert vault.current.read_text().count("acknowledged before the folder") <= 1  # never appended twice
+
+
+def test_a_file_where_memd_files_topics_is_named_by_lint(memd: Memd, vault: Vault) -> None:
+    memd("add", "coffee with oat milk")
+    shutil.rmtree(vault.topics_dir, ignore_errors=True)
+    vault.topics_dir.write_text("not a folder\n")
+    lint = memd("lint", ok=False)
+    assert lint.exit_code == 1 and "topics:1: is a file, expected the folder" in lint.stdout
 
 
 def test_a_file_name_that_is_not_utf8_is_skipped_and_named_by_lint(memd: Memd, vault: Vault) -> None:

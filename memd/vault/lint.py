@@ -50,6 +50,7 @@ def lint_vault(vault: Vault, paths: list[Path] | None = None) -> list[Problem]:
         else:
             problems += _lint_document(vault, vault.root / rel, kind, seen)
     if paths is None:
+        problems += _lint_layout(vault)
         problems += _lint_links(vault)
         problems += _lint_state(vault)
         problems += _lint_acks(vault)
@@ -165,6 +166,18 @@ def _lint_frontmatter(vault: Vault, path: Path, name: str, document: Document, i
             except FormatError:
                 message = f"frontmatter {key} {value[:40]!r} is not a real date or time; memd reads it as text"
                 problems.append(Problem(name, 1, message, "warning"))
+    return problems
+
+
+def _lint_layout(vault: Vault) -> list[Problem]:
+    """The files memd writes, where something else stands in their place: every
+    write stops on it, and the file walk (what lint reads) passes over it."""
+    problems = []
+    if vault.current.exists() and not vault.current.is_file():
+        problems.append(Problem("CURRENT.md", 1, "is a folder, expected a Markdown file: memd adds every entry there"))
+    for folder in (vault.topics_dir, vault.sources_dir):
+        if folder.exists() and not folder.is_dir():
+            problems.append(Problem(vault.rel_of(folder), 1, "is a file, expected the folder memd files memory in"))
     return problems
 
 
