@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from memd.app import Memory
 from memd.core.errors import VaultError
 from memd.daemon.handler import Handler
 from memd.daemon.runner import start_observer
@@ -226,6 +227,26 @@ def test_crossing_the_token_threshold_consolidates(handler: Handler, clock: Cloc
     assert handler.book.data["last_consolidation"]["trigger"] == "tokens"
     assert vault.topic_files()
     assert step(handler, clock, 0.5) == 0  # consolidation's writes are memd's own
+
+
+def test_checking_the_buffer_reads_the_buffer_not_the_whole_status(
+    handler: Handler, clock: Clock, vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The check runs every few seconds for months: the full status walks every topic,
+    # the index and git (about a second of CPU at 100,000 entries, measured).
+    def whole_status(self: Memory) -> None:
+        raise AssertionError("the daemon computed the whole status to check the buffer")
+
+    monkeypatch.setattr(Memory, "status", whole_status)
+    vault.config_path.write_text("[consolidate]\nbuffer_tokens = 30\n")
+    append_entries(vault, [NewEntry("The garden beds need compost in April. Tomatoes go in the south bed.")])
+    assert handler.memory.due() is None
+    more = "Basil grows by the door, the mint stays in its pot by the shed, and the beans climb the fence."
+    append_entries(vault, [NewEntry(more), NewEntry(more.replace("beans", "peas"))])
+    assert handler.memory.due() == "tokens"
+    step(handler, clock, 5.0)
+    assert subjects(vault)[0].startswith("consolidate:")
+    assert handler.book.data["errors"] == 0
 
 
 def test_an_old_buffer_consolidates_on_the_time_trigger(

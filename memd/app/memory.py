@@ -301,6 +301,15 @@ class Memory(Reading):
         self.recover()
         return vault_status(self.vault)
 
+    def due(self) -> str | None:
+        """Why the buffer is due for consolidation ("tokens", "age"), or None: the
+        buffer alone, not the rest of ``status`` (which walks every topic, the index
+        and git), for a daemon that asks every few seconds."""
+        from memd.vault.buffer import buffer_status
+
+        self.recover()
+        return buffer_status(self.vault).due_reason
+
     def verify(self, *, full: bool = False) -> Report:
         """Account for every seq the vault ever held (``full``: walk all history again)."""
         from memd.consolidation import verify_vault

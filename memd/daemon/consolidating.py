@@ -19,7 +19,7 @@ class Consolidating(Holding):
     def _maybe_consolidate(self) -> bool:
         if self.held:
             self._hold_secrets()  # the person may have removed the secret, or committed the file themselves
-        if self.clock() < self.consolidate_after or self.memory.status().buffer.due is None:
+        if self.clock() < self.consolidate_after or self.memory.due() is None:
             return False
         if self.held or self.jobs:
             return False  # a held file would ride in the consolidation's commit; an import is half appended
