@@ -76,13 +76,14 @@ class Reading:
 
             past = search_as_of(self.vault, query, as_of, limit, filters)
             return Hits(query, past.hits, past.past.to_json())
+        from memd.index.retrieve import Options
         from memd.index.spelling import respell
 
         with self._synced_store(progress, embedding, embed_seconds) as store:
             backend = store.backend()
-            # Read here as retrieve reads it, so the hits can say which words were read again.
+            # Read here instead of in retrieve, once, so the hits can say which words were read again.
             spelt = respell(query, backend.analyse, backend.doc_freq)
-            found = tuple(search(self.vault, spelt.query, limit, filters, store=store))
+            found = tuple(search(self.vault, spelt.query, limit, filters, store=store, options=Options(respell=False)))
             behind, rate = store.vectors_behind, store.vectors_rate
             finish = (behind[1] - behind[0]) / rate if behind and rate else None
             return Hits(query, found, vectors=behind, finish_seconds=finish, respelled=spelt.words)

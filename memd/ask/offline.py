@@ -23,7 +23,7 @@ from typing import Any
 from memd.core.tokens import count_tokens
 from memd.index import IndexStore
 from memd.index.records import Record
-from memd.index.retrieve import Result, query_terms, retrieve
+from memd.index.retrieve import Options, Result, query_terms, retrieve
 from memd.index.sentences import told
 from memd.index.signals import speaker_of
 from memd.index.spelling import respell
@@ -140,7 +140,7 @@ def ask(vault: Vault, question: str, budget: int = EVIDENCE_TOKENS, *, store: In
         backend = store.backend()
         # Judged as searched: a misspelt word the vault holds nowhere would count as asked and not found.
         read = respell(question, backend.analyse, backend.doc_freq).query
-        results = retrieve(backend, read, CANDIDATES)
+        results = retrieve(backend, read, CANDIDATES, options=Options(respell=False))  # read once, above
         words = {term for term, _ in query_terms(backend, read)}
         recent = _recent(backend, words)
         evidence = _gather(backend, [*results, *recent], budget)
