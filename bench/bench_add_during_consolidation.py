@@ -30,7 +30,8 @@ from memd import Memory
 from memd.app.init import init_vault
 from memd.consolidation import consolidate
 from memd.engine.offline import OfflineEngine
-from memd.vault.buffer import NewEntry, append_entries, buffer_status
+from memd.vault.buffer import NewEntry, append_entries
+from memd.vault.buffer_status import buffer_status
 from memd.vault.vault import Vault
 
 WORDS = [w for words in SUBJECTS.values() for w in words.split()]

@@ -5,6 +5,7 @@ Not a test: run by hand and copy the figures into the README.
     python bench/bench_adds.py                  # 1,000 adds in one process, 100 as separate processes
     python bench/bench_adds.py --adds 5000 --processes 0
     python bench/bench_adds.py --adds 0 --processes 41 --entries 100000   # into a vault of 100k entries
+    python bench/bench_adds.py --adds 0 --processes 31 --against ../old   # side by side with another checkout
 
 1. ``--adds`` calls of ``memd add`` one after another through click's test
    runner in this process (what a long-lived caller pays per add, and what the
@@ -13,7 +14,9 @@ Not a test: run by hand and copy the figures into the README.
 2. ``--processes`` separate ``python -m memd add`` processes into the same
    vault (interpreter start-up and imports included), each followed by a
    ``python -c pass`` so both see the same load: CPU (user + system) per
-   process, median and p95 of each, and the add's median wall.
+   process, median and p95 of each, and the add's median wall. With
+   ``--against DIR`` each add is also run from the memd in checkout DIR
+   (``PYTHONPATH``), interleaved, so both see the same load.
 
 The machine is shared: read CPU times, and the first/last ratio, more than wall times.
 """
@@ -48,10 +51,11 @@ def in_process(vault: Path, count: int) -> tuple[float, float, list[float]]:
     return time.perf_counter() - wall, time.process_time() - cpu, each
 
 
-def _cpu_of(command: list[str], cwd: Path) -> tuple[float, float]:
-    """Wall and CPU (user + system) seconds of one process."""
+def _cpu_of(command: list[str], cwd: Path, code: str | None = None) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one process (``code``: the checkout its memd comes from)."""
+    env = {**os.environ, "PYTHONPATH": code} if code else None
     start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
@@ -59,13 +63,20 @@ def _cpu_of(command: list[str], cwd: Path) -> tuple[float, float]:
     return wall, usage.ru_utime + usage.ru_stime
 
 
-def processes(vault: Path, count: int) -> tuple[list[float], list[float], list[float]]:
-    """Walls and CPU seconds of ``count`` add processes, and CPU seconds of as many bare interpreters."""
-    walls, cpus, bare = [], [], []
+def processes(
+    vault: Path, count: int, codes: list[str | None]
+) -> tuple[dict[str | None, list[float]], dict[str | None, list[float]], list[float]]:
+    """Walls and CPU seconds of ``count`` add processes from each checkout in ``codes``
+    (None: the installed memd), and CPU seconds of as many bare interpreters."""
+    walls: dict[str | None, list[float]] = {code: [] for code in codes}
+    cpus: dict[str | None, list[float]] = {code: [] for code in codes}
+    bare = []
     for n in range(count):
-        wall, cpu = _cpu_of([sys.executable, "-m", "memd", "--vault", str(vault), "add", f"process note {n}"], vault)
-        walls.append(wall)
-        cpus.append(cpu)
+        for code in codes:
+            command = [sys.executable, "-m", "memd", "--vault", str(vault), "add", f"process note {n}"]
+            wall, cpu = _cpu_of(command, vault, code)
+            walls[code].append(wall)
+            cpus[code].append(cpu)
         bare.append(_cpu_of([sys.executable, "-c", "pass"], vault)[1])
     return walls, cpus, bare
 
@@ -79,6 +90,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--adds", type=int, default=1000)
     parser.add_argument("--processes", type=int, default=100)
     parser.add_argument("--entries", type=int, default=0, help="topic entries in the vault first (bench_vectors.py's)")
+    parser.add_argument("--against", metavar="DIR", help="also run each add from the memd of this checkout")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="memd-adds-") as folder:
         vault = Path(folder) / "vault"
@@ -96,14 +108,19 @@ def main(argv: list[str]) -> None:
             first, last = statistics.median(ms[:100]), statistics.median(ms[-100:])
             print(f"  per add, median: first 100 {first:.1f} ms, last 100 {last:.1f} ms")
         if args.processes:
-            walls, cpus, bare = ([s * 1000 for s in values] for values in processes(vault, args.processes))
+            codes: list[str | None] = [None] if not args.against else [None, str(Path(args.against).resolve())]
+            walls, cpus, bare = processes(vault, args.processes, codes)
+            for code in codes:
+                ms, wall_ms = [s * 1000 for s in cpus[code]], [s * 1000 for s in walls[code]]
+                print(
+                    f"{args.processes} `memd add` processes{f' from {code}' if code else ''} into a vault of "
+                    f"{args.entries:,} entries: CPU median {statistics.median(ms):.1f} ms, p95 {_p95(ms):.1f} ms; "
+                    f"wall median {statistics.median(wall_ms):.0f} ms"
+                )
+            bare_ms = [s * 1000 for s in bare]
             print(
-                f"{args.processes} `memd add` processes into a vault of {args.entries:,} entries: "
-                f"CPU median {statistics.median(cpus):.0f} ms, p95 {_p95(cpus):.0f} ms; "
-                f"wall median {statistics.median(walls):.0f} ms"
-            )
-            print(
-                f"  `python -c pass` after each: CPU median {statistics.median(bare):.0f} ms, p95 {_p95(bare):.0f} ms"
+                f"  `python -c pass` after each: CPU median {statistics.median(bare_ms):.1f} ms, "
+                f"p95 {_p95(bare_ms):.1f} ms"
             )
 
 

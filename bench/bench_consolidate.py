@@ -19,7 +19,8 @@ from pathlib import Path
 
 from memd.app.init import init_vault
 from memd.consolidation.run import consolidate
-from memd.vault.buffer import NewEntry, append_entries, buffer_status
+from memd.vault.buffer import NewEntry, append_entries
+from memd.vault.buffer_status import buffer_status
 
 SUBJECTS = {
     "garden": "tomatoes basil seedlings compost watering greenhouse",

@@ -37,9 +37,11 @@ from pathlib import Path
 
 from memd.app.init import init_vault
 from memd.consolidation.run import consolidate
-from memd.core.document import Heading, make_entry
+from memd.core.document import Heading
+from memd.core.entry import make_entry
 from memd.core.signature import Signature
-from memd.vault.buffer import NewEntry, append_entries, buffer_status
+from memd.vault.buffer import NewEntry, append_entries
+from memd.vault.buffer_status import buffer_status
 from memd.vault.state import State, write_state
 from memd.vault.vault import Vault
 

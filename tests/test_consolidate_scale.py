@@ -26,7 +26,8 @@ from memd.consolidation.run import consolidate
 from memd.consolidation.sections import topic_text, topic_tokens
 from memd.consolidation.verify import verify_vault
 from memd.consolidation.workspace import Workspace
-from memd.core.document import Heading, make_entry, parse_document
+from memd.core.document import Heading, parse_document
+from memd.core.entry import make_entry
 from memd.core.signature import Signature
 from memd.engine.base import Background, Block, Item, TopicInfo
 from memd.engine.offline import OfflineEngine, vocabulary

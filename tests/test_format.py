@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from memd.core.document import Entry, Frontmatter, Heading, Line, parse_document
+from memd.core.document import Frontmatter, Heading, Line, parse_document
+from memd.core.entry import Entry
 from memd.core.errors import FormatError
 from memd.core.signature import SeqSet, Signature
 from memd.core.signature_text import decode_value, encode_value

@@ -146,6 +146,18 @@ def test_a_search_the_daemon_answers_prints_what_the_click_command_prints() -> N
     assert not modules & {"memd.core.signature", "dataclasses"}
 
 
+def test_a_plain_add_loads_only_what_appending_needs(vault: Vault) -> None:
+    imported = memd_process("-c", _MODULES_AFTER, "--vault", str(vault.root), "add", "Takes coffee with oat milk")
+    # Hooks run one add per message: appending one line loads no file parser (the document
+    # model), no results of other verbs, no `memd config` code, and in a vault that was
+    # never synced no device registry nor git.
+    modules = set(imported.stdout.split())
+    assert "memd.vault.buffer" in modules and "memd.core.entry" in modules
+    assert not modules & {"memd.core.document", "memd.app.results", "memd.vault.buffer_status"}
+    assert not modules & {"memd.core.config_edit", "memd.vault.spaces", "memd.git", "click"}
+    assert "Takes coffee with oat milk" in vault.current.read_text()
+
+
 # Runs `memd ARGS` as the script does, then prints the modules it imported.
 _MODULES_AFTER = """
 import sys

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.vault.spaces import SPAN, space_of
+from memd.vault.seqspace import SPAN, space_of
 
 from .conftest import REPO, Memd
 from .sync_helpers import add, bare_remote, clone_device, files, first_device, git, live, memory_files, verify_ok

@@ -94,6 +94,17 @@ def test_tool_folders_and_the_inbox_are_not_memory() -> None:
         assert classify(rel) in (None, "inbox"), rel
 
 
+@given(
+    st.sampled_from(["", ".", "~$", "#", "sub/", "../", "a\\"]),
+    st.text(alphabet="ab.-_ ", max_size=6),
+    st.sampled_from([".md", ".MD", ".markdown", ".md~", ".md.swp", ".txt", ""]),
+)
+def test_a_file_in_topics_is_judged_by_the_general_rules(prefix: str, stem: str, suffix: str) -> None:
+    # The common shape is judged by a shortcut; a leading slash takes the general route.
+    name = prefix + stem + suffix
+    assert classify(f"topics/{name}") == classify(f"/topics/{name}")
+
+
 @given(st.text(max_size=40))
 def test_a_slug_is_never_a_name_windows_reserves(text: str) -> None:
     slug = slugify(text)

@@ -123,9 +123,8 @@ class Memory(Reading):
 
         ``memory.add("Allergic to peanuts").added[0].seq`` is the new entry's seq.
         Raises ``FormatError`` for a ``meta`` key or value a signature cannot hold (a space)."""
-        from memd.app.results import AddResult
         from memd.core.signature import check_meta
-        from memd.vault.buffer import NewEntry, append_entries
+        from memd.vault.buffer import AddResult, NewEntry, append_entries
 
         for key, value in meta:
             check_meta(key, value)
@@ -305,7 +304,7 @@ class Memory(Reading):
         """Why the buffer is due for consolidation ("tokens", "age"), or None: the
         buffer alone, not the rest of ``status`` (which walks every topic, the index
         and git), for a daemon that asks every few seconds."""
-        from memd.vault.buffer import buffer_status
+        from memd.vault.buffer_status import buffer_status
 
         self.recover()
         return buffer_status(self.vault).due_reason

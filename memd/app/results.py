@@ -9,23 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memd.vault.buffer import Added
+from memd.vault.buffer import Added, AddResult
 
 __all__ = ["AddResult", "Added", "BufferFacts", "Hits", "JsonResult", "Status"]
-
-
-@dataclass(frozen=True)
-class AddResult:
-    """The entries one ``Memory.add`` appended to CURRENT.md, in order (each durable and acknowledged)."""
-
-    added: tuple[Added, ...]
-
-    @property
-    def seqs(self) -> tuple[int, ...]:
-        return tuple(item.seq for item in self.added)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"added": [item.to_json() for item in self.added]}
 
 
 @dataclass(frozen=True)

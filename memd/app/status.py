@@ -20,7 +20,7 @@ def vault_status(vault: Vault) -> Status:
     from memd.index.backends import describe_index
     from memd.index.embedding import describe_retrieval
     from memd.vault import acks
-    from memd.vault.buffer import buffer_status
+    from memd.vault.buffer_status import buffer_status
     from memd.vault.state import read_state
 
     buffer = buffer_status(vault)

@@ -27,7 +27,7 @@ def config() -> None:
 
 
 def _settings(ctx: click.Context) -> list[Any]:
-    from memd.core.config import Setting, effective_settings
+    from memd.core.config_edit import Setting, effective_settings
 
     vault = get_vault(ctx)
     root = ctx.find_root()
@@ -80,7 +80,7 @@ def config_get(ctx: click.Context, key: str, as_json: bool) -> None:
         memd config get consolidate.buffer_tokens
         memd config get llm.model --json
     """
-    from memd.core.config import spec_for
+    from memd.core.settings import spec_for
 
     for setting in _settings(ctx):
         if setting.key == key:
@@ -109,7 +109,8 @@ def config_set(ctx: click.Context, key: str, value: str) -> None:
     """
     import os
 
-    from memd.core.config import redact, set_setting, spec_for
+    from memd.core.config_edit import redact, set_setting
+    from memd.core.settings import spec_for
     from memd.core.tomledit import find_key, toml_value
 
     vault = get_vault(ctx)

@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memd.core.atomic import atomic_write, read_text
-from memd.core.document import Entry, parse_document
+from memd.core.document import parse_document
+from memd.core.entry import Entry
 from memd.core.errors import GitError, NotFound, VaultError
 from memd.core.signature import SeqSet
 from memd.git.commits import commit_exact

@@ -11,7 +11,8 @@ from pathlib import Path
 from stat import S_ISREG
 
 from memd.consolidation.sections import topic_text
-from memd.core.document import Document, Entry
+from memd.core.document import Document
+from memd.core.entry import Entry
 from memd.core.layout import IGNORED_DIRS, holds_entries, is_scratch, utf8_name
 from memd.core.tokens import count_tokens
 from memd.engine.text import speakers, term_pairs

@@ -27,7 +27,8 @@ from memd.consolidation.verify import account, reworded
 from memd.consolidation.workspace import Workspace
 from memd.core import cancel, ledger
 from memd.core.atomic import atomic_write, read_text
-from memd.core.document import Document, Entry, parse_document
+from memd.core.document import Document, parse_document
+from memd.core.entry import Entry
 from memd.core.errors import GitError, MemdError
 from memd.core.layout import classify, doc_id
 from memd.core.signature import SeqSet
@@ -40,7 +41,7 @@ from memd.git.edits import commit_hand_edits
 from memd.git.log import blocked
 from memd.vault import acks
 from memd.vault import journal as journal_mod
-from memd.vault.buffer import buffer_status
+from memd.vault.buffer_status import buffer_status
 from memd.vault.journal import FileChange, HandEditConflict, finish_commit
 from memd.vault.state import State, advance_past, allocate, highest_seq, read_state, render_state
 from memd.vault.vault import Vault

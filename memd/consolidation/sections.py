@@ -13,7 +13,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memd.core.document import Block, Document, Entry, Frontmatter, Heading, Line, make_entry
+from memd.core.document import Block, Document, Frontmatter, Heading, Line
+from memd.core.entry import Entry, make_entry
 from memd.core.signature import Signature
 from memd.core.timeutil import format_time
 from memd.core.tokens import count_tokens

@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memd.consolidation.workspace import Workspace
-from memd.core.document import Block, Document, Entry
+from memd.core.document import Block, Document
+from memd.core.entry import Entry
 from memd.core.errors import FormatError
 from memd.core.timeutil import time_or_none
 

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from memd.core.document import Entry, make_entry
+from memd.core.entry import Entry, make_entry
 from memd.core.errors import FormatError
 from memd.core.signature import MAX_SEQS_PER_ENTRY, SeqSet, Signature
 from memd.engine.base import Item, Section, Supersession

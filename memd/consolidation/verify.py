@@ -303,7 +303,8 @@ def _save(vault: Vault, walk: _Walk) -> None:
 
 def _by_device(vault: Vault, live: set[int]) -> tuple[tuple[dict[str, Any], ...], set[int]]:
     """Live seqs per device space, and those in a space no registered device owns."""
-    from memd.vault.spaces import read_registry, space_of
+    from memd.vault.seqspace import space_of
+    from memd.vault.spaces import read_registry
 
     try:
         names = {d.index: d.name for d in read_registry(vault).devices}

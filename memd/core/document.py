@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from memd.core.entry import Entry, split_link, with_link
 from memd.core.errors import FormatError
 from memd.core.signature import SIGNATURE_AT_START, Signature
 
@@ -93,77 +94,7 @@ class Heading:
         return (self.raw,)
 
 
-@dataclass(frozen=True)
-class Entry:
-    """A list item at column 0; signed when its text starts with ``<seq=``.
-
-    ``link``: where the ``src`` link after the text points from (``""`` from
-    the vault's root, ``"../"`` from ``topics/``), None when it has none. The
-    link is part of the line, not of the text: it is written from the
-    signature's ``src`` (``source_link``), so it always says what ``src`` says."""
-
-    text: str
-    signature: Signature | None = None
-    continuation: tuple[str, ...] = ()
-    marker: str = "-"
-    pad: str = " "
-    sep: str = " "
-    link: str | None = None
-
-    def head(self) -> str:
-        signature = "" if self.signature is None else self.signature.render()
-        tail = ""
-        if self.link is not None and self.signature is not None:
-            tail = source_link(self.signature.src, self.link) or ""
-        return f"{self.marker}{self.pad}{signature}{self.sep}{self.text}{tail}"
-
-    def lines(self) -> tuple[str, ...]:
-        return (self.head(), *self.continuation)
-
-    @property
-    def full_text(self) -> str:
-        """Entry text with continuation lines joined by newlines (indent removed)."""
-        return "\n".join([self.text, *(line.strip() for line in self.continuation)]).strip()
-
-
 Block = Line | Heading | Entry
-
-LINK_LABEL = "source"
-# What a link's target may hold as written; anything else is percent-encoded,
-# so the link is one CommonMark link destination (no space, no parenthesis).
-_LINK_SAFE = "/#^.-_~:%"
-
-
-def source_link(src: str | None, base: str) -> str | None:
-    """The Markdown link written after an entry's text for its ``src``
-    (`` [source](../sources/chat.md#^t12)``): a file under ``sources/`` from
-    the folder ``base`` leads out of, or a web address. None for any other
-    ``src`` (an id such as ``D1:3`` is no place a link could open)."""
-    from urllib.parse import quote
-
-    if not src:
-        return None
-    if src.startswith(("https://", "http://")):
-        target = quote(src, safe=_LINK_SAFE + "?&=+@!$*,;")
-    elif src.startswith("sources/") and ".." not in src.split("#", 1)[0].split("/"):
-        target = base + quote(src, safe=_LINK_SAFE)
-    else:
-        return None
-    return f" [{LINK_LABEL}]({target})"
-
-
-def _split_link(text: str, signature: Signature) -> tuple[str, str | None]:
-    """``text`` without the ``src`` link memd wrote after it, and that link's
-    base; a link that is not exactly what memd writes for this ``src`` stays
-    part of the text (a person may have written it)."""
-    if not text.endswith(")") or f"[{LINK_LABEL}](" not in text:
-        return text, None
-    for depth in range(4):
-        base = "../" * depth
-        link = source_link(signature.src, base)
-        if link is not None and text.endswith(link) and len(text) > len(link):
-            return text[: -len(link)], base
-    return text, None
 
 
 def linked(document: Document, base: str) -> Document:
@@ -171,13 +102,6 @@ def linked(document: Document, base: str) -> Document:
     linking from ``base`` (memd's own files: CURRENT.md, topics)."""
     blocks = tuple(with_link(b, base) if isinstance(b, Entry) else b for b in document.blocks)
     return document if blocks == document.blocks else replace(document, blocks=blocks)
-
-
-def with_link(entry: Entry, base: str) -> Entry:
-    """``entry`` with the link to its ``src`` as seen from ``base``, where it can have one."""
-    if entry.signature is None or entry.link == base or source_link(entry.signature.src, base) is None:
-        return entry
-    return replace(entry, link=base)
 
 
 def _heading_title(raw: str) -> str:
@@ -346,16 +270,8 @@ def _parse_item(item: re.Match[str]) -> tuple[Entry | None, str | None]:
     after = rest[match.end() :]
     text = after.lstrip(" \t")
     sep = after[: len(after) - len(text)]
-    text, link = _split_link(text, signature)
+    text, link = split_link(text, signature)
     return Entry(text, signature, (), marker, pad, sep, link), None
-
-
-def make_entry(signature: Signature, text: str, link: str | None = None) -> Entry:
-    """An entry as memd writes it; extra lines become indented continuation.
-    ``link``: the base of its ``src`` link (see ``Entry``), None for none."""
-    first, *rest = text.strip().splitlines() or [""]
-    entry = Entry(first.strip(), signature, tuple("  " + line.strip() for line in rest if line.strip()))
-    return entry if link is None else with_link(entry, link)
 
 
 def entry_json(located: LocatedEntry) -> dict[str, object]:

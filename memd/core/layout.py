@@ -78,6 +78,10 @@ def classify(rel: str, ignore: Sequence[str] = ()) -> str | None:
     """``current`` / ``topic`` / ``source`` / ``note`` / ``inbox`` for a
     vault-relative path memd cares about, None for everything else.
     ``ignore`` holds the person's ``[vault] ignore`` patterns (notes only)."""
+    # The shape of nearly every file in a big vault, judged without splitting the
+    # path: every `memd add` classifies each file to find the highest seq.
+    if rel.startswith("topics/") and rel.endswith(".md") and rel.count("/") == 1 and "\\" not in rel:
+        return None if is_scratch(rel[7:]) else "topic"
     parts = rel.replace("\\", "/").strip("/").split("/")
     if not parts or not parts[0] or ".." in parts or "." in parts:
         return None

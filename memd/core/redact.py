@@ -71,6 +71,8 @@ Span = tuple[int, int]
 
 @dataclass(frozen=True)
 class Rule:
+    """One kind of secret and the pattern that finds it."""
+
     kind: str
     # The regular expression, compiled when a text first holds one of its
     # triggers: most texts hold none, and compiling them all would cost every
@@ -180,6 +182,8 @@ RULES: tuple[Rule, ...] = (
 
 @dataclass(frozen=True)
 class Finding:
+    """A secret found in a text: its kind and where it was (character offsets)."""
+
     kind: str
     start: int
     end: int
@@ -187,6 +191,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class Redaction:
+    """A text with its secrets replaced, and what was found."""
+
     text: str
     findings: tuple[Finding, ...]
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from memd.core.document import Document, Entry, Heading, LocatedEntry, parse_document
+from memd.core.document import Document, Heading, LocatedEntry, parse_document
+from memd.core.entry import Entry
 from memd.core.layout import doc_id as doc_id_for
 from memd.core.signature import SeqSet
 from memd.index.citations import covered_lines

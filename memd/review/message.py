@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memd.core.document import Entry, parse_document
+from memd.core.document import parse_document
+from memd.core.entry import Entry
 from memd.core.errors import FormatError
 from memd.core.signature import SeqSet
 from memd.review.spans import Runs, runs

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from memd.core.document import Entry, make_entry, parse_document
+from memd.core.document import parse_document
+from memd.core.entry import Entry, make_entry
 from memd.core.errors import MemdError
 from memd.core.signature import SeqSet, Signature
 from memd.core.timeutil import format_time, now

@@ -45,8 +45,8 @@ from memd.sync.integrate import Unrelated, integrate
 from memd.sync.report import SyncConflict, SyncReport, Tally
 from memd.vault import acks
 from memd.vault.journal import finish_commit
+from memd.vault.seqspace import REGISTRY
 from memd.vault.spaces import (
-    REGISTRY,
     Device,
     confirm_index,
     ensure_device_id,

@@ -24,7 +24,7 @@ from memd.sync.gitops import (
 )
 from memd.sync.merge import merge_documents
 from memd.sync.report import SyncConflict, SyncReport, Tally
-from memd.vault.spaces import REGISTRY
+from memd.vault.seqspace import REGISTRY
 from memd.vault.state import forget_cache, seqs_in_text
 from memd.vault.vault import Vault
 

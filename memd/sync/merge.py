@@ -35,7 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memd.core.document import Document, Entry, Frontmatter, parse_document
+from memd.core.document import Document, Frontmatter, parse_document
+from memd.core.entry import Entry
 from memd.core.errors import FormatError, MemdError
 from memd.core.signature import SeqSet
 from memd.sync.diff3 import diff3

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from memd.core.document import Document, Entry, parse_document
+from memd.core.document import Document, parse_document
+from memd.core.entry import Entry
 from memd.core.signature import SeqSet
 
 Place = tuple[str, str]  # (path, entry key)

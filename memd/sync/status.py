@@ -8,7 +8,8 @@ from memd.core.errors import FormatError
 from memd.git.command import head
 from memd.git.log import blocked, foreign_repository
 from memd.sync.gitops import Remote, SyncError, ahead_behind, resolve_remote, tracking
-from memd.vault.spaces import bounds, device_name, local_identity, read_registry
+from memd.vault.seqspace import bounds
+from memd.vault.spaces import device_name, local_identity, read_registry
 from memd.vault.vault import Vault
 
 

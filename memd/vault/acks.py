@@ -19,7 +19,6 @@ from datetime import timedelta
 from pathlib import Path
 
 from memd.core.atomic import append_bytes, atomic_write, read_bytes
-from memd.core.document import parse_document
 from memd.core.errors import WriteError
 from memd.core.signature import MAX_SEQ
 from memd.vault.vault import Vault
@@ -32,6 +31,8 @@ RETENTION = timedelta(hours=24)
 
 @dataclass(frozen=True)
 class Ack:
+    """One acknowledged entry: its seq and its lines as appended."""
+
     seq: int
     entry: str  # the entry's lines as appended, signature first
     at: str  # when memd acknowledged it
@@ -136,6 +137,8 @@ def _parse(line: str) -> tuple[Ack | None, str]:
         return None, "entry and at must be text"
     # Only an entry that carries its own seq can be put back (an entry line
     # is all restore.py appends to CURRENT.md).
+    from memd.core.document import parse_document  # not for an add, which only writes the log
+
     document = parse_document(entry)
     signed = document.signed()
     signature = signed[0].entry.signature if len(document.blocks) == 1 and len(signed) == 1 else None

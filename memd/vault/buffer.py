@@ -1,22 +1,21 @@
-"""The CURRENT.md buffer: appending entries and measuring it against thresholds."""
+"""The CURRENT.md buffer: appending entries (how full it is: buffer_status.py)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import Any
 
 from memd.core import timeutil
 from memd.core.atomic import append_bytes, atomic_write, escape_controls, read_text, storable
-from memd.core.document import Document, LocatedEntry, make_entry, parse_document
+from memd.core.entry import make_entry
 from memd.core.errors import FormatError
 from memd.core.layout import PENDING_JOURNAL
 from memd.core.redact import redact_all, redact_value
 from memd.core.signature import Signature, check_meta
 from memd.core.timeexpr import with_when
 from memd.vault import acks
-from memd.vault.state import allocate, read_state
+from memd.vault.state import allocate
 from memd.vault.vault import CURRENT_TEMPLATE, Vault
 
 _SIGNED = re.compile(r"^[-*+][ \t]+<seq=", re.MULTILINE)
@@ -85,6 +84,20 @@ class Added:
         return found if self.warning is None else {**found, "warning": self.warning}
 
 
+@dataclass(frozen=True)
+class AddResult:
+    """The entries one ``Memory.add`` appended to CURRENT.md, in order (each durable and acknowledged)."""
+
+    added: tuple[Added, ...]
+
+    @property
+    def seqs(self) -> tuple[int, ...]:
+        return tuple(item.seq for item in self.added)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"added": [item.to_json() for item in self.added]}
+
+
 def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
     """Append entries to CURRENT.md with fresh seqs; returns them once durable.
 
@@ -137,70 +150,3 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
         append_bytes(vault.current, (lead + "".join(chunks)).encode("utf-8"))
         warning = acks.record(vault, [acks.Ack(a.seq, chunk, stamp) for a, chunk in zip(added, chunks, strict=True)])
     return [replace(a, warning=warning) for a in added] if warning else added
-
-
-@dataclass(frozen=True)
-class BufferStatus:
-    entries: int
-    unsigned: int
-    tokens: int
-    token_threshold: int
-    since: datetime | None
-    age_seconds: float | None
-    age_threshold_seconds: float
-
-    @property
-    def due_reason(self) -> str | None:
-        if self.entries == 0:
-            return None
-        if self.tokens >= self.token_threshold:
-            return "tokens"
-        if self.age_seconds is not None and self.age_seconds >= self.age_threshold_seconds:
-            return "age"
-        return None
-
-
-def buffer_status(vault: Vault, document: Document | None = None) -> BufferStatus:
-    """Tokens of entry text (signatures excluded) and age of the buffer.
-
-    Age runs from when the first entry arrived in an empty buffer (state.json
-    ``buffer_since``), not from entry times: an import of last year's notes is
-    not "a year old" in the buffer. Without that record, the oldest entry time.
-    """
-    from memd.core.tokens import count_tokens
-
-    if document is None:
-        document = vault.read(vault.current) if vault.current.exists() else parse_document("")
-    entries = document.entries()
-    signed = [e for e in entries if e.entry.signature is not None]
-    tokens = sum(count_tokens(e.entry.full_text) for e in entries)
-    since = _buffer_since(vault, signed)
-    age = (timeutil.now() - since).total_seconds() if since is not None and entries else None
-    config = vault.config
-    return BufferStatus(
-        entries=len(entries),
-        unsigned=len(entries) - len(signed),
-        tokens=tokens,
-        token_threshold=config.buffer_tokens,
-        since=since if entries else None,
-        age_seconds=age,
-        age_threshold_seconds=config.buffer_age.total_seconds(),
-    )
-
-
-def _buffer_since(vault: Vault, signed: list[LocatedEntry]) -> datetime | None:
-    state, _ = read_state(vault)
-    if state.buffer_since:
-        try:
-            return timeutil.parse_time(state.buffer_since)
-        except FormatError:
-            pass
-    times = []
-    for located in signed:
-        value = located.entry.signature.time if located.entry.signature else None
-        if value:
-            try:
-                times.append(timeutil.parse_time(value))
-            except FormatError:
-                continue
-    return min(times) if times else None

@@ -28,7 +28,8 @@ from typing import Any
 
 from memd.core.atomic import atomic_write, own_folder, read_bytes, refuse_read_only
 from memd.core.crashpoints import crashpoint
-from memd.core.document import Entry, parse_document
+from memd.core.document import parse_document
+from memd.core.entry import Entry
 from memd.core.errors import MemdError
 from memd.core.layout import PENDING_JOURNAL, holds_entries
 from memd.vault.vault import Vault

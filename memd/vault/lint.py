@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memd.core.atomic import read_text
-from memd.core.document import Document, Entry, parse_document
+from memd.core.document import Document, parse_document
+from memd.core.entry import Entry
 from memd.core.errors import DocumentError, FormatError
 from memd.core.layout import DOCUMENT_KINDS
 from memd.core.signature import check_meta

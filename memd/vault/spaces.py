@@ -27,18 +27,19 @@ from typing import TYPE_CHECKING, Any
 
 from memd.core.atomic import atomic_write, read_bytes
 from memd.core.errors import FormatError
+from memd.vault.seqspace import REGISTRY, SPAN, bounds
 from memd.vault.vault import Vault
 
 if TYPE_CHECKING:
     from subprocess import CompletedProcess
 
-SPAN = 1_000_000_000
-REGISTRY = ".memd/devices.json"
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,40}$")
 
 
 @dataclass(frozen=True)
 class Device:
+    """A clone registered for a seq space of its own."""
+
     index: int
     id: str
     name: str
@@ -58,18 +59,10 @@ class Device:
         }
 
 
-def space_of(seq: int) -> int:
-    """The device index whose space holds ``seq`` (0: the shared legacy space)."""
-    return seq // SPAN
-
-
-def bounds(index: int) -> range:
-    """The seqs device ``index`` may assign."""
-    return range(max(1, index * SPAN + (1 if index else 0)), (index + 1) * SPAN)
-
-
 @dataclass(frozen=True)
 class Registry:
+    """The devices the synced vault knows, each with its space."""
+
     devices: tuple[Device, ...] = ()
 
     def by_index(self) -> dict[int, Device]:
@@ -155,6 +148,8 @@ def _key(vault: Vault, name: str) -> str:
 
 @dataclass(frozen=True)
 class Identity:
+    """This clone as its git config knows it."""
+
     device_id: str | None  # chosen when the clone first asked to be registered
     index: int | None  # set once the remote holds the claim; None: unregistered
 

@@ -35,6 +35,8 @@ _MERGED = re.compile(_AT_ENTRY + rb"([0-9]*[+\-][0-9+\-]*)")
 
 @dataclass(frozen=True)
 class State:
+    """What ``.memd/state.json`` holds: the seq counters and the consolidation count."""
+
     next_seq: int = 1
     epoch: int = 0  # consolidations completed in this vault
     last_consolidation: str | None = None
@@ -44,7 +46,7 @@ class State:
     spaces: dict[str, int] = field(default_factory=dict)
 
     def next_in(self, space: int) -> int:
-        from memd.vault.spaces import bounds
+        from memd.vault.seqspace import bounds
 
         if space == 0:
             return self.next_seq
@@ -127,7 +129,7 @@ def _short(value: object) -> str:
 
 def advance_past(state: State, reserved: range) -> State:
     """The state with the counter of the space ``reserved`` came from moved past it."""
-    from memd.vault.spaces import space_of
+    from memd.vault.seqspace import space_of
 
     return state.advanced(space_of(reserved.start), reserved.stop) if reserved else state
 
@@ -204,7 +206,7 @@ def _highest_valid(value: bytes, within: range | None) -> int:
 
 def highest_seq(vault: Vault) -> int:
     """The highest seq of space 0 (all of them in a vault that was never synced)."""
-    from memd.vault.spaces import bounds
+    from memd.vault.seqspace import bounds
 
     return highest_seq_in(vault.entry_files(), bounds(0))
 
@@ -225,11 +227,17 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     in a vault that was never synced, so such a vault allocates exactly as
     it always did.
     """
-    from memd.vault.spaces import allocation_space, bounds
+    from memd.vault.seqspace import REGISTRY, bounds
 
     state, problem = read_state(vault)
     cache = _load_cache(vault) if problem is None else None
-    space, device = allocation_space(vault, cache[2] if cache is not None else None)
+    # Never synced: space 0, with no git and no registry to read.
+    space: int = 0
+    device: dict[str, Any] = {}
+    if (vault.root / REGISTRY).exists():
+        from memd.vault.spaces import allocation_space
+
+        space, device = allocation_space(vault, cache[2] if cache is not None else None)
     if cache is not None and cache[3] != space:
         cache = None  # the cached highs were counted in another space
     mark, files = (cache[0], cache[1]) if cache is not None else (0, {})

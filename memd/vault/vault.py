@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memd.core.atomic import read_text
 from memd.core.config import Config, load_config
-from memd.core.document import Document, parse_document
 from memd.core.errors import GitError, NotFound, VaultError
 from memd.core.layout import (
     CURRENT_NAME,
@@ -23,6 +23,9 @@ from memd.core.layout import (
     vault_root,
 )
 from memd.core.layout import doc_id as _doc_id
+
+if TYPE_CHECKING:
+    from memd.core.document import Document
 
 CURRENT_TEMPLATE = """\
 # CURRENT
@@ -79,6 +82,8 @@ class Listing:
 
 @dataclass(frozen=True)
 class Vault:
+    """A vault folder: where each of its parts lives, its settings, its lock, and its files as memd reads them."""
+
     root: Path
 
     @property
@@ -279,6 +284,8 @@ class Vault:
         )
 
     def read(self, path: Path) -> Document:
+        from memd.core.document import parse_document
+
         return parse_document(read_text(path, self.rel(path)))
 
 
