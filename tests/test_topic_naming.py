@@ -37,6 +37,18 @@ def test_a_title_names_the_salient_nouns_never_caption_or_reaction_words_nor_the
     assert not words & UNTITLED and "caroline" not in words and "melanie" not in words
 
 
+def test_a_name_of_two_words_is_one_thing_in_a_title() -> None:
+    turns = items(
+        "Melanie: Thanks, Caroline! It was Matt Patterson, he is so talented!",
+        "Melanie: Matt Patterson sang for two hours and his songs were amazing.",
+        "Caroline: Missed you! Whenever I hear Matt Patterson I think of that night.",
+    )
+    assert title(turns, frozenset({"melanie", "caroline"})).startswith("Matt Patterson")
+    # A capital that opens a sentence says nothing of a name.
+    trip = items("Ana: Great trip! Visited Lisbon with Sam.", "Ana: Lisbon was sunny. Visited Porto too.")
+    assert "Visited Lisbon" not in title(trip, frozenset({"ana"}))
+
+
 def test_a_topic_of_one_speakers_turns_is_tagged_with_their_name(memd: Memd, vault: Vault) -> None:
     for item in MELANIE:
         memd("add", item.text)

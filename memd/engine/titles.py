@@ -151,19 +151,23 @@ def salient(items: list[Item], count: int, people: frozenset[str] = frozenset())
     surface: dict[str, Counter[str]] = {}
     addressed = {m.group(1).lower() for text in texts for m in _VOCATIVE.finditer(_SPEAKER.sub("", text, count=1))}
     ignore |= addressed
+    names: dict[str, Counter[str]] = {}  # term -> the names of two or three words it is part of
     for text in texts:
         seen = set()
-        raw = _WORDS.findall(_CAPTION.sub("", _SPEAKER.sub("", text, count=1)))
+        raw, starts = _tokens(_CAPTION.sub("", _SPEAKER.sub("", text, count=1)))
+        runs = _name_runs(raw, starts)
         for k, token in enumerate(raw):
             lowered = token.lower().removesuffix("'s")  # "fam's" is about the fam
             if lowered in ignore or lowered in UNTITLED:
                 continue
             # A name keeps its capitals ("EpiPen", "Lisbon"); other words are lowercase.
-            written = token.removesuffix("'s") if _named(raw, k) else lowered
+            written = token.removesuffix("'s") if k in runs or _named(raw, k) else lowered
             for term in terms(lowered):
                 surface.setdefault(term, Counter())[written] += 1
                 seen.add(term)
-                nouns[term] = nouns.get(term, 0.0) + _nounness(raw, k)
+                nouns[term] = nouns.get(term, 0.0) + (1.0 if k in runs else _nounness(raw, k))
+                if k in runs:
+                    names.setdefault(term, Counter())[runs[k]] += 1
         spread.update(seen)
     floor = 2 if len(items) >= 3 else 1
     candidates = [t for t in weight if t in surface and len(t) > 2 and not t.isdigit() and spread[t] >= floor]
@@ -174,12 +178,67 @@ def salient(items: list[Item], count: int, people: frozenset[str] = frozenset())
     if not candidates:
         candidates = [t for t in weight if t in surface and len(t) > 2 and not t.isdigit()]
     ranked = sorted(candidates, key=lambda t: (-(weight[t] * spread[t] * (1 + nouns.get(t, 0.0))), t))
-    return [surface[t].most_common(1)[0][0] for t in ranked[:count]]
+    found: list[str] = []
+    taken: set[str] = set()
+    for t in ranked:
+        written = surface[t].most_common(1)[0][0]
+        # "Matt Patterson" is one name, not "Matt and Patterson": a word written
+        # mostly as part of one name stands for the whole of it.
+        name, times = names[t].most_common(1)[0] if t in names else (written, 0)
+        if times * 2 > sum(surface[t].values()):
+            written = name
+        parts = set(written.lower().split())
+        if parts & taken:
+            continue
+        found.append(written)
+        taken |= parts
+        if len(found) == count:
+            break
+    return found
 
 
 def _named(raw: list[str], k: int) -> bool:
-    """Whether ``raw[k]`` reads as a name: capitalised, and not the first word."""
-    return raw[k][0].isupper() and k > 0 and not raw[k - 1].endswith((".", "!", "?"))
+    """Whether ``raw[k]`` reads as a name: capitalised, and not the text's first
+    word. A capital opening a later sentence counts too: such a word is often
+    the sentence's subject ("Pottery is a huge part of my life"), and reading
+    it as a plain word instead lowered recall on the dev slice (0.8256 -> 0.8217
+    on conversations 1-3), since search reads titles."""
+    return raw[k][0].isupper() and k > 0
+
+
+def _tokens(text: str) -> tuple[list[str], frozenset[int]]:
+    """The words of ``text``, and the positions of those that open a sentence."""
+    words: list[str] = []
+    starts: set[int] = set()
+    for match in _WORDS.finditer(text):
+        before = text[: match.start()].rstrip(" \t\"'“‘([*_")
+        if not before or before.endswith((".", "!", "?", "…", ":", "\n")):
+            starts.add(len(words))
+        words.append(match.group(0))
+    return words, frozenset(starts)
+
+
+def _name_runs(raw: list[str], starts: frozenset[int]) -> dict[int, str]:
+    """Names of two or three capitalised words ("Matt Patterson", "Sara
+    Bareilles"), by the position of each of their words; inside a sentence
+    only, where a capital says "name" ("Visited Lisbon" opening one is no name)."""
+    runs: dict[int, str] = {}
+    k = 0
+    while k < len(raw):
+        end = k + 1
+        if k not in starts and _capital(raw[k]):
+            while end < min(len(raw), k + 3) and end not in starts and _capital(raw[end]):
+                end += 1
+        if end - k >= 2:
+            name = " ".join(word.removesuffix("'s") for word in raw[k:end])
+            runs.update({i: name for i in range(k, end)})
+        k = end
+    return runs
+
+
+def _capital(word: str) -> bool:
+    """A capitalised word that may be part of a name (not "I", "Thanks" or an acronym)."""
+    return word[0].isupper() and word != "I" and not word.isupper() and word.lower() not in STOPWORDS
 
 
 def _nounness(raw: list[str], k: int) -> float:
