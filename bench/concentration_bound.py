@@ -15,7 +15,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from memd.app.evaluate import concentration, load_locomo
+from memd.app.concentration import concentration
+from memd.app.evaluate import load_locomo
 from memd.core.tokens import count_tokens
 from memd.index.meaning import Meaning
 

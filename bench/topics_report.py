@@ -17,7 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from memd.app.evaluate import _consolidate, _ingest, _topic_of_turn, concentration, load_locomo, parse_selection
+from memd.app.concentration import concentration, topic_of_turn
+from memd.app.evaluate import _consolidate, _ingest, load_locomo, parse_selection
 from memd.core.document import parse_document
 from memd.core.tokens import count_tokens
 
@@ -40,7 +41,7 @@ def main() -> None:
             clock = time.process_time()
             _consolidate(vault)
             cpu = time.process_time() - clock
-            spread = concentration(_topic_of_turn(vault), conversation.questions)
+            spread = concentration(topic_of_turn(vault), conversation.questions)
             rows = []
             for path in vault.topic_files():
                 document = parse_document(path.read_text(encoding="utf-8"))

@@ -8,7 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from memd.app.evaluate import concentration, evidence_found
+from memd.app.concentration import concentration
+from memd.app.evaluate import evidence_found
 from memd.index.records import Record
 from memd.ingest.locomo import Question, load_locomo, session_time
 

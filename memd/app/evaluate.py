@@ -234,6 +234,7 @@ def run_locomo(
     measured beside it in the same run unless ``settings`` says otherwise. ``backend_name``
     names the index backend (default: the configured one, ``MEMD_INDEX_BACKEND``);
     ``abstention`` also puts every question, answerable or not, to the offline ``memd ask``."""
+    from memd.app.concentration import concentration, topic_of_turn
     from memd.ask.offline import ask as offline_ask
     from memd.index import IndexStore
     from memd.index.retrieve import Options, retrieve
@@ -266,7 +267,7 @@ def run_locomo(
             retrieval = _describe(store)
             tokens[conversation.sample_id] = _model_tokens(vault)
             entries += _count_entries(vault)
-            spread[conversation.sample_id] = concentration(_topic_of_turn(vault), conversation.questions)
+            spread[conversation.sample_id] = concentration(topic_of_turn(vault), conversation.questions)
             topics += len(vault.topic_files())
             for name, options in settings.items():
                 tally = tallies[name]
@@ -319,34 +320,6 @@ def run_locomo(
         else None,
         _mean_or_none([value for values in spread.values() for value in values]),
     )
-
-
-def concentration(topic_of: dict[str, str], questions: tuple[Question, ...]) -> list[float]:
-    """For each multi-hop question with at least two evidence turns filed in
-    topics: distinct topics holding them / those turns. 1.0 means every turn
-    sits in a topic of its own; 1/n means all n share one topic. Topics are
-    meant to gather what belongs together, and a multi-hop question's
-    evidence is facts that belong together."""
-    found = []
-    for question in questions:
-        if question.category != 1:
-            continue
-        filed = [topic_of[turn] for turn in dict.fromkeys(question.evidence) if turn in topic_of]
-        if len(filed) >= 2:
-            found.append(len(set(filed)) / len(filed))
-    return found
-
-
-def _topic_of_turn(vault: Any) -> dict[str, str]:
-    """Each turn id (an entry's ``src``) -> the topic file holding it."""
-    found: dict[str, str] = {}
-    for path in vault.topic_files():
-        for located in vault.read(path).signed():
-            signature = located.entry.signature
-            for ref in ((signature.src if signature else None) or "").split(";"):
-                if ref.strip():
-                    found[ref.strip()] = path.name
-    return found
 
 
 def _mean_or_none(values: list[float]) -> float | None:
