@@ -78,6 +78,19 @@ def test_a_summary_is_verbatim_facts_not_a_keyword_list() -> None:
     assert "Wow" not in text and "photo" not in text.lower()
 
 
+def test_a_summary_tells_what_happened_before_general_remarks() -> None:
+    turns = items(
+        "Caroline: Pets bring so much joy and love to a family.",
+        "Caroline: Family pets bring love and so much joy.",
+        "Melanie: We adopted a kitten named Bailey last week.",
+        "Melanie: The kids love the kitten and the pets.",
+    )
+    # The two remarks share the most words with the whole, but say nothing anyone did.
+    told = summary([Section("Pets", turns)])
+    assert "adopted a kitten named Bailey last week" in told
+    assert not ("Pets bring so much joy" in told and "Family pets bring love" in told)
+
+
 def test_a_summary_leaves_out_a_sentence_that_points_back_or_urges_on() -> None:
     # Lifted out of its turn, "It taught me…" no longer says what taught what;
     # "Let's keep…" urges, and tells nothing.

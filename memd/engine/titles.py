@@ -9,7 +9,8 @@ possessive or a number ("a pottery class", "my kids"), or named ("Atlas").
 Words that say nothing about the subject never name it: function words and
 chatter (``text.STOPWORDS``), the words of photo captions ("shares a photo
 of…") and reactions. A summary is the topic's few key facts: the sentences closest to the whole, verbatim,
-questions and remarks left out.
+questions and remarks left out, what someone did or has (told in the first person, or naming a
+person, a number or a time) before general remarks ("Pets bring so much joy").
 """
 
 from __future__ import annotations
@@ -52,6 +53,12 @@ _SECOND_PERSON = re.compile(r"\b(?:you|your|you're|you've)\b", re.I)
 _URGING = re.compile(r"^(?:let's|let us|let’s)\b", re.I)
 _POINTS_BACK = re.compile(r"^(?:it|it's|its|they|they're|their|them|this|these|those|he|she|his|her|him)\b", re.I)
 _WORDS = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")  # "cut-over" is one word
+# When something happened or will: what tells an event from an opinion.
+_WHEN = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|ago|recently|lately|"
+    r"(?:last|next|this|every) (?:week|weekend|month|year|summer|winter|spring|fall|night|morning))\b",
+    re.I,
+)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 _CAPTION = re.compile(r"\s*\[(?:shares|shared|sends|sent) (?:a |an )?[^\]]*\]")
 SUMMARY_FACTS = 2  # sentences in a summary
@@ -134,7 +141,18 @@ def _fact_score(text: str, vector: Vector, words: list[str], centroid: Vector) -
         score *= 0.6
     if _POINTS_BACK.match(body.lstrip()) or _URGING.match(body.lstrip()):
         score *= 0.3
-    return score
+    # What someone did or has is told in the first person or names its thing
+    # ("I started playing guitar five years ago", "Bailey is our new cat"); a
+    # sentence with neither is a general remark ("Pets bring so much joy").
+    raw = _WORDS.findall(body)
+    specific = sum(1 for k, word in enumerate(raw) if word.isdigit() or (k > 0 and _capital(word)))
+    specific += 1 if _WHEN.search(body) else 0
+    if not _FIRST_PERSON.search(body) and not specific:
+        score *= 0.4
+    # About the other person's part ("your words motivate me"): a reaction, not a fact of the topic.
+    elif _SECOND_PERSON.search(body):
+        score *= 0.6
+    return score * (1.0 + 0.25 * min(specific, 2))
 
 
 def salient(items: list[Item], count: int, people: frozenset[str] = frozenset()) -> list[str]:
