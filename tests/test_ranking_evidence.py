@@ -9,6 +9,8 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memd import Memory
 from memd.index.records import Record
@@ -124,3 +126,28 @@ def test_a_match_is_never_buried_under_a_weaker_meaning_guess() -> None:
     ranked = [Result(entry(1), 2.0, m), Result(entry(5), 0.9, g), Result(entry(3), 1.5, m), Result(entry(9), 1.7, g)]
     out = evidence_first(ranked, lambda r: r.via == m, lambda r: False, lambda r: r.score)
     assert [r.record.seq for r in out] == ["1", "3", "5", "9"]
+
+
+_VIA = st.sampled_from(["match", "meaning", "neighbour", "worded meaning", "worded neighbour"])
+
+
+@given(st.lists(st.tuples(_VIA, st.integers(0, 20)), max_size=40), st.integers(1, 12))
+def test_placing_only_the_first_places_gives_the_same_first_places(results: list[tuple[str, int]], limit: int) -> None:
+    ranked = [Result(entry(n + 1), score / 10, via) for n, (via, score) in enumerate(results)]
+    asked: list[Result] = []
+
+    def matches(r: Result) -> bool:
+        asked.append(r)
+        return r.via == "match" or r.via.startswith("worded")
+
+    def context(r: Result) -> bool:
+        return r.via == "neighbour"
+
+    whole = evidence_first(ranked, matches, context, lambda r: r.score)
+    asked.clear()
+    first = evidence_first(ranked, matches, context, lambda r: r.score, limit)
+    assert first[:limit] == whole[:limit]
+    # The places are full by the limit-th match at the latest: no candidate below it is read.
+    found = [i for i, r in enumerate(ranked) if not context(r) and (r.via == "match" or r.via.startswith("worded"))]
+    if len(found) >= limit:
+        assert all(ranked.index(r) <= found[limit - 1] for r in asked)

@@ -159,9 +159,17 @@ def retrieve(
     if options.reply_depth:
         results = signals.replies(results, options.reply_depth, options.reply_within)
     wanted = set(names)
-    worded = {id(r) for r in results if r.via == "match" or _terms(backend, r.record.text) & wanted}
+    worded: dict[int, bool] = {}
+
+    def holds_words(result: Result) -> bool:
+        # Read once, and only for the results placement reaches (evidence_first's limit).
+        found = worded.get(id(result))
+        if found is None:
+            found = worded[id(result)] = result.via == "match" or bool(_terms(backend, result.record.text) & wanted)
+        return found
+
     results = signals.evidence_first(
-        results, lambda r: id(r) in worded, lambda r: r.via == "neighbour" and id(r) not in worded, lambda r: r.score
+        results, holds_words, lambda r: r.via == "neighbour" and not holds_words(r), lambda r: r.score, limit
     )
     return results[:limit]
 

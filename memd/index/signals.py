@@ -156,6 +156,7 @@ def evidence_first(
     matches: Callable[[Ranked], bool],
     context: Callable[[Ranked], bool],
     score: Callable[[Ranked], float],
+    limit: int | None = None,
 ) -> list[Ranked]:
     """The final placement, so that what a reader sees first is what matched.
 
@@ -167,11 +168,20 @@ def evidence_first(
       after every other result, in the order of the hits it belongs to.
       Context whose hit is not among the results, or that gained nothing from
       it (score 0: the hit was written too long before or after), is left
-      out: it never stands alone."""
-    ranked = [item for item in results if not context(item)]
+      out: it never stands alone.
+
+    With ``limit``, only the first ``limit`` places are settled (the rest
+    follow in no promised order): places are only ever added at the end, so
+    once ``limit`` are taken nothing further down can change them, and
+    ``matches`` and ``context`` (which read a text's words) are not asked of
+    the hundreds of candidates below."""
     evidence: list[Ranked] = []
     waiting: list[Ranked] = []  # results found by meaning alone, held above no stronger match
-    for item in ranked:
+    for n, item in enumerate(results):
+        if limit is not None and len(evidence) >= limit:
+            return evidence + waiting + results[n:]
+        if context(item):
+            continue
         if not matches(item):
             waiting.append(item)
             continue

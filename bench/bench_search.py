@@ -1,0 +1,102 @@
+"""In-process search CPU on an existing vault, for one checkout or two side by side.
+
+Not a test: run by hand and copy the figures into the README.
+
+    python bench/bench_search.py VAULT QUERIES                    # the memd this Python imports
+    python bench/bench_search.py VAULT QUERIES --against ../old   # and another checkout, interleaved
+
+QUERIES is a JSON list of strings (or a text file, one query a line). Each
+round runs one process per checkout (``PYTHONPATH``), alternating, so both
+see the same load: it opens the vault with ``Memory`` as the daemon and the
+MCP server do (index and vectors in step first, one BLAS thread), runs the
+first few queries to warm up, then times ``Memory.search`` on the rest, CPU
+per query. Printed per checkout: the median over rounds of each round's p50
+and p95. The query's embedding is included (``embed_seconds=0``: nothing is
+embedded besides it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+WARM = 5
+
+_ROUND = """
+import json, statistics, sys, time
+from memd.app import Memory
+from memd.index.embedding import one_blas_thread_from_now
+
+one_blas_thread_from_now()
+vault, queries, warm = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+memory = Memory.open(vault)
+for query in queries[:warm]:
+    memory.search(query, limit=10, embed_seconds=0.0)
+cpu = []
+for query in queries[warm:]:
+    start = time.process_time()
+    memory.search(query, limit=10, embed_seconds=0.0)
+    cpu.append((time.process_time() - start) * 1000)
+print(json.dumps(cpu))
+"""
+
+
+def read_queries(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        return [str(query) for query in json.loads(text)]
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def one_round(vault: Path, queries: list[str], code: str | None) -> list[float]:
+    env = {**os.environ, "PYTHONPATH": code} if code else None
+    done = subprocess.run(
+        [sys.executable, "-c", _ROUND, str(vault), json.dumps(queries), str(WARM)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=code or None,
+    )
+    if done.returncode != 0:
+        raise SystemExit(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "a round failed")
+    return [float(value) for value in json.loads(done.stdout)]
+
+
+def _p95(values: list[float]) -> float:
+    return sorted(values)[int(0.95 * (len(values) - 1))]
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("vault", type=Path)
+    parser.add_argument("queries", type=Path)
+    parser.add_argument("--count", type=int, default=65, help="queries a round (the first 5 warm up)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--against", metavar="DIR", help="also run each round from the memd of this checkout")
+    args = parser.parse_args(argv)
+    queries = read_queries(args.queries)[: args.count]
+    if len(queries) <= WARM:
+        raise SystemExit(f"{args.queries}: needs more than {WARM} queries")
+    codes: list[str | None] = [None] if not args.against else [None, str(Path(args.against).resolve())]
+    p50s: dict[str | None, list[float]] = {code: [] for code in codes}
+    p95s: dict[str | None, list[float]] = {code: [] for code in codes}
+    for _ in range(args.rounds):
+        for code in codes:
+            cpu = one_round(args.vault, queries, code)
+            p50s[code].append(statistics.median(cpu))
+            p95s[code].append(_p95(cpu))
+    for code in codes:
+        print(
+            f"{'this memd' if code is None else code}: {len(queries) - WARM} searches a round, "
+            f"{args.rounds} rounds; CPU per search, median of the rounds: "
+            f"p50 {statistics.median(p50s[code]):.1f} ms, p95 {statistics.median(p95s[code]):.1f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
