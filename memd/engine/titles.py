@@ -228,11 +228,14 @@ def _tokens(text: str) -> tuple[list[str], frozenset[int]]:
     """The words of ``text``, and the positions of those that open a sentence."""
     words: list[str] = []
     starts: set[int] = set()
+    end = 0
     for match in _WORDS.finditer(text):
-        before = text[: match.start()].rstrip(" \t\"'“‘([*_")
-        if not before or before.endswith((".", "!", "?", "…", ":", "\n")):
+        # Only what lies between two words can end a sentence (a word ends in a letter or digit).
+        between = text[end : match.start()].rstrip(" \t\"'“‘([*_")
+        if (not between and not words) or between.endswith((".", "!", "?", "…", ":", "\n")):
             starts.add(len(words))
         words.append(match.group(0))
+        end = match.end()
     return words, frozenset(starts)
 
 
