@@ -2,8 +2,8 @@
 where it came from (default, file, environment), secrets redacted, and a
 change written into ``.memd/config.toml`` with its comments kept.
 
-Apart from config.py, which every command (``memd add`` included) runs to read
-the file, so that only `memd config` loads this."""
+Kept apart from config.py, which every command runs (``memd add`` too), so
+that only `memd config` loads it."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Which seqs each device may assign: the arithmetic of seq spaces
 (ARCHITECTURE.md §7; the devices themselves are in spaces.py).
 
-Apart from the device registry so that an add in a vault that was never
-synced (space 0) loads neither it nor git.
+Kept apart from the device registry, so that an add in a vault that was
+never synced (space 0) loads neither the registry nor git.
 """
 
 from __future__ import annotations
