@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memd.core.signature import Signature
 from memd.engine.base import Item, Section
@@ -47,6 +49,18 @@ def test_a_name_of_two_words_is_one_thing_in_a_title() -> None:
     # A capital that opens a sentence says nothing of a name.
     trip = items("Ana: Great trip! Visited Lisbon with Sam.", "Ana: Lisbon was sunny. Visited Porto too.")
     assert "Visited Lisbon" not in title(trip, frozenset({"ana"}))
+
+
+@given(st.lists(st.text(st.characters(blacklist_characters="["), max_size=120), min_size=1, max_size=6))
+def test_any_text_gets_a_title_and_a_summary_of_its_own_words(texts: list[str]) -> None:
+    entries = items(*texts)
+    name = title(list(entries))
+    assert name and "\n" not in name
+    told = summary([Section(name, tuple(entries))])
+    for piece in told.split(" · "):
+        # Each piece is verbatim: its words are one entry's own (cut at a word, spaces joined; no photo caption).
+        words = piece.rstrip("…").split()
+        assert any(" ".join(words) in " ".join(text.split()) for text in texts) or not words
 
 
 def test_a_topic_of_one_speakers_turns_is_tagged_with_their_name(memd: Memd, vault: Vault) -> None:
