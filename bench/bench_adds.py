@@ -81,7 +81,7 @@ def processes(
     return walls, cpus, bare
 
 
-def _p95(values: list[float]) -> float:
+def p95(values: list[float]) -> float:
     return sorted(values)[int(0.95 * (len(values) - 1))]
 
 
@@ -114,13 +114,13 @@ def main(argv: list[str]) -> None:
                 ms, wall_ms = [s * 1000 for s in cpus[code]], [s * 1000 for s in walls[code]]
                 print(
                     f"{args.processes} `memd add` processes{f' from {code}' if code else ''} into a vault of "
-                    f"{args.entries:,} entries: CPU median {statistics.median(ms):.1f} ms, p95 {_p95(ms):.1f} ms; "
+                    f"{args.entries:,} entries: CPU median {statistics.median(ms):.1f} ms, p95 {p95(ms):.1f} ms; "
                     f"wall median {statistics.median(wall_ms):.0f} ms"
                 )
             bare_ms = [s * 1000 for s in bare]
             print(
                 f"  `python -c pass` after each: CPU median {statistics.median(bare_ms):.1f} ms, "
-                f"p95 {_p95(bare_ms):.1f} ms"
+                f"p95 {p95(bare_ms):.1f} ms"
             )
 
 

@@ -25,6 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench_adds import p95
+
 WARM = 5
 
 _ROUND = """
@@ -67,10 +69,6 @@ def one_round(vault: Path, queries: list[str], code: str | None) -> list[float]:
     return [float(value) for value in json.loads(done.stdout)]
 
 
-def _p95(values: list[float]) -> float:
-    return sorted(values)[int(0.95 * (len(values) - 1))]
-
-
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("vault", type=Path)
@@ -89,7 +87,7 @@ def main(argv: list[str]) -> None:
         for code in codes:
             cpu = one_round(args.vault, queries, code)
             p50s[code].append(statistics.median(cpu))
-            p95s[code].append(_p95(cpu))
+            p95s[code].append(p95(cpu))
     for code in codes:
         print(
             f"{'this memd' if code is None else code}: {len(queries) - WARM} searches a round, "

@@ -194,15 +194,13 @@ def device_name(device_id: str) -> str:
 
 
 def allocation_space(vault: Vault, cached: Any) -> tuple[int, dict[str, Any]]:
-    """This clone's seq space, and a record that lets the next call skip git.
-
-    A vault without a registry was never synced: space 0, no git call at all
-    (a single-device vault allocates exactly as it always did). Otherwise the
-    index comes from git config, cached against the config file's size and
-    mtime, so it is asked again only when the config changed.
+    """This clone's seq space in a vault that has a registry, and a record that
+    lets the next call skip git. (A vault without one was never synced: it
+    allocates from space 0 with no git call at all, and ``state.allocate``
+    decides that itself, without loading this module.) The index comes from
+    git config, cached against the config file's size and mtime, so it is
+    asked again only when the config changed.
     """
-    if not registry_path(vault).exists():
-        return 0, {}
     config = _config_file(vault)
     stamp = _stamp(config)
     if (
@@ -219,7 +217,7 @@ def allocation_space(vault: Vault, cached: Any) -> tuple[int, dict[str, Any]]:
     claimed = bool(identity.device_id) and not index
     return index, {
         "config": str(config) if config else None,
-        "stamp": _stamp(config),
+        "stamp": _stamp(config),  # again: recording a claim may have written the config
         "index": index,
         "claimed": claimed,
     }

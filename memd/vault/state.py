@@ -231,7 +231,7 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
 
     state, problem = read_state(vault)
     cache = _load_cache(vault) if problem is None else None
-    # Never synced: space 0, with no git and no registry to read.
+    # Never synced (no registry): space 0, with no git and no registry to read.
     space: int = 0
     device: dict[str, Any] = {}
     if (vault.root / REGISTRY).exists():
