@@ -76,6 +76,39 @@ def test_a_missing_or_stale_state_file_never_reuses_a_seq(memd: Memd, damage: st
     assert read_state(memd.vault)[0].next_seq == 43
 
 
+def _age_folders(vault: Vault) -> None:
+    """Date every folder a minute back, so their stamps are old enough to be trusted."""
+    for folder in [vault.root, *(p for p in vault.root.rglob("*") if p.is_dir() and ".git" not in p.parts)]:
+        stat = folder.stat()
+        os.utime(folder, ns=(stat.st_atime_ns, stat.st_mtime_ns - 60 * 10**9))
+
+
+def test_adds_walk_the_vault_only_when_a_folder_changed(memd: Memd, monkeypatch: pytest.MonkeyPatch) -> None:
+    memd("add", "a")
+    (memd.vault.topics_dir / "t.md").write_text('---\nid: "t"\n---\n# T\n- <seq=2> consolidated earlier\n')
+    _age_folders(memd.vault)
+    memd("add", "b")  # walks (a folder changed since the first add) and notes the stamps
+    walks: list[str] = []
+    listings = Vault.listings
+
+    def counted(self: Vault) -> object:
+        walks.append("walk")
+        return listings(self)
+
+    monkeypatch.setattr(Vault, "listings", counted)
+    [added] = json.loads(memd("add", "c", "--json").output)
+    assert added["seq"] == 4 and walks == []
+    # An edit in place moves no folder stamp: the file's own stat catches it.
+    topic = memd.vault.topics_dir / "t.md"
+    topic.write_text(topic.read_text() + "- <seq=50> typed by hand\n")
+    [added] = json.loads(memd("add", "d", "--json").output)
+    assert added["seq"] == 51 and walks == []
+    # A new file moves its folder's stamp: the vault is walked and its seqs count.
+    (memd.vault.topics_dir / "pulled.md").write_text('---\nid: "pulled"\n---\n# P\n- <seq=90> from elsewhere\n')
+    [added] = json.loads(memd("add", "e", "--json").output)
+    assert added["seq"] == 91 and walks == ["walk"]
+
+
 def test_disk_full_during_add_leaves_the_buffer_intact(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
     append_entries(vault, [NewEntry("kept")])
     before = vault.current.read_bytes()

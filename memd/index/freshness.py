@@ -4,7 +4,7 @@ The manifest records each indexed file's (mtime, size) and each folder's
 mtime. A file created, deleted or renamed changes its folder's mtime, so
 when no folder stamp moved the set of files is the same and one stat per
 file catches edits in place; otherwise the vault is walked again. Stamps
-younger than ``RACY_SECONDS`` are recorded as unknown and always re-checked.
+younger than ``vault.RACY_SECONDS`` are recorded as unknown and always re-checked.
 """
 
 from __future__ import annotations
@@ -17,11 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memd.core.layout import DOCUMENT_KINDS, classify
-from memd.vault.vault import Vault
-
-# A file modified this recently may change again within the same mtime tick;
-# its stat is not trusted next time, so its content is hashed again.
-RACY_SECONDS = 2.0
+from memd.vault.vault import Vault, trusted_stamp
 
 
 def indexed_files(vault: Vault) -> dict[str, tuple[int, int]]:
@@ -45,7 +41,7 @@ def scan(vault: Vault) -> Scan:
     folders: dict[str, int] = {}
     now = time.time_ns()
     for listing in vault.listings():
-        folders[listing.prefix.rstrip("/")] = _trusted(listing.mtime_ns, now)
+        folders[listing.prefix.rstrip("/")] = trusted_stamp(listing.mtime_ns, now)
         for entry in listing.entries:
             rel = listing.prefix + entry.name
             try:
@@ -59,12 +55,6 @@ def scan(vault: Vault) -> Scan:
             except OSError:
                 continue
     return Scan(files, folders)
-
-
-def _trusted(mtime_ns: int, now_ns: int) -> int:
-    # Within the racy window another change may land in the same mtime tick
-    # and leave the stamp as it is: such a stamp is recorded as unknown (-1).
-    return -1 if now_ns - mtime_ns < RACY_SECONDS * 1e9 else mtime_ns
 
 
 def unchanged(root: Path, manifest: dict[str, Any], ignore: Sequence[str]) -> bool:

@@ -45,10 +45,10 @@ from memd.core.errors import MemdError, VaultError
 from memd.core.layout import classify
 from memd.index.base import Backend
 from memd.index.citations import cited, held_in
-from memd.index.freshness import RACY_SECONDS, Scan, scan, unchanged
+from memd.index.freshness import Scan, scan, unchanged
 from memd.index.records import Record, indexed_records
 from memd.index.store_vectors import Stamp, VectorSide, file_stamp
-from memd.vault.vault import Vault
+from memd.vault.vault import RACY_SECONDS, Vault
 
 SCHEMA_VERSION = 7  # 7: a file's cited source places, a source's held anchors
 Progress = Callable[[int, int], None]

@@ -219,7 +219,9 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     from git, or a topic pulled from another clone, cannot make a seq come
     back. The cost follows the change, not the vault: a machine-local cache
     (``.memd/seq.local``, never committed) keeps each file's highest seq with
-    its size and mtime, so only files that changed since are read again. The
+    its size and mtime, so only files that changed since are read again, and
+    each folder's mtime, so the vault is walked again only when a file was
+    created, deleted or renamed (one stat a file still catches edits in place). The
     counter is saved before the caller writes any entry, so a crash in
     between leaves a gap, never a reused seq.
 
@@ -244,7 +246,15 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     within = bounds(space)
     highest, fresh = 0, {}
     base = str(vault.root) + os.sep
-    for rel in vault.entry_rels():
+    # While no folder's stamp moved, no file was created, deleted or renamed:
+    # the files are the ones counted last time, and the vault need not be walked.
+    listed = cache[4] if cache is not None else None
+    ignore = list(vault.ignore)
+    if listed is not None and listed[0] == ignore and vault.stamps_hold(listed[1]):
+        rels, stamps = list(files), listed[1]
+    else:
+        rels, stamps = vault.entry_listing()
+    for rel in rels:
         try:
             stat = os.stat(base + rel)
         except OSError:
@@ -265,27 +275,41 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     if buffer_was_empty and at is not None:
         updated = replace(updated, buffer_since=at)
     write_state(vault, updated)
-    _save_cache(vault, start + count - 1, fresh, device, space)
+    _save_cache(vault, start + count - 1, fresh, device, space, (ignore, stamps))
     return range(start, start + count)
 
 
 _CACHE = "seq.local"
 
 
-def _load_cache(vault: Vault) -> tuple[int, dict[str, tuple[int, int, int]], Any, int] | None:
-    """(mark, per-file highs, device record, space the highs were counted in)."""
+Listed = tuple[list[str], dict[str, int]]  # the ignore patterns and folder stamps a file list was made under
+
+
+def _load_cache(
+    vault: Vault,
+) -> tuple[int, dict[str, tuple[int, int, int]], Any, int, Listed | None] | None:
+    """(mark, per-file highs, device record, space the highs were counted in,
+    what vouches for the file list: None to walk the vault)."""
     try:
         raw = json.loads(read_bytes(vault.meta_dir / _CACHE).decode("utf-8"))
         files = {str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in raw["files"].items()}
-        return int(raw["mark"]), files, raw.get("device"), int(raw.get("space", 0))
+        listed: Listed | None = None
+        if isinstance(raw.get("folders"), dict) and isinstance(raw.get("ignore"), list):
+            listed = ([str(p) for p in raw["ignore"]], {str(k): int(v) for k, v in raw["folders"].items()})
+        return int(raw["mark"]), files, raw.get("device"), int(raw.get("space", 0)), listed
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
 
 
 def _save_cache(
-    vault: Vault, mark: int, files: dict[str, tuple[int, int, int]], device: dict[str, Any], space: int
+    vault: Vault,
+    mark: int,
+    files: dict[str, tuple[int, int, int]],
+    device: dict[str, Any],
+    space: int,
+    listed: Listed,
 ) -> None:
-    record: dict[str, Any] = {"mark": mark, "files": files}
+    record: dict[str, Any] = {"mark": mark, "files": files, "ignore": listed[0], "folders": listed[1]}
     if space or device:
         record.update(space=space, device=device)
     atomic_write(vault.meta_dir / _CACHE, json.dumps(record, separators=(",", ":")), derived=True)

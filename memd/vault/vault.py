@@ -69,6 +69,16 @@ def missing_ignores(gitignore: str) -> list[str]:
     return [line for line in wanted if line not in present and not (whole and line.startswith(".memd/"))]
 
 
+# A folder or file changed this recently may change again within the same
+# mtime tick and keep its stamp: such a stamp is not trusted next time.
+RACY_SECONDS = 2.0
+
+
+def trusted_stamp(mtime_ns: int, now_ns: int) -> int:
+    """``mtime_ns``, or -1 (unknown: look again) when it is too recent to vouch for anything."""
+    return -1 if now_ns - mtime_ns < RACY_SECONDS * 1e9 else mtime_ns
+
+
 @dataclass(frozen=True)
 class Listing:
     """One folder of the vault as ``Vault.listings`` read it."""
@@ -242,9 +252,38 @@ class Vault:
 
     def entry_rels(self) -> list[str]:
         """``entry_files`` as vault-relative paths (no path objects: every add reads them all)."""
+        return sorted(self.entry_listing()[0], key=lambda rel: (rel != CURRENT_NAME, rel))
+
+    def entry_listing(self) -> tuple[list[str], dict[str, int]]:
+        """``entry_rels`` unsorted, with a stamp per folder entered (``trusted_stamp``
+        of its mtime, keyed by its prefix): while ``stamps_hold`` says the stamps
+        hold, no file was created, deleted or renamed and the list still stands."""
+        import time
+
         ignore = self.ignore
-        found = [rel for rel in self.walk() if counts_entries(rel, ignore)]
-        return sorted(found, key=lambda rel: (rel != CURRENT_NAME, rel))
+        now = time.time_ns()
+        rels: list[str] = []
+        stamps: dict[str, int] = {}
+        for listing in self.listings():
+            stamps[listing.prefix] = trusted_stamp(listing.mtime_ns, now)
+            for entry in listing.entries:
+                rel = listing.prefix + entry.name
+                try:
+                    if not entry.is_symlink() and entry.is_file(follow_symlinks=False) and counts_entries(rel, ignore):
+                        rels.append(rel)
+                except OSError:
+                    continue
+        return rels, stamps
+
+    def stamps_hold(self, stamps: dict[str, int]) -> bool:
+        """Whether every folder stamp of ``entry_listing`` still holds (one stat a folder)."""
+        base = str(self.root) + os.sep
+        try:
+            return bool(stamps) and all(
+                mtime >= 0 and os.lstat(base + prefix).st_mtime_ns == mtime for prefix, mtime in stamps.items()
+            )
+        except OSError:
+            return False
 
     def topic_files(self) -> list[Path]:
         topics = (rel for rel in self.walk() if classify(rel) == "topic")
