@@ -29,6 +29,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from percentiles import percentile
+
 from memd.app.init import init_vault
 from memd.consolidation.run import consolidate
 from memd.ingest import ingest_file
@@ -52,11 +54,6 @@ def indexed_hash(vault: Vault, rel: str) -> str | None:
     except (OSError, ValueError, KeyError):
         return None
     return entry[2] if entry else None
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def bench_edits(vault: Vault, edits: int) -> list[float]:

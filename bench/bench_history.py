@@ -35,6 +35,7 @@ from memd.vault.vault import Vault
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_consolidate import FILLER, SUBJECTS
+from percentiles import percentile
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 REPO = Path(__file__).resolve().parent.parent
@@ -103,15 +104,11 @@ def history_latency(root: Path, seqs: list[int], label: str) -> None:
     print(f"  slowest: seq {slowest} of {max(seqs)}")
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def report(label: str, walls: list[float], cpus: list[float]) -> None:
     print(
-        f"{label}: p50 {pct(walls, 0.5) * 1000:.0f} ms, p95 {pct(walls, 0.95) * 1000:.0f} ms, "
-        f"max {max(walls) * 1000:.0f} ms; CPU p50 {pct(cpus, 0.5) * 1000:.0f} ms, p95 {pct(cpus, 0.95) * 1000:.0f} ms "
+        f"{label}: p50 {percentile(walls, 0.5) * 1000:.0f} ms, p95 {percentile(walls, 0.95) * 1000:.0f} ms, "
+        f"max {max(walls) * 1000:.0f} ms; CPU p50 {percentile(cpus, 0.5) * 1000:.0f} ms, "
+        f"p95 {percentile(cpus, 0.95) * 1000:.0f} ms "
         f"({len(walls)} runs)"
     )
 

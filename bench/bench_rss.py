@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from percentiles import percentile
+
 REPO = Path(__file__).resolve().parent.parent
 WARM_UP = 10
 MODES = ("memory", "mcp")
@@ -115,11 +117,6 @@ def run_child(code: Path, mode: str, vault: Path, queries: Path, samples: list[i
     result: dict[str, Any] = json.loads(done.stdout)
     result["rss"] = {int(n): mb for n, mb in result["rss"].items()}
     return result
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def main() -> None:

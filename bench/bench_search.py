@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench_adds import p95
+from percentiles import percentile
 
 WARM = 5
 
@@ -87,7 +87,7 @@ def main(argv: list[str]) -> None:
         for code in codes:
             cpu = one_round(args.vault, queries, code)
             p50s[code].append(statistics.median(cpu))
-            p95s[code].append(p95(cpu))
+            p95s[code].append(percentile(cpu, 0.95))
     for code in codes:
         print(
             f"{'this memd' if code is None else code}: {len(queries) - WARM} searches a round, "

@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from percentiles import percentile
+
 WORDS = (
     "coffee oat milk kyoto flight april pottery class kiln bowl dance studio store customers basketball "
     "ankle injury book garden tomatoes beagle walk lake job interview sister wedding recipe lentil dal"
@@ -65,11 +67,6 @@ def settle(pid: int, quiet_ms: float = 20.0, most_seconds: float = 300.0) -> Non
         time.sleep(1.0)
         if process_cpu(pid) - before < quiet_ms:
             return
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def main() -> None:
@@ -117,15 +114,15 @@ def main() -> None:
                 start.append(child_cpu([sys.executable, "-c", "pass"], vault))
         total = [a + b for a, b in zip(served, daemon_side, strict=True)]
         print(f"{args.entries} entries, {len(served)} searches per mode, CPU ms p50 / p95")
-        print(f"  python -c pass                  {statistics.median(start):7.1f} / {pct(start, 0.95):7.1f}")
-        print(f"  memd search, no daemon          {statistics.median(alone):7.1f} / {pct(alone, 0.95):7.1f}")
-        print(f"  memd search, daemon answers     {statistics.median(served):7.1f} / {pct(served, 0.95):7.1f}")
-        print(
-            f"    the daemon's part             {statistics.median(daemon_side):7.1f} / {pct(daemon_side, 0.95):7.1f}"
-        )
-        print(f"    both together                 {statistics.median(total):7.1f} / {pct(total, 0.95):7.1f}")
-        if engine:
-            print(f"  tantivy alone, in-process       {statistics.median(engine):7.1f} / {pct(engine, 0.95):7.1f}")
+        for label, values in [
+            ("python -c pass", start),
+            ("memd search, no daemon", alone),
+            ("memd search, daemon answers", served),
+            ("  the daemon's part", daemon_side),
+            ("  both together", total),
+            *([("tantivy alone, in-process", engine)] if engine else []),
+        ]:
+            print(f"  {label:30} {statistics.median(values):7.1f} / {percentile(values, 0.95):7.1f}")
 
 
 def synthetic_vault(root: Path, entries: int, count: int) -> list[str]:

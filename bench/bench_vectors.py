@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from percentiles import percentile
 
 from memd.app.init import init_vault
 from memd.index import IndexStore
@@ -248,9 +249,9 @@ def steady(vault: Vault, texts: list[str]) -> dict[str, dict[str, Any]]:
         cpus = sorted(row[1] for row in rows)
         out[mode] = {
             "wall_p50": 1000 * statistics.median(walls),
-            "wall_p95": 1000 * walls[int(0.95 * (len(walls) - 1))],
+            "wall_p95": 1000 * percentile(walls, 0.95),
             "cpu_p50": 1000 * statistics.median(cpus),
-            "cpu_p95": 1000 * cpus[int(0.95 * (len(cpus) - 1))],
+            "cpu_p95": 1000 * percentile(cpus, 0.95),
             "parts": {part: 1000 * statistics.fmean(row[2].cpu.get(part, 0.0) for row in rows) for part in PARTS},
         }
     store.close()

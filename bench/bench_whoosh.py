@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_index import ENTRIES_PER_TOPIC, QUERIES, sentence, topic_text, vocabulary
+from percentiles import percentile
 
 from memd.app.init import init_vault
 from memd.index import Filters, IndexStore
@@ -150,8 +151,7 @@ def cpu_ms(action: Any) -> float:
 
 
 def p50_p95(values: list[float]) -> tuple[float, float]:
-    values = sorted(values)
-    return statistics.median(values), values[int(0.95 * (len(values) - 1))]
+    return statistics.median(values), percentile(values, 0.95)
 
 
 def one_query(store_class: type[IndexStore], vault: Vault, query: str, filters: Filters | None) -> None:
