@@ -109,6 +109,20 @@ def test_adds_walk_the_vault_only_when_a_folder_changed(memd: Memd, monkeypatch:
     assert added["seq"] == 91 and walks == ["walk"]
 
 
+@pytest.mark.parametrize("name", ["../outside.md", "topics/../../outside.md"])
+def test_a_damaged_seq_cache_never_sends_an_add_outside_the_vault(memd: Memd, name: str) -> None:
+    memd("add", "a")
+    _age_folders(memd.vault)
+    memd("add", "b")  # the cache now vouches for the file list
+    (memd.vault.root.parent / "outside.md").write_text("- <seq=900000> not this vault's\n")
+    cache_path = memd.vault.meta_dir / "seq.local"
+    cache = json.loads(cache_path.read_text())
+    cache["files"][name] = [0, 0, 0]  # a stale stamp: the file would be read for its seqs
+    cache_path.write_text(json.dumps(cache))
+    [added] = json.loads(memd("add", "c", "--json").output)
+    assert added["seq"] == 3
+
+
 def test_disk_full_during_add_leaves_the_buffer_intact(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
     append_entries(vault, [NewEntry("kept")])
     before = vault.current.read_bytes()

@@ -294,11 +294,21 @@ def _load_cache(
         raw = json.loads(read_bytes(vault.meta_dir / _CACHE).decode("utf-8"))
         files = {str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in raw["files"].items()}
         listed: Listed | None = None
-        if isinstance(raw.get("folders"), dict) and isinstance(raw.get("ignore"), list):
+        # The file list is trusted only as a list of paths inside the vault: a
+        # damaged cache must not send an add reading files elsewhere.
+        if isinstance(raw.get("folders"), dict) and isinstance(raw.get("ignore"), list) and _inside(files):
             listed = ([str(p) for p in raw["ignore"]], {str(k): int(v) for k, v in raw["folders"].items()})
         return int(raw["mark"]), files, raw.get("device"), int(raw.get("space", 0)), listed
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
+
+
+_OUTSIDE = re.compile(r"^/|(?:^|/)\.\.(?:/|$)|\x00", re.M)
+
+
+def _inside(rels: dict[str, Any]) -> bool:
+    """Whether every path is vault-relative and stays inside (no leading /, no ..)."""
+    return _OUTSIDE.search("\n".join(rels)) is None
 
 
 def _save_cache(
