@@ -16,7 +16,8 @@ Not a test: run by hand and copy the figures into the README.
    ``python -c pass`` so both see the same load: CPU (user + system) per
    process, median and p95 of each, and the add's median wall. With
    ``--against DIR`` each add is also run from the memd in checkout DIR
-   (``PYTHONPATH``), interleaved, so both see the same load.
+   (``PYTHONPATH``), interleaved, so both see the same load, each into a
+   copy of the vault of its own.
 
 The machine is shared: read CPU times, and the first/last ratio, more than wall times.
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,6 +39,7 @@ from percentiles import percentile
 
 from memd.app.init import init_vault
 from memd.cli import main as cli
+from memd.vault.vault import RACY_SECONDS
 
 
 def in_process(vault: Path, count: int) -> tuple[float, float, list[float]]:
@@ -68,14 +71,27 @@ def processes(
     vault: Path, count: int, codes: list[str | None]
 ) -> tuple[dict[str | None, list[float]], dict[str | None, list[float]], list[float]]:
     """Walls and CPU seconds of ``count`` add processes from each checkout in ``codes``
-    (None: the installed memd), and CPU seconds of as many bare interpreters."""
+    (None: the installed memd), and CPU seconds of as many bare interpreters.
+
+    Each checkout adds into a copy of the vault of its own: what one keeps
+    between adds (``.memd/seq.local``) may not be what the other reads, and
+    shared, each add would find the other's. One unmeasured add each first,
+    once the files are old enough for their stamps to be trusted, so every
+    measured add finds the state its own previous add left."""
+    vaults = {code: vault if n == 0 else vault.with_name(f"{vault.name}-{n}") for n, code in enumerate(codes)}
+    for copy in vaults.values():
+        if copy != vault:
+            shutil.copytree(vault, copy, symlinks=True)
+    time.sleep(RACY_SECONDS + 0.5)
+    for code, copy in vaults.items():
+        _cpu_of([sys.executable, "-m", "memd", "--vault", str(copy), "add", "first note"], copy, code)
     walls: dict[str | None, list[float]] = {code: [] for code in codes}
     cpus: dict[str | None, list[float]] = {code: [] for code in codes}
     bare = []
     for n in range(count):
         for code in codes:
-            command = [sys.executable, "-m", "memd", "--vault", str(vault), "add", f"process note {n}"]
-            wall, cpu = _cpu_of(command, vault, code)
+            command = [sys.executable, "-m", "memd", "--vault", str(vaults[code]), "add", f"process note {n}"]
+            wall, cpu = _cpu_of(command, vaults[code], code)
             walls[code].append(wall)
             cpus[code].append(cpu)
         bare.append(_cpu_of([sys.executable, "-c", "pass"], vault)[1])
