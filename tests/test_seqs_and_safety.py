@@ -107,6 +107,15 @@ def test_adds_walk_the_vault_only_when_a_folder_changed(memd: Memd, monkeypatch:
     (memd.vault.topics_dir / "pulled.md").write_text('---\nid: "pulled"\n---\n# P\n- <seq=90> from elsewhere\n')
     [added] = json.loads(memd("add", "e", "--json").output)
     assert added["seq"] == 91 and walks == ["walk"]
+    # A list made under other rules (another version of memd) is not trusted either.
+    _age_folders(memd.vault)
+    memd("add", "f")
+    cache_path = memd.vault.meta_dir / "seq.local"
+    cache = json.loads(cache_path.read_text())
+    assert walks == ["walk", "walk"] and cache["listing"] == 1
+    cache_path.write_text(json.dumps({**cache, "listing": 0}))
+    memd("add", "g")
+    assert walks == ["walk", "walk", "walk"]
 
 
 @pytest.mark.parametrize("name", ["../outside.md", "topics/../../outside.md"])

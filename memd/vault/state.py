@@ -280,6 +280,9 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
 
 
 _CACHE = "seq.local"
+# Which files an entry listing counts (``Vault.entry_listing``): raised when
+# that rule changes, so a list another version made is walked again, not trusted.
+_LISTING = 1
 
 
 Listed = tuple[list[str], dict[str, int]]  # the ignore patterns and folder stamps a file list was made under
@@ -294,9 +297,15 @@ def _load_cache(
         raw = json.loads(read_bytes(vault.meta_dir / _CACHE).decode("utf-8"))
         files = {str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in raw["files"].items()}
         listed: Listed | None = None
-        # The file list is trusted only as a list of paths inside the vault: a
-        # damaged cache must not send an add reading files elsewhere.
-        if isinstance(raw.get("folders"), dict) and isinstance(raw.get("ignore"), list) and _inside(files):
+        # The file list is trusted only as made by these rules (another memd may
+        # count other files) and as paths inside the vault: a damaged cache must
+        # not send an add reading files elsewhere.
+        if (
+            raw.get("listing") == _LISTING
+            and isinstance(raw.get("folders"), dict)
+            and isinstance(raw.get("ignore"), list)
+            and _inside(files)
+        ):
             listed = ([str(p) for p in raw["ignore"]], {str(k): int(v) for k, v in raw["folders"].items()})
         return int(raw["mark"]), files, raw.get("device"), int(raw.get("space", 0)), listed
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
@@ -319,7 +328,8 @@ def _save_cache(
     space: int,
     listed: Listed,
 ) -> None:
-    record: dict[str, Any] = {"mark": mark, "files": files, "ignore": listed[0], "folders": listed[1]}
+    record: dict[str, Any] = {"mark": mark, "files": files}
+    record.update(listing=_LISTING, ignore=listed[0], folders=listed[1])
     if space or device:
         record.update(space=space, device=device)
     atomic_write(vault.meta_dir / _CACHE, json.dumps(record, separators=(",", ":")), derived=True)
