@@ -12,7 +12,10 @@ MCP server do (index and vectors in step first, one BLAS thread), runs the
 first few queries to warm up, then times ``Memory.search`` on the rest, CPU
 per query. Printed per checkout: the median over rounds of each round's p50
 and p95. The query's embedding is included (``embed_seconds=0``: nothing is
-embedded besides it).
+embedded besides it). Both checkouts open the same vault and index, and only
+the searches are timed: compare checkouts whose index formats agree (one that
+rewrites the index on opening would make each round of the other rewrite it
+back, untimed but slow).
 """
 
 from __future__ import annotations
