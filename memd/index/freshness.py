@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memd.core.layout import DOCUMENT_KINDS, classify
-from memd.vault.vault import Vault, trusted_stamp
+from memd.vault.vault import Vault, stamps_hold, trusted_stamp
 
 
 def indexed_files(vault: Vault) -> dict[str, tuple[int, int]]:
@@ -69,9 +69,8 @@ def unchanged(root: Path, manifest: dict[str, Any], ignore: Sequence[str]) -> bo
     # before every query, and ``os.path.join`` cost as much as the stats.
     base = str(root) + os.sep
     try:
-        for rel, mtime in folders.items():
-            if mtime < 0 or os.lstat(base + rel).st_mtime_ns != mtime:
-                return False
+        if not stamps_hold(root, folders):
+            return False
         for rel, entry in manifest["files"].items():
             stat = os.lstat(base + rel)
             if stat.st_mtime_ns != entry[0] or stat.st_size != entry[1]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from memd.core.atomic import atomic_write, read_bytes
 from memd.core.signature import MAX_SEQ, MAX_SEQS_PER_ENTRY
-from memd.vault.vault import Vault
+from memd.vault.vault import Vault, stamps_hold
 
 # A signature counts only where an entry can start (memd/core/document.py): a list
 # marker at the start of a line. Entry text never puts one there (its extra lines
@@ -250,7 +250,7 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     # the files are the ones counted last time, and the vault need not be walked.
     listed = cache[4] if cache is not None else None
     ignore = list(vault.ignore)
-    if listed is not None and listed[0] == ignore and vault.stamps_hold(listed[1]):
+    if listed is not None and listed[1] and listed[0] == ignore and stamps_hold(vault.root, listed[1]):
         rels, stamps = list(files), listed[1]
     else:
         rels, stamps = vault.entry_listing()

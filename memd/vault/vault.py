@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +77,17 @@ RACY_SECONDS = 2.0
 def trusted_stamp(mtime_ns: int, now_ns: int) -> int:
     """``mtime_ns``, or -1 (unknown: look again) when it is too recent to vouch for anything."""
     return -1 if now_ns - mtime_ns < RACY_SECONDS * 1e9 else mtime_ns
+
+
+def stamps_hold(root: Path, stamps: Mapping[str, int]) -> bool:
+    """Whether every folder's stamp (vault-relative folder -> ``trusted_stamp``
+    of its mtime) still holds, one stat a folder: if so, no file in them was
+    created, deleted or renamed since. An unknown stamp (-1) never holds."""
+    base = str(root) + os.sep
+    try:
+        return all(mtime >= 0 and os.lstat(base + folder).st_mtime_ns == mtime for folder, mtime in stamps.items())
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -256,8 +267,8 @@ class Vault:
 
     def entry_listing(self) -> tuple[list[str], dict[str, int]]:
         """``entry_rels`` unsorted, with a stamp per folder entered (``trusted_stamp``
-        of its mtime, keyed by its prefix): while ``stamps_hold`` says the stamps
-        hold, no file was created, deleted or renamed and the list still stands."""
+        of its mtime, keyed by its prefix): while ``stamps_hold`` says they hold,
+        no file was created, deleted or renamed and the list still stands."""
         import time
 
         ignore = self.ignore
@@ -274,16 +285,6 @@ class Vault:
                 except OSError:
                     continue
         return rels, stamps
-
-    def stamps_hold(self, stamps: dict[str, int]) -> bool:
-        """Whether every folder stamp of ``entry_listing`` still holds (one stat a folder)."""
-        base = str(self.root) + os.sep
-        try:
-            return bool(stamps) and all(
-                mtime >= 0 and os.lstat(base + prefix).st_mtime_ns == mtime for prefix, mtime in stamps.items()
-            )
-        except OSError:
-            return False
 
     def topic_files(self) -> list[Path]:
         topics = (rel for rel in self.walk() if classify(rel) == "topic")
