@@ -37,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_vectors import chat_words
+from bench_vectors import chat_texts
 
 from memd.index import minilm
 from memd.index.embedding import embed_many, load_embedder, one_blas_thread
@@ -135,14 +135,8 @@ def model_bytes(tensors: dict[str, np.ndarray]) -> bytes:
 
 
 def texts_like_entries(count: int, seed: int = 3) -> list[str]:
-    rng = random.Random(seed)
-    words = chat_words()
-    weights = [1.0 / (rank + 1) ** 0.8 for rank in range(len(words))]
-    out = []
-    for _ in range(count):
-        sizes = [rng.randint(3, 12) for _ in range(rng.randint(1, 3))]
-        out.append(" ".join(" ".join(rng.choices(words, weights, k=k)).capitalize() + "." for k in sizes))
-    return out
+    texts = chat_texts(random.Random(seed))
+    return [next(texts) for _ in range(count)]
 
 
 def onnx_session(model: bytes, threads: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:

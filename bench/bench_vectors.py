@@ -78,10 +78,21 @@ def chat_words() -> list[str]:
     return sorted({w for w in re.findall(r"[a-z']+", text.lower()) if len(w) > 1})
 
 
+def chat_texts(rng: random.Random) -> Iterator[str]:
+    """Texts like chat turns: one to three sentences of 3 to 12 chat words, common words
+    more often (Zipf-like); each of several sentences gets a vector of its own."""
+    words = chat_words()
+    weights = [1.0 / (rank + 1) ** 0.8 for rank in range(len(words))]
+    while True:
+        sizes = [rng.randint(3, 12) for _ in range(rng.randint(1, 3))]
+        yield " ".join(" ".join(rng.choices(words, weights, k=k)).capitalize() + "." for k in sizes)
+
+
 def write_vault(root: Path, entries: int, seed: int) -> Vault:
     rng = random.Random(seed)
     words = chat_words()
     weights = [1.0 / (rank + 1) ** 0.8 for rank in range(len(words))]
+    texts = chat_texts(rng)
     vault = init_vault(root).vault
     seq = 1
     for n in range(entries // ENTRIES_PER_FILE):
@@ -89,10 +100,7 @@ def write_vault(root: Path, entries: int, seed: int) -> Vault:
         for h in range(HEADINGS_PER_FILE):
             lines.append(f"# {' '.join(rng.choices(words, weights, k=2)).title()} {h}")
             for _ in range(ENTRIES_PER_FILE // HEADINGS_PER_FILE):
-                # One to three sentences, as chat turns are: each of several gets a vector of its own.
-                sizes = [rng.randint(3, 12) for _ in range(rng.randint(1, 3))]
-                said = (" ".join(rng.choices(words, weights, k=k)).capitalize() + "." for k in sizes)
-                text = " ".join(said) + f" #{seq}"
+                text = f"{next(texts)} #{seq}"
                 stamp = f"2026-{1 + seq % 12:02d}-{1 + seq % 28:02d}T09:00"
                 lines.append(f"- <seq={seq},time={stamp},source=user> {text}")
                 seq += 1
