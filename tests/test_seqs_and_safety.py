@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,11 +112,63 @@ def test_adds_walk_the_vault_only_when_a_folder_changed(memd: Memd, monkeypatch:
     _age_folders(memd.vault)
     memd("add", "f")
     cache_path = memd.vault.meta_dir / "seq.local"
-    cache = json.loads(cache_path.read_text())
-    assert walks == ["walk", "walk"] and cache["listing"] == 1
-    cache_path.write_text(json.dumps({**cache, "listing": 0}))
+    head, files = cache_path.read_text().split("\n")
+    assert walks == ["walk", "walk"] and json.loads(head)["listing"] == 1
+    cache_path.write_text(json.dumps({**json.loads(head), "listing": 0}) + "\n" + files)
     memd("add", "g")
     assert walks == ["walk", "walk", "walk"]
+
+
+def test_an_add_with_no_file_changed_reads_only_the_buffer(memd: Memd, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memd.vault import state
+
+    memd("add", "a")
+    (memd.vault.topics_dir / "t.md").write_text('---\nid: "t"\n---\n# T\n- <seq=2> consolidated earlier\n')
+    _age_folders(memd.vault)
+    memd("add", "b")
+    cache_path = memd.vault.meta_dir / "seq.local"
+    files = cache_path.read_text().split("\n")[1]
+    counts: list[list[str]] = []
+    count = state._count
+
+    def counted(vault: Vault, rels: list[str], known: dict[str, Any], within: range) -> tuple[int, dict[str, Any]]:
+        counts.append(rels)
+        return count(vault, rels, known, within)
+
+    monkeypatch.setattr(state, "_count", counted)
+    [added] = json.loads(memd("add", "c", "--json").output)
+    # No file's record is looked at again, and it is written back as it was read.
+    assert added["seq"] == 4 and counts == [] and cache_path.read_text().split("\n")[1] == files
+    # The buffer, changed by every add, is kept out of the record and read each time.
+    with memd.vault.current.open("a") as buffer:
+        buffer.write("- <seq=70> typed by hand into the buffer\n")
+    [added] = json.loads(memd("add", "d", "--json").output)
+    assert counts == []
+    assert added["seq"] == 71
+
+
+def test_a_seq_cache_an_earlier_version_wrote_is_read(memd: Memd, monkeypatch: pytest.MonkeyPatch) -> None:
+    memd("add", "a")
+    (memd.vault.topics_dir / "t.md").write_text('---\nid: "t"\n---\n# T\n- <seq=40> consolidated earlier\n')
+    _age_folders(memd.vault)
+    memd("add", "b")
+    cache_path = memd.vault.meta_dir / "seq.local"
+    head, files = cache_path.read_text().split("\n")
+    header = json.loads(head)
+    # One line, the files inside the record and no highest seq kept apart: as memd wrote it before.
+    del header["high"]
+    cache_path.write_text(json.dumps({**header, "files": {**json.loads(files), "CURRENT.md": [0, 0, 1]}}))
+    walks: list[str] = []
+    listings = Vault.listings
+
+    def counted(self: Vault) -> object:
+        walks.append("walk")
+        return listings(self)
+
+    monkeypatch.setattr(Vault, "listings", counted)
+    [added] = json.loads(memd("add", "c", "--json").output)
+    head, files = cache_path.read_text().split("\n")
+    assert added["seq"] == 42 and walks == [] and json.loads(head)["high"] == 40 and "CURRENT.md" not in files
 
 
 @pytest.mark.parametrize("name", ["../outside.md", "topics/../../outside.md"])
@@ -125,9 +178,9 @@ def test_a_damaged_seq_cache_never_sends_an_add_outside_the_vault(memd: Memd, na
     memd("add", "b")  # the cache now vouches for the file list
     (memd.vault.root.parent / "outside.md").write_text("- <seq=900000> not this vault's\n")
     cache_path = memd.vault.meta_dir / "seq.local"
-    cache = json.loads(cache_path.read_text())
-    cache["files"][name] = [0, 0, 0]  # a stale stamp: the file would be read for its seqs
-    cache_path.write_text(json.dumps(cache))
+    head, files = cache_path.read_text().split("\n")
+    damaged = {**json.loads(files), name: [0, 0, 0]}  # a stale stamp: the file would be read for its seqs
+    cache_path.write_text(head + "\n" + json.dumps(damaged))
     [added] = json.loads(memd("add", "c", "--json").output)
     assert added["seq"] == 3
 

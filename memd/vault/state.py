@@ -14,7 +14,7 @@ import os
 import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memd.core.atomic import atomic_write, read_bytes
 from memd.core.signature import MAX_SEQ, MAX_SEQS_PER_ENTRY
@@ -239,33 +239,34 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     if (vault.root / REGISTRY).exists():
         from memd.vault.spaces import allocation_space
 
-        space, device = allocation_space(vault, cache[2] if cache is not None else None)
-    if cache is not None and cache[3] != space:
+        space, device = allocation_space(vault, cache.device if cache is not None else None)
+    if cache is not None and cache.space != space:
         cache = None  # the cached highs were counted in another space
-    mark, files = (cache[0], cache[1]) if cache is not None else (0, {})
     within = bounds(space)
-    highest, fresh = 0, {}
     base = str(vault.root) + os.sep
+    ignore = list(vault.ignore)
     # While no folder's stamp moved, no file was created, deleted or renamed:
     # the files are the ones counted last time, and the vault need not be walked.
-    listed = cache[4] if cache is not None else None
-    ignore = list(vault.ignore)
-    if listed is not None and listed[1] and listed[0] == ignore and stamps_hold(vault.root, listed[1]):
-        rels, stamps = list(files), listed[1]
+    # The buffer changes with every add: it is read each time, and kept out of
+    # the record, so that the record of every other file stands as it was read.
+    listed = cache.listed if cache is not None else None
+    buffer = vault.rel_of(vault.current)
+    if cache is not None and listed is not None and _list_holds(vault, listed, ignore):
+        stamps = listed[1]
+        if cache.high is not None and _unchanged(base, cache.files):
+            highest, fresh, files_text = cache.high, cache.files, cache.files_text
+        else:
+            rels = [rel for rel in cache.files if rel != buffer]
+            highest, fresh = _count(vault, rels, cache.files, within)
+            files_text = None
     else:
         rels, stamps = vault.entry_listing()
-    for rel in rels:
-        try:
-            stat = os.stat(base + rel)
-        except OSError:
-            continue
-        known = files.get(rel)
-        if known is not None and known[0] == stat.st_mtime_ns and known[1] == stat.st_size:
-            high = known[2]
-        else:
-            high = highest_seq_in([vault.root / rel], within)
-        fresh[rel] = (stat.st_mtime_ns, stat.st_size, high)
-        highest = max(highest, high)
+        rels = [rel for rel in rels if rel != buffer]
+        highest, fresh = _count(vault, rels, cache.files if cache is not None else {}, within)
+        files_text = None
+    listed_high = highest
+    highest = max(highest, highest_seq_in([vault.current], within))
+    mark = cache.mark if cache is not None else 0
     start = max(state.next_in(space), mark + 1, highest + 1, within.start)
     if start + count > within.stop:
         from memd.core.errors import VaultError
@@ -275,10 +276,62 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     if buffer_was_empty and at is not None:
         updated = replace(updated, buffer_since=at)
     write_state(vault, updated)
-    _save_cache(vault, start + count - 1, fresh, device, space, (ignore, stamps))
+    header = {"mark": start + count - 1, "high": listed_high, "listing": _LISTING, "ignore": ignore, "folders": stamps}
+    if space or device:
+        header.update(space=space, device=device)
+    _save_cache(vault, header, fresh, files_text)
     return range(start, start + count)
 
 
+def _list_holds(vault: Vault, listed: Listed, ignore: list[str]) -> bool:
+    """Whether a cached file list was made under these ignore patterns and no folder stamp moved since."""
+    return bool(listed[1]) and listed[0] == ignore and stamps_hold(vault.root, listed[1])
+
+
+def _count(vault: Vault, rels: list[str], known: dict[str, Any], within: range) -> tuple[int, dict[str, list[int]]]:
+    """The highest seq of these files, and each one's [mtime, size, highest seq]:
+    a file whose size and mtime are as ``known`` (the cache's record) is not read again."""
+    base = str(vault.root) + os.sep
+    highest, fresh = 0, {}
+    for rel in rels:
+        try:
+            stat = os.stat(base + rel)
+        except OSError:
+            continue
+        was = _stat_of(known.get(rel))
+        if was is not None and was[0] == stat.st_mtime_ns and was[1] == stat.st_size:
+            high = was[2]
+        else:
+            high = highest_seq_in([vault.root / rel], within)
+        fresh[rel] = [stat.st_mtime_ns, stat.st_size, high]
+        highest = max(highest, high)
+    return highest, fresh
+
+
+def _stat_of(value: Any) -> tuple[int, int, int] | None:
+    """A cached [mtime, size, highest seq], or None where the cache is damaged."""
+    if isinstance(value, list) and len(value) == 3 and all(type(n) is int for n in value):
+        return value[0], value[1], value[2]
+    return None
+
+
+def _unchanged(base: str, files: dict[str, Any]) -> bool:
+    """Whether every file still has the mtime and size recorded (a damaged record: no)."""
+    try:
+        for rel, known in files.items():
+            stat = os.stat(base + rel)
+            if known[0] != stat.st_mtime_ns or known[1] != stat.st_size:
+                return False
+    except (OSError, TypeError, IndexError, KeyError):
+        return False
+    return True
+
+
+# ``.memd/seq.local`` is two lines of JSON: what every add changes (the mark,
+# the highest seq the files hold, what vouches for the file list, the device
+# space), then each file's [mtime, size, highest seq]. The second line is
+# written back as read while no file changed, so an add in a large vault does
+# not parse and serialise a record of every file again.
 _CACHE = "seq.local"
 # Which files an entry listing counts (``Vault.entry_listing``): raised when
 # that rule changes, so a list another version made is walked again, not trusted.
@@ -288,14 +341,25 @@ _LISTING = 1
 Listed = tuple[list[str], dict[str, int]]  # the ignore patterns and folder stamps a file list was made under
 
 
-def _load_cache(
-    vault: Vault,
-) -> tuple[int, dict[str, tuple[int, int, int]], Any, int, Listed | None] | None:
-    """(mark, per-file highs, device record, space the highs were counted in,
-    what vouches for the file list: None to walk the vault)."""
+class _Cache(NamedTuple):
+    mark: int
+    files: dict[str, Any]  # as read: each value is checked where it is used
+    files_text: bytes  # the second line, as read
+    high: int | None  # the highest seq of ``files``; None: count them
+    device: Any
+    space: int  # the device space the highs were counted in
+    listed: Listed | None  # what vouches for the file list: None to walk the vault
+
+
+def _load_cache(vault: Vault) -> _Cache | None:
     try:
-        raw = json.loads(read_bytes(vault.meta_dir / _CACHE).decode("utf-8"))
-        files = {str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in raw["files"].items()}
+        head, _, files_text = read_bytes(vault.meta_dir / _CACHE).partition(b"\n")
+        raw = json.loads(head)
+        # One line: the record an earlier version wrote, its files inside it.
+        files = json.loads(files_text) if files_text else raw["files"]
+        if not isinstance(files, dict):  # (JSON's keys are strings)
+            return None
+        high = raw.get("high") if files_text else None
         listed: Listed | None = None
         # The file list is trusted only as made by these rules (another memd may
         # count other files) and as paths inside the vault: a damaged cache must
@@ -307,32 +371,36 @@ def _load_cache(
             and _inside(files)
         ):
             listed = ([str(p) for p in raw["ignore"]], {str(k): int(v) for k, v in raw["folders"].items()})
-        return int(raw["mark"]), files, raw.get("device"), int(raw.get("space", 0)), listed
+        return _Cache(
+            mark=int(raw["mark"]),
+            files=files,
+            files_text=files_text,
+            high=high if type(high) is int else None,
+            device=raw.get("device"),
+            space=int(raw.get("space", 0)),
+            listed=listed,
+        )
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
 
 
-_OUTSIDE = re.compile(r"^/|(?:^|/)\.\.(?:/|$)|\x00", re.M)
+_OUTSIDE = re.compile(r"(?:^|/)\.\.(?:/|$)", re.M)
 
 
 def _inside(rels: dict[str, Any]) -> bool:
     """Whether every path is vault-relative and stays inside (no leading /, no ..)."""
-    return _OUTSIDE.search("\n".join(rels)) is None
+    text = "\n" + "\n".join(rels)
+    if "\n/" in text or "\x00" in text:
+        return False
+    return ".." not in text or _OUTSIDE.search(text) is None
 
 
-def _save_cache(
-    vault: Vault,
-    mark: int,
-    files: dict[str, tuple[int, int, int]],
-    device: dict[str, Any],
-    space: int,
-    listed: Listed,
-) -> None:
-    record: dict[str, Any] = {"mark": mark, "files": files}
-    record.update(listing=_LISTING, ignore=listed[0], folders=listed[1])
-    if space or device:
-        record.update(space=space, device=device)
-    atomic_write(vault.meta_dir / _CACHE, json.dumps(record, separators=(",", ":")), derived=True)
+def _save_cache(vault: Vault, header: dict[str, Any], files: dict[str, list[int]], files_text: bytes | None) -> None:
+    """Write the cache; ``files_text``: the files' record as read, when ``files`` is that record unchanged."""
+    if files_text is None:
+        files_text = json.dumps(files, separators=(",", ":")).encode("utf-8")
+    head = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    atomic_write(vault.meta_dir / _CACHE, head + b"\n" + files_text, derived=True)
 
 
 def forget_cache(vault: Vault) -> None:
