@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from memd.cli import main
 from memd.core.config import SETTINGS, load_config
+from memd.core.errors import ConfigError
 from memd.vault.vault import Vault
 
 from .conftest import Memd
@@ -187,3 +188,28 @@ def test_one_registry_makes_the_default_file_the_typed_config_and_the_listing(me
         assert spec.key in listed and listed[spec.key]["source"] in ("default", "vault", "env")
         if spec.shown == "line":
             assert f"{spec.name} = " in CONFIG_TEMPLATE and spec.help in CONFIG_TEMPLATE
+
+
+def test_the_parsed_settings_are_kept_for_the_very_text_they_came_from(vault: Vault) -> None:
+    kept = vault.index_dir / "config.json"
+    vault.config_path.write_text("[consolidate]\nbuffer_tokens = 1234\n")
+    assert vault.config.buffer_tokens == 1234 and not vault.index_dir.exists()  # a read makes no folder
+    vault.index_dir.mkdir()
+    assert vault.config.buffer_tokens == 1234 and json.loads(kept.read_text())["raw"]["consolidate"]
+    # An edit of the same size, in the same instant, is a different text: parsed again.
+    vault.config_path.write_text("[consolidate]\nbuffer_tokens = 4321\n")
+    assert vault.config.buffer_tokens == 4321
+    # What is kept is read only beside its own text: planted tables for another text change nothing.
+    kept.write_text(json.dumps({"text": "other", "raw": {"consolidate": {"buffer_tokens": 7}}}))
+    assert vault.config.buffer_tokens == 4321
+    for damaged in ("{", "[1, 2]", '{"text": 5}'):
+        kept.write_text(damaged)
+        assert vault.config.buffer_tokens == 4321
+    # A value JSON cannot say back (a TOML date) is not kept, and still read.
+    vault.config_path.write_text("[consolidate]\nbuffer_tokens = 99\n[notes]\nsince = 2026-01-02\n")
+    kept.unlink()
+    assert vault.config.buffer_tokens == 99 and not kept.exists()
+    # A broken file is reported whatever was kept for it before.
+    vault.config_path.write_text("[consolidate]\nbuffer_tokens = \n")
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        load_config(vault.config_path, cache=kept)

@@ -6,9 +6,10 @@ and the environment into the typed ``Config`` (where each value came from, as
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import json
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -70,10 +71,11 @@ class Config:
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
-def load_config(path: Path, env: Mapping[str, str] | None = None) -> Config:
+def load_config(path: Path, env: Mapping[str, str] | None = None, *, cache: Path | None = None) -> Config:
     """Read ``path`` (missing file = defaults), then apply the environment
     variables the settings name (``MEMD_LOCK_TIMEOUT``, ``MEMD_ENGINE``,
-    ``MEMD_MODEL``, ``OPENAI_BASE_URL``, ...)."""
+    ``MEMD_MODEL``, ``OPENAI_BASE_URL``, ...). ``cache``: a derived file that
+    keeps the parsed TOML beside the text it came from (``_parsed``)."""
     from memd.core.atomic import read_bytes
 
     text = ""
@@ -87,16 +89,13 @@ def load_config(path: Path, env: Mapping[str, str] | None = None) -> Config:
     except OSError as err:
         why = "not a regular file (a pipe or a device?)" if err.errno == errno.EINVAL else err.strerror
         raise ConfigError(f"{path}: cannot read: {why}") from None
-    return parse_config(text, path, env)
+    return parse_config(text, path, env, cache=cache)
 
 
-def parse_config(text: str, path: Path, env: Mapping[str, str] | None = None) -> Config:
+def parse_config(text: str, path: Path, env: Mapping[str, str] | None = None, *, cache: Path | None = None) -> Config:
     """``load_config`` for a text that is not (yet) on disk; ``path`` names it in errors."""
     env = os.environ if env is None else env
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: invalid TOML: {err}") from None
+    raw = _parsed(text, path, cache)
     for table in {spec.table for spec in SETTINGS}:
         if not isinstance(raw.get(table, {}), dict):
             raise ConfigError(f"{path}: [{table}] must be a table")
@@ -111,3 +110,46 @@ def parse_config(text: str, path: Path, env: Mapping[str, str] | None = None) ->
         owner, _, attr = spec.attr.rpartition(".")
         (nested.setdefault(owner, {}) if owner else top)[attr] = value
     return Config(**top, llm=LLMSettings(**nested.get("llm", {})), raw=raw)
+
+
+def _parsed(text: str, path: Path, cache: Path | None) -> dict[str, Any]:
+    """The TOML of ``text``. Every command reads the settings, and the TOML
+    parser costs more to import than most commands' own work (4 ms of a 40 ms
+    ``memd add``): with ``cache``, the parsed tables are kept there as JSON with
+    the very text they came from, and used again only for that text."""
+    from memd.core.atomic import read_bytes
+
+    if not text:
+        return {}
+    if cache is not None:
+        try:
+            kept = json.loads(read_bytes(cache))
+            if isinstance(kept, dict) and kept.get("text") == text and isinstance(kept.get("raw"), dict):
+                return kept["raw"]
+        except (OSError, ValueError):
+            pass
+    import tomllib
+
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: invalid TOML: {err}") from None
+    if cache is not None:
+        _keep(cache, text, raw)
+    return raw
+
+
+def _keep(cache: Path, text: str, raw: dict[str, Any]) -> None:
+    """Keep ``raw`` for ``_parsed``, if JSON says it back exactly (TOML dates, say, it does not)."""
+    from memd.core.atomic import atomic_write
+    from memd.core.errors import WriteError
+
+    try:
+        data = json.dumps({"text": text, "raw": raw}, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return
+    # Only into a folder that is there (a read makes none), never through a link.
+    if json.loads(data)["raw"] != raw or not cache.parent.is_dir() or cache.parent.is_symlink():
+        return
+    with contextlib.suppress(WriteError):  # a read-only vault: parsed again next time
+        atomic_write(cache, data, derived=True)

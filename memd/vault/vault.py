@@ -148,7 +148,7 @@ class Vault:
     @property
     def config(self) -> Config:
         # Read each time (a small file): a long-running daemon must see edits.
-        return load_config(self.config_path)
+        return load_config(self.config_path, cache=self.index_dir / "config.json")
 
     @contextmanager
     def locked(self, timeout: float | None = None) -> Iterator[None]:
