@@ -193,8 +193,6 @@ def test_one_registry_makes_the_default_file_the_typed_config_and_the_listing(me
 def test_the_parsed_settings_are_kept_for_the_very_text_they_came_from(vault: Vault) -> None:
     kept = vault.index_dir / "config.json"
     vault.config_path.write_text("[consolidate]\nbuffer_tokens = 1234\n")
-    assert vault.config.buffer_tokens == 1234 and not vault.index_dir.exists()  # a read makes no folder
-    vault.index_dir.mkdir()
     assert vault.config.buffer_tokens == 1234 and json.loads(kept.read_text())["raw"]["consolidate"]
     # An edit of the same size, in the same instant, is a different text: parsed again.
     vault.config_path.write_text("[consolidate]\nbuffer_tokens = 4321\n")
@@ -209,6 +207,10 @@ def test_the_parsed_settings_are_kept_for_the_very_text_they_came_from(vault: Va
     vault.config_path.write_text("[consolidate]\nbuffer_tokens = 99\n[notes]\nsince = 2026-01-02\n")
     kept.unlink()
     assert vault.config.buffer_tokens == 99 and not kept.exists()
+    # Nothing is kept where no vault's folder is.
+    elsewhere = vault.root.parent / "elsewhere" / "index" / "config.json"
+    vault.config_path.write_text("[consolidate]\nbuffer_tokens = 98\n")
+    assert load_config(vault.config_path, cache=elsewhere).buffer_tokens == 98 and not elsewhere.parent.parent.exists()
     # A broken file is reported whatever was kept for it before.
     vault.config_path.write_text("[consolidate]\nbuffer_tokens = \n")
     with pytest.raises(ConfigError, match="invalid TOML"):

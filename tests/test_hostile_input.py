@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -233,7 +234,7 @@ def test_a_read_only_lock_file_still_locks(memd: Memd, vault: Vault, monkeypatch
     ("setup", "name"),
     [
         (lambda v: (v.meta_dir / "lock").mkdir(), ".memd/lock"),
-        (lambda v: (v.meta_dir / "index").write_text("not a folder"), ".memd/index"),
+        (lambda v: (shutil.rmtree(v.index_dir, True), v.index_dir.write_text("not a folder")), ".memd/index"),
         (lambda v: (v.state_path.unlink(), v.state_path.mkdir()), "state.json"),
     ],
     ids=["lock-folder", "index-file", "state-folder"],

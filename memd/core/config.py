@@ -148,8 +148,8 @@ def _keep(cache: Path, text: str, raw: dict[str, Any]) -> None:
         data = json.dumps({"text": text, "raw": raw}, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
         return
-    # Only into a folder that is there (a read makes none), never through a link.
-    if json.loads(data)["raw"] != raw or not cache.parent.is_dir() or cache.parent.is_symlink():
+    # Only inside a vault's own folder, never through a link.
+    if json.loads(data)["raw"] != raw or not cache.parent.parent.is_dir() or cache.parent.is_symlink():
         return
     with contextlib.suppress(WriteError):  # a read-only vault: parsed again next time
         atomic_write(cache, data, derived=True)
