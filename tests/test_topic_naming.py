@@ -278,3 +278,46 @@ def test_names_of_a_long_topic_cost_in_proportion_to_its_length() -> None:
     started = time.process_time()
     assert themes.names(text) == {"yellowstone", "caroline", "mel"}  # "Then Oscar" opens a sentence
     assert time.process_time() - started < 5.0
+
+
+def _clusters_by_scanning_the_matrix(rows: Any, link: float) -> list[list[int]]:
+    """The plain statement of ``themes.clusters``: join the most similar pair
+    of the whole matrix, first in row-major order among equals (O(n^3))."""
+    import numpy as np
+
+    n = len(rows)
+    members: list[list[int]] = [[i] for i in range(n)]
+    sums = np.array(rows, dtype=np.float64)
+    sizes, alive = np.ones(n), np.ones(n, dtype=bool)
+    sim = sums @ sums.T / np.outer(sizes, sizes)
+    np.fill_diagonal(sim, -np.inf)
+    while alive.sum() > 1:
+        a, b = divmod(int(np.argmax(sim)), n)
+        if sim[a, b] < link:
+            break
+        a, b = min(a, b), max(a, b)
+        members[a] += members[b]
+        members[b] = []
+        sums[a] += sums[b]
+        sizes[a] += sizes[b]
+        alive[b] = False
+        sim[b, :] = sim[:, b] = -np.inf
+        row = sums @ sums[a] / (sizes * sizes[a])
+        row[~alive] = row[a] = -np.inf
+        sim[a, :] = sim[:, a] = row
+    return [sorted(m) for m in members if m]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.integers(1, 40).flatmap(
+        lambda n: st.lists(st.lists(st.integers(-2, 2), min_size=3, max_size=3), min_size=n, max_size=n)
+    ),
+    link=st.sampled_from([0.0, 0.3, -0.5, 1.0]),
+)
+def test_clustering_joins_the_same_pairs_as_scanning_the_whole_matrix(rows: list[list[int]], link: float) -> None:
+    import numpy as np
+
+    # Small integer rows make many equal similarities: the order among equals must hold too.
+    matrix = np.array(rows, dtype=np.float32)
+    assert themes.clusters(matrix, link) == _clusters_by_scanning_the_matrix(matrix, link)
