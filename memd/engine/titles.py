@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 
 from memd.engine.base import Item, Section
 from memd.engine.text import _SPEAKER, STOPWORDS, Vector, Weights, add_into, cosine, speakers, terms, vocabulary
@@ -172,20 +173,15 @@ def salient(items: list[Item], count: int, people: frozenset[str] = frozenset())
     names: dict[str, Counter[str]] = {}  # term -> the names of two or three words it is part of
     for text in texts:
         seen = set()
-        raw, starts = _tokens(_CAPTION.sub("", _SPEAKER.sub("", text, count=1)))
-        runs = _name_runs(raw, starts)
-        for k, token in enumerate(raw):
-            lowered = token.lower().removesuffix("'s")  # "fam's" is about the fam
-            if lowered in ignore or lowered in UNTITLED:
+        for lowered, written, word_terms, noun, name in _words_of(text):
+            if lowered in ignore:
                 continue
-            # A name keeps its capitals ("EpiPen", "Lisbon"); other words are lowercase.
-            written = token.removesuffix("'s") if k in runs or _named(raw, k) else lowered
-            for term in terms(lowered):
+            for term in word_terms:
                 surface.setdefault(term, Counter())[written] += 1
                 seen.add(term)
-                nouns[term] = nouns.get(term, 0.0) + (1.0 if k in runs else _nounness(raw, k))
-                if k in runs:
-                    names.setdefault(term, Counter())[runs[k]] += 1
+                nouns[term] = nouns.get(term, 0.0) + noun
+                if name is not None:
+                    names.setdefault(term, Counter())[name] += 1
         spread.update(seen)
     floor = 2 if len(items) >= 3 else 1
     candidates = [t for t in weight if t in surface and len(t) > 2 and not t.isdigit() and spread[t] >= floor]
@@ -213,6 +209,28 @@ def salient(items: list[Item], count: int, people: frozenset[str] = frozenset())
         if len(found) == count:
             break
     return found
+
+
+# (the word lowercased, as a title writes it, its terms, how surely it is a noun, the name it is part of)
+_Word = tuple[str, str, list[str], float, str | None]
+
+
+@lru_cache(maxsize=1 << 13)
+def _words_of(text: str) -> tuple[_Word, ...]:
+    """What a title takes from each word of a text, whoever is speaking around
+    it: an entry is named with every group it is part of (a big section is
+    halved again and again), and is read once."""
+    found: list[_Word] = []
+    raw, starts = _tokens(_CAPTION.sub("", _SPEAKER.sub("", text, count=1)))
+    runs = _name_runs(raw, starts)
+    for k, token in enumerate(raw):
+        lowered = token.lower().removesuffix("'s")  # "fam's" is about the fam
+        if lowered in UNTITLED:
+            continue
+        # A name keeps its capitals ("EpiPen", "Lisbon"); other words are lowercase.
+        written = token.removesuffix("'s") if k in runs or _named(raw, k) else lowered
+        found.append((lowered, written, terms(lowered), 1.0 if k in runs else _nounness(raw, k), runs.get(k)))
+    return tuple(found)
 
 
 def _named(raw: list[str], k: int) -> bool:
