@@ -294,7 +294,15 @@ def test_a_pipe_where_memd_reads_is_one_line_never_a_hang(
 
 @pytest.mark.slow  # five commands in their own processes for each file
 @pytest.mark.parametrize(
-    "name", [".memd/seq.local", ".memd/devices.json", ".memd/verify.json", ".memd/ledger.jsonl", ".memd/state.json"]
+    "name",
+    [
+        ".memd/seq.local",
+        ".memd/devices.json",
+        ".memd/verify.json",
+        ".memd/ledger.jsonl",
+        ".memd/state.json",
+        ".memd/index/config.json",
+    ],
 )
 def test_a_pipe_in_place_of_memds_own_files_never_hangs(memd: Memd, vault: Vault, name: str) -> None:
     memd("add", "before the pipe")
