@@ -215,11 +215,12 @@ def salient(items: list[Item], count: int, people: frozenset[str] = frozenset())
 _Word = tuple[str, str, list[str], float, str | None]
 
 
-@lru_cache(maxsize=1 << 13)
+@lru_cache(maxsize=2048)  # about 3 KB a chat turn: 6 MB at most, kept by a long-lived daemon
 def _words_of(text: str) -> tuple[_Word, ...]:
     """What a title takes from each word of a text, whoever is speaking around
     it: an entry is named with every group it is part of (a big section is
-    halved again and again), and is read once."""
+    halved again and again), and is read once while it stays among the last
+    few thousand texts named."""
     found: list[_Word] = []
     raw, starts = _tokens(_CAPTION.sub("", _SPEAKER.sub("", text, count=1)))
     runs = _name_runs(raw, starts)
