@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 
 from memd.core.errors import FormatError
 
@@ -38,8 +39,11 @@ def parse_time(value: str) -> datetime:
         raise FormatError(f"time {_short(value)!r} is out of range (before year 1 or after 9999 in UTC)") from None
 
 
+@lru_cache(maxsize=8192)
 def time_or_none(value: str | None) -> datetime | None:
-    """``parse_time`` for a time that may be missing or unreadable (then None)."""
+    """``parse_time`` for a time that may be missing or unreadable (then None).
+    Kept by the text: ranking compares the times of hundreds of candidates a
+    search, most of them met before (a datetime cannot change)."""
     if not value:
         return None
     try:
