@@ -114,41 +114,44 @@ def clusters(rows: Any, link: float) -> list[list[int]]:
     if n == 0:
         return []
     members: list[list[int]] = [[i] for i in range(n)]
-    sums = np.array(rows, dtype=np.float64)
+    vectors = np.array(rows, dtype=np.float64)
+    # The sum of the pairwise similarities between two groups' members: a join
+    # adds two rows of it, where reading the joined group's features again cost
+    # n times their length (the mean similarity divides it by both sizes).
+    dots = vectors @ vectors.T
+    del vectors
+    np.fill_diagonal(dots, -np.inf)
     sizes = np.ones(n)
     alive = np.ones(n, dtype=bool)
-    sim = sums @ sums.T / np.outer(sizes, sizes)
-    np.fill_diagonal(sim, -np.inf)
     # Each row's best partner is kept, so a join looks at n rows, not at the
     # n-by-n matrix: thousands of entries cluster in O(n^2), not O(n^3).
-    best = np.argmax(sim, axis=1)
-    top = sim[np.arange(n), best]
+    best = np.argmax(dots, axis=1)
+    top = dots[np.arange(n), best]
     while alive.sum() > 1:
         a = int(np.argmax(top))
         b = int(best[a])
-        if sim[a, b] < link:
+        if top[a] < link:
             break
         a, b = min(a, b), max(a, b)
         members[a] += members[b]
         members[b] = []
-        sums[a] += sums[b]
         sizes[a] += sizes[b]
         alive[b] = False
-        sim[b, :] = -np.inf
-        sim[:, b] = -np.inf
-        row = sums @ sums[a] / (sizes * sizes[a])
-        row[~alive] = -np.inf
-        row[a] = -np.inf
-        sim[a, :] = row
-        sim[:, a] = row
+        joined = dots[a] + dots[b]  # -inf where either was: a, b and the groups gone
+        dots[b, :] = -np.inf
+        dots[:, b] = -np.inf
+        dots[a, :] = joined
+        dots[:, a] = joined
+        row = joined / (sizes * sizes[a])
         # Rows whose best partner was a or b look again. For the others a's new value is a mean of
         # two no higher than their best, so it can only tie or pass it by rounding: compared all the same.
         stale = alive & ((best == a) | (best == b))
         gains = alive & ~stale & ((row > top) | ((row == top) & (a < best)))
         best[gains], top[gains] = a, row[gains]
         for i in np.flatnonzero(stale):
-            best[i] = np.argmax(sim[i])
-            top[i] = sim[i, best[i]]
+            mean = dots[i] / (sizes * sizes[i])
+            best[i] = np.argmax(mean)
+            top[i] = mean[best[i]]
         best[a], top[a] = int(np.argmax(row)), row.max()
         top[b] = -np.inf
     return [sorted(m) for m in members if m]
