@@ -321,3 +321,29 @@ def test_clustering_joins_the_same_pairs_as_scanning_the_whole_matrix(rows: list
     # Small integer rows make many equal similarities: the order among equals must hold too.
     matrix = np.array(rows, dtype=np.float32)
     assert themes.clusters(matrix, link) == _clusters_by_scanning_the_matrix(matrix, link)
+
+
+def test_a_huge_section_is_named_once_per_piece_kept(tmp_path: Path) -> None:
+    from memd.consolidation.upkeep import _cut
+    from memd.engine.offline import OfflineEngine
+    from memd.index.meaning import Meaning
+
+    named: list[int] = []
+
+    class Counting(OfflineEngine):
+        def title(self, items: list[Item]) -> str:
+            named.append(len(items))
+            return super().title(items)
+
+    meaning = Meaning("minilm-l6", tmp_path)
+    if not meaning.available:
+        pytest.skip("the embedding model is not installed")
+    subjects = ["pottery class and the kiln", "marathon training and new shoes", "tomatoes and basil in the garden"]
+    many = items(*(f"Ana: week {n}, {subjects[n % 3]} again, and {subjects[(n // 3) % 3]}" for n in range(120)))
+    pieces = _cut(Counting(meaning), Section("Everything", tuple(many)), 150)
+    assert len(pieces) > 4
+    assert sorted(str(item.seqs) for piece in pieces for item in piece.items) == sorted(str(i.seqs) for i in many)
+    # Each piece kept is named once, by what is in it, as naming every half on the way named it;
+    # no half that was cut again was named.
+    assert sorted(named) == sorted(len(piece.items) for piece in pieces)
+    assert [piece.title for piece in pieces] == [title(list(piece.items)) for piece in pieces]

@@ -100,16 +100,26 @@ def _tokens(section: Section) -> int:
     return sum(count_tokens(item.text) for item in section.items)
 
 
-def _cut(engine: Engine, section: Section, target: int, depth: int = 0) -> list[Section]:
+def _cut(engine: Engine, section: Section, target: int, depth: int = 0, unnamed: bool = False) -> list[Section]:
     """Halve by meaning until every piece fits; when the engine's cut is not
-    usable (items changed, one side empty), halve in time order instead."""
+    usable (items changed, one side empty), halve in time order instead.
+    Halves are named only once kept (``unnamed``: a half the engine left
+    without a title): a section of thousands of entries is halved again and
+    again, and naming every half on the way cost a sixth of the cut."""
     if _tokens(section) <= target or len(section.items) < 2 or depth > 12:
-        return [section]
-    pieces = engine.split(section, 2)
+        return [_named(engine, section) if unnamed else section]
+    pieces = engine.split(section, 2, named=False)
     if not _same_items(section, pieces) or any(not p.items for p in pieces):
+        if unnamed:
+            section = _named(engine, section)  # its halves in time order keep its title
         half = len(section.items) // 2
         pieces = [Section(section.title, section.items[:half]), Section(section.title, section.items[half:])]
-    return [piece for p in pieces for piece in _cut(engine, p, target, depth + 1)]
+        return [piece for p in pieces for piece in _cut(engine, p, target, depth + 1)]
+    return [piece for p in pieces for piece in _cut(engine, p, target, depth + 1, unnamed=not p.title)]
+
+
+def _named(engine: Engine, section: Section) -> Section:
+    return Section(engine.title(list(section.items)), section.items)
 
 
 def _same_items(section: Section, pieces: list[Section]) -> bool:

@@ -218,8 +218,10 @@ class Engine(Protocol):
         """Place a block's items into a topic's sections."""
         ...
 
-    def split(self, section: Section, parts: int) -> list[Section]:
-        """Cut one oversized section into ``parts`` coherent sections."""
+    def split(self, section: Section, parts: int, *, named: bool = True) -> list[Section]:
+        """Cut one oversized section into ``parts`` coherent sections. With
+        ``named=False`` the caller may cut the pieces again and names the ones
+        it keeps (``title``): an engine may leave their titles empty."""
         ...
 
     def arrange(self, sections: list[Section], sizes: list[int], target: int) -> list[int]:

@@ -239,7 +239,9 @@ class LLMEngine:
             max_tokens=limit,
         )
 
-    def split(self, section: Section, parts: int) -> list[Section]:
+    def split(self, section: Section, parts: int, *, named: bool = True) -> list[Section]:
+        # The model names the pieces in the same answer, and so does the offline engine in its
+        # place here (a title asked for later might be one more call): ``named`` changes nothing.
         if self.gated and not self._has(self.tensed, section.items):
             return self.offline.split(section, parts)
         keyed = {key(i): i for i in section.items}

@@ -145,10 +145,11 @@ class OfflineEngine:
             result.append(Section(title, tuple(new_section)))
         return TopicUpdate(tuple(result), tuple(superseded))
 
-    def split(self, section: Section, parts: int) -> list[Section]:
+    def split(self, section: Section, parts: int, *, named: bool = True) -> list[Section]:
         meaning = self._meaning()
         if meaning is not None:
-            return themes.split(section, parts, meaning, titles.title)
+            return themes.split(section, parts, meaning, titles.title if named else None)
+        # Named here all the same: the words' split leaves the people around out of its titles.
         return clustering.split(section, parts)
 
     def arrange(self, sections: list[Section], sizes: list[int], target: int) -> list[int]:

@@ -256,9 +256,10 @@ def place(sections: list[list[Item]], items: list[Item], meaning: Any) -> int | 
     return best
 
 
-def split(section: Section, parts: int, meaning: Any, title: Any) -> list[Section]:
+def split(section: Section, parts: int, meaning: Any, title: Any | None) -> list[Section]:
     """A section cut into ``parts`` by meaning and subject (clusters of its
-    entries' features, joined until there are ``parts``)."""
+    entries' features, joined until there are ``parts``); ``title`` names each
+    piece (None: left empty, for the caller to name)."""
     items = list(section.items)
     if parts < 2 or len(items) < 2:
         return [section]
@@ -267,7 +268,8 @@ def split(section: Section, parts: int, meaning: Any, title: Any) -> list[Sectio
     if len(found) < 2:
         half = len(items) // 2
         found = [list(range(half)), list(range(half, len(items)))]
-    return [Section(title([items[i] for i in m]), tuple(items[i] for i in m)) for m in sorted(found, key=min)]
+    pieces = [tuple(items[i] for i in m) for m in sorted(found, key=min)]
+    return [Section(title(list(piece)) if title else "", piece) for piece in pieces]
 
 
 def arrange(sections: list[Section], sizes: list[int], target: int, meaning: Any) -> list[int]:
