@@ -45,6 +45,7 @@ from memd.sync.integrate import Unrelated, integrate
 from memd.sync.report import SyncConflict, SyncReport, Tally
 from memd.vault import acks
 from memd.vault.journal import finish_commit
+from memd.vault.seq_cache import forget_cache
 from memd.vault.seqspace import REGISTRY
 from memd.vault.spaces import (
     Device,
@@ -56,7 +57,7 @@ from memd.vault.spaces import (
     with_claim,
     write_registry,
 )
-from memd.vault.state import forget_cache, seqs_in_text
+from memd.vault.state import seqs_in_text
 from memd.vault.vault import Vault
 
 __all__ = ["SyncConflict", "SyncReport", "claim", "commit_pending", "sync"]

@@ -24,8 +24,9 @@ from memd.sync.gitops import (
 )
 from memd.sync.merge import merge_documents
 from memd.sync.report import SyncConflict, SyncReport, Tally
+from memd.vault.seq_cache import forget_cache
 from memd.vault.seqspace import REGISTRY
-from memd.vault.state import forget_cache, seqs_in_text
+from memd.vault.state import seqs_in_text
 from memd.vault.vault import Vault
 
 STATE = ".memd/state.json"

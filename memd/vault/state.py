@@ -14,11 +14,12 @@ import os
 import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from memd.core.atomic import atomic_write, read_bytes
 from memd.core.signature import MAX_SEQ, MAX_SEQS_PER_ENTRY
-from memd.vault.vault import Vault, stamps_hold
+from memd.vault.seq_cache import list_holds, load_cache, save_cache, stat_of, unchanged
+from memd.vault.vault import Vault
 
 # A signature counts only where an entry can start (memd/core/document.py): a list
 # marker at the start of a line. Entry text never puts one there (its extra lines
@@ -232,7 +233,7 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     from memd.vault.seqspace import REGISTRY, bounds
 
     state, problem = read_state(vault)
-    cache = _load_cache(vault) if problem is None else None
+    cache = load_cache(vault) if problem is None else None
     # Never synced (no registry): space 0, with no git and no registry to read.
     space: int = 0
     device: dict[str, Any] = {}
@@ -243,29 +244,24 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     if cache is not None and cache.space != space:
         cache = None  # the cached highs were counted in another space
     within = bounds(space)
-    base = str(vault.root) + os.sep
     ignore = list(vault.ignore)
     # While no folder's stamp moved, no file was created, deleted or renamed:
     # the files are the ones counted last time, and the vault need not be walked.
-    # The buffer changes with every add: it is read each time, and kept out of
-    # the record, so that the record of every other file stands as it was read.
     listed = cache.listed if cache is not None else None
-    buffer = vault.rel_of(vault.current)
-    if cache is not None and listed is not None and _list_holds(vault, listed, ignore):
+    files_text = None
+    if cache is not None and listed is not None and list_holds(vault, listed, ignore):
         stamps = listed[1]
-        if cache.high is not None and _unchanged(base, cache.files):
-            highest, fresh, files_text = cache.high, cache.files, cache.files_text
+        # Nearly every add: no file changed either, and the record is written back as it was read.
+        if cache.high is not None and unchanged(vault, cache.files):
+            listed_high, fresh, files_text = cache.high, cache.files, cache.files_text
         else:
-            rels = [rel for rel in cache.files if rel != buffer]
-            highest, fresh = _count(vault, rels, cache.files, within)
-            files_text = None
+            listed_high, fresh = _count(vault, list(cache.files), cache.files, within)
     else:
         rels, stamps = vault.entry_listing()
-        rels = [rel for rel in rels if rel != buffer]
-        highest, fresh = _count(vault, rels, cache.files if cache is not None else {}, within)
-        files_text = None
-    listed_high = highest
-    highest = max(highest, highest_seq_in([vault.current], within))
+        listed_high, fresh = _count(vault, rels, cache.files if cache is not None else {}, within)
+    # The buffer changes with every add: it is read each time, and kept out of
+    # the record (``_count``), so that the record of every other file stands.
+    highest = max(listed_high, highest_seq_in([vault.current], within))
     mark = cache.mark if cache is not None else 0
     start = max(state.next_in(space), mark + 1, highest + 1, within.start)
     if start + count > within.stop:
@@ -276,29 +272,24 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     if buffer_was_empty and at is not None:
         updated = replace(updated, buffer_since=at)
     write_state(vault, updated)
-    header = {"mark": start + count - 1, "high": listed_high, "listing": _LISTING, "ignore": ignore, "folders": stamps}
-    if space or device:
-        header.update(space=space, device=device)
-    _save_cache(vault, header, fresh, files_text)
+    save_cache(vault, start + count - 1, listed_high, (ignore, stamps), space, device, fresh, files_text)
     return range(start, start + count)
 
 
-def _list_holds(vault: Vault, listed: Listed, ignore: list[str]) -> bool:
-    """Whether a cached file list was made under these ignore patterns and no folder stamp moved since."""
-    return bool(listed[1]) and listed[0] == ignore and stamps_hold(vault.root, listed[1])
-
-
 def _count(vault: Vault, rels: list[str], known: dict[str, Any], within: range) -> tuple[int, dict[str, list[int]]]:
-    """The highest seq of these files, and each one's [mtime, size, highest seq]:
+    """The highest seq of these files but the buffer, and each one's [mtime, size, highest seq]:
     a file whose size and mtime are as ``known`` (the cache's record) is not read again."""
     base = str(vault.root) + os.sep
+    buffer = vault.rel_of(vault.current)
     highest, fresh = 0, {}
     for rel in rels:
+        if rel == buffer:
+            continue
         try:
             stat = os.stat(base + rel)
         except OSError:
             continue
-        was = _stat_of(known.get(rel))
+        was = stat_of(known.get(rel))
         if was is not None and was[0] == stat.st_mtime_ns and was[1] == stat.st_size:
             high = was[2]
         else:
@@ -306,103 +297,3 @@ def _count(vault: Vault, rels: list[str], known: dict[str, Any], within: range) 
         fresh[rel] = [stat.st_mtime_ns, stat.st_size, high]
         highest = max(highest, high)
     return highest, fresh
-
-
-def _stat_of(value: Any) -> tuple[int, int, int] | None:
-    """A cached [mtime, size, highest seq], or None where the cache is damaged."""
-    if isinstance(value, list) and len(value) == 3 and all(type(n) is int for n in value):
-        return value[0], value[1], value[2]
-    return None
-
-
-def _unchanged(base: str, files: dict[str, Any]) -> bool:
-    """Whether every file still has the mtime and size recorded (a damaged record: no)."""
-    try:
-        for rel, known in files.items():
-            stat = os.stat(base + rel)
-            if known[0] != stat.st_mtime_ns or known[1] != stat.st_size:
-                return False
-    except (OSError, TypeError, IndexError, KeyError):
-        return False
-    return True
-
-
-# ``.memd/seq.local`` is two lines of JSON: what every add changes (the mark,
-# the highest seq the files hold, what vouches for the file list, the device
-# space), then each file's [mtime, size, highest seq]. The second line is
-# written back as read while no file changed, so an add in a large vault does
-# not parse and serialise a record of every file again.
-_CACHE = "seq.local"
-# Which files an entry listing counts (``Vault.entry_listing``): raised when
-# that rule changes, so a list another version made is walked again, not trusted.
-_LISTING = 1
-
-
-Listed = tuple[list[str], dict[str, int]]  # the ignore patterns and folder stamps a file list was made under
-
-
-class _Cache(NamedTuple):
-    mark: int
-    files: dict[str, Any]  # as read: each value is checked where it is used
-    files_text: bytes  # the second line, as read
-    high: int | None  # the highest seq of ``files``; None: count them
-    device: Any
-    space: int  # the device space the highs were counted in
-    listed: Listed | None  # what vouches for the file list: None to walk the vault
-
-
-def _load_cache(vault: Vault) -> _Cache | None:
-    try:
-        head, _, files_text = read_bytes(vault.meta_dir / _CACHE).partition(b"\n")
-        raw = json.loads(head)
-        # One line: the record an earlier version wrote, its files inside it.
-        files = json.loads(files_text) if files_text else raw["files"]
-        if not isinstance(files, dict):  # (JSON's keys are strings)
-            return None
-        high = raw.get("high") if files_text else None
-        listed: Listed | None = None
-        # The file list is trusted only as made by these rules (another memd may
-        # count other files) and as paths inside the vault: a damaged cache must
-        # not send an add reading files elsewhere.
-        if (
-            raw.get("listing") == _LISTING
-            and isinstance(raw.get("folders"), dict)
-            and isinstance(raw.get("ignore"), list)
-            and _inside(files)
-        ):
-            listed = ([str(p) for p in raw["ignore"]], {str(k): int(v) for k, v in raw["folders"].items()})
-        return _Cache(
-            mark=int(raw["mark"]),
-            files=files,
-            files_text=files_text,
-            high=high if type(high) is int else None,
-            device=raw.get("device"),
-            space=int(raw.get("space", 0)),
-            listed=listed,
-        )
-    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
-        return None
-
-
-_OUTSIDE = re.compile(r"(?:^|/)\.\.(?:/|$)", re.M)
-
-
-def _inside(rels: dict[str, Any]) -> bool:
-    """Whether every path is vault-relative and stays inside (no leading /, no ..)."""
-    text = "\n" + "\n".join(rels)
-    if "\n/" in text or "\x00" in text:
-        return False
-    return ".." not in text or _OUTSIDE.search(text) is None
-
-
-def _save_cache(vault: Vault, header: dict[str, Any], files: dict[str, list[int]], files_text: bytes | None) -> None:
-    """Write the cache; ``files_text``: the files' record as read, when ``files`` is that record unchanged."""
-    if files_text is None:
-        files_text = json.dumps(files, separators=(",", ":")).encode("utf-8")
-    head = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    atomic_write(vault.meta_dir / _CACHE, head + b"\n" + files_text, derived=True)
-
-
-def forget_cache(vault: Vault) -> None:
-    """Drop the machine-local cache (this clone's device space changed). Call under the vault lock."""
-    (vault.meta_dir / _CACHE).unlink(missing_ok=True)
