@@ -84,11 +84,17 @@ def _age_folders(vault: Vault) -> None:
         os.utime(folder, ns=(stat.st_atime_ns, stat.st_mtime_ns - 60 * 10**9))
 
 
-def test_adds_walk_the_vault_only_when_a_folder_changed(memd: Memd, monkeypatch: pytest.MonkeyPatch) -> None:
+def _settled(memd: Memd, seq: int) -> None:
+    """An add, a topic file holding ``seq``, folders old enough to be trusted, and an add
+    that walks the vault (a folder changed since the first) and notes their stamps."""
     memd("add", "a")
-    (memd.vault.topics_dir / "t.md").write_text('---\nid: "t"\n---\n# T\n- <seq=2> consolidated earlier\n')
+    (memd.vault.topics_dir / "t.md").write_text(f'---\nid: "t"\n---\n# T\n- <seq={seq}> consolidated earlier\n')
     _age_folders(memd.vault)
-    memd("add", "b")  # walks (a folder changed since the first add) and notes the stamps
+    memd("add", "b")
+
+
+def _counted_walks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A list that gains "walk" each time the vault's folders are listed from now on."""
     walks: list[str] = []
     listings = Vault.listings
 
@@ -97,6 +103,12 @@ def test_adds_walk_the_vault_only_when_a_folder_changed(memd: Memd, monkeypatch:
         return listings(self)
 
     monkeypatch.setattr(Vault, "listings", counted)
+    return walks
+
+
+def test_adds_walk_the_vault_only_when_a_folder_changed(memd: Memd, monkeypatch: pytest.MonkeyPatch) -> None:
+    _settled(memd, 2)
+    walks = _counted_walks(monkeypatch)
     [added] = json.loads(memd("add", "c", "--json").output)
     assert added["seq"] == 4 and walks == []
     # An edit in place moves no folder stamp: the file's own stat catches it.
@@ -122,10 +134,7 @@ def test_adds_walk_the_vault_only_when_a_folder_changed(memd: Memd, monkeypatch:
 def test_an_add_with_no_file_changed_reads_only_the_buffer(memd: Memd, monkeypatch: pytest.MonkeyPatch) -> None:
     from memd.vault import state
 
-    memd("add", "a")
-    (memd.vault.topics_dir / "t.md").write_text('---\nid: "t"\n---\n# T\n- <seq=2> consolidated earlier\n')
-    _age_folders(memd.vault)
-    memd("add", "b")
+    _settled(memd, 2)
     cache_path = memd.vault.meta_dir / "seq.local"
     files = cache_path.read_text().split("\n")[1]
     counts: list[list[str]] = []
@@ -148,24 +157,14 @@ def test_an_add_with_no_file_changed_reads_only_the_buffer(memd: Memd, monkeypat
 
 
 def test_a_seq_cache_an_earlier_version_wrote_is_read(memd: Memd, monkeypatch: pytest.MonkeyPatch) -> None:
-    memd("add", "a")
-    (memd.vault.topics_dir / "t.md").write_text('---\nid: "t"\n---\n# T\n- <seq=40> consolidated earlier\n')
-    _age_folders(memd.vault)
-    memd("add", "b")
+    _settled(memd, 40)
     cache_path = memd.vault.meta_dir / "seq.local"
     head, files = cache_path.read_text().split("\n")
     header = json.loads(head)
     # One line, the files inside the record and no highest seq kept apart: as memd wrote it before.
     del header["high"]
     cache_path.write_text(json.dumps({**header, "files": {**json.loads(files), "CURRENT.md": [0, 0, 1]}}))
-    walks: list[str] = []
-    listings = Vault.listings
-
-    def counted(self: Vault) -> object:
-        walks.append("walk")
-        return listings(self)
-
-    monkeypatch.setattr(Vault, "listings", counted)
+    walks = _counted_walks(monkeypatch)
     [added] = json.loads(memd("add", "c", "--json").output)
     head, files = cache_path.read_text().split("\n")
     assert added["seq"] == 42 and walks == [] and json.loads(head)["high"] == 40 and "CURRENT.md" not in files
