@@ -8,9 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memd.index import IndexStore
-from memd.index.records import records_for
+from memd.index.fields import record_data, record_from_data
+from memd.index.records import Record, records_for
 from memd.vault.vault import Vault
 
 TOPIC = """\
@@ -59,6 +62,46 @@ def test_current_gives_entry_records_only() -> None:
     records = records_for("CURRENT.md", text)
     assert [r.kind for r in records] == ["entry", "entry"]
     assert records[0].doc == "CURRENT" and records[1].prev == records[0].rid
+
+
+_texts = st.text(max_size=40)
+_maybe = st.none() | _texts
+
+
+@given(
+    st.builds(
+        Record,
+        rid=_texts,
+        kind=st.sampled_from(["entry", "partition"]),
+        doc=_texts,
+        path=_texts,
+        headings=st.tuples(_texts, _texts),
+        line=st.integers(0, 10**6),
+        end_line=st.integers(0, 10**6),
+        text=st.text(max_size=200),
+        seq=_maybe,
+        seqs=st.lists(st.integers(1, 10**9), max_size=4).map(tuple),
+        time=_maybe,
+        source=_maybe,
+        src=_maybe,
+        extra=st.lists(st.tuples(_texts, _texts), max_size=3).map(tuple),
+        prev=_maybe,
+        next=_maybe,
+        block=_maybe,
+    )
+)
+def test_a_record_reads_back_from_its_stored_form_as_it_was(record: Record) -> None:
+    again = record_from_data(record_data(record))
+    assert again == record and hash(again) == hash(record) and again.cite == record.cite
+
+
+def test_a_stored_form_of_another_shape_is_read_by_the_dataclass_rules() -> None:
+    record = records_for("topics/coffee.md", TOPIC)[1]
+    stored = json.loads(record_data(record))
+    del stored["block"]  # a field with a default: read as the default, never left unset
+    assert record_from_data(json.dumps(stored)) == Record(**{**vars(record), "block": None})
+    with pytest.raises(TypeError):
+        record_from_data(json.dumps({**stored, "colour": "red"}))
 
 
 def test_only_changed_files_are_reindexed(vault: Vault) -> None:
