@@ -3,8 +3,8 @@
 ``IndexStore.backend()`` hands ``retrieve`` a ``HybridBackend`` when the
 vault's embedding model is installed: every lexical call goes to the lexical
 backend, and ``similar(query)`` embeds the query (remembered per process) and
-takes its product with every stored vector (``memd.index.vectors``). A
-candidate's similarity may also count its closest sentence's
+ranks the stored vectors by their product with it (``memd.index.live_rows``).
+A candidate's similarity may also count its closest sentence's
 (``Similarity.of_records``), read for the candidates only, not for every record.
 """
 
@@ -18,24 +18,21 @@ from memd.index.records import Record
 
 
 class Similarity:
-    """Cosine similarities of one query to all records with a vector."""
+    """How close records are to one query in meaning, computed for the records asked about."""
 
-    def __init__(self, vectors: Any, scores: Any, query: Any = None) -> None:
+    def __init__(self, vectors: Any, query: Any) -> None:
         self.vectors = vectors
-        self.scores = scores
         self.query = query
 
     def top(self, limit: int) -> list[tuple[str, float]]:
         """(record id, similarity), best first."""
-        import numpy as np
+        from memd.index.embedding import one_blas_thread
 
-        count = len(self.scores)
-        if limit <= 0 or count == 0:
+        if limit <= 0 or not len(self.vectors):
             return []
-        take = min(limit, count)
-        rows = np.argpartition(-self.scores, take - 1)[:take] if take < count else np.arange(count)
-        rows = rows[np.argsort(-self.scores[rows], kind="stable")]
-        return [(self.vectors.rids[row], float(self.scores[row])) for row in rows]
+        with one_blas_thread():
+            rows, scores = self.vectors.nearest(self.query, limit)
+        return [(self.vectors.rids[row], score) for row, score in zip(rows.tolist(), scores.tolist(), strict=True)]
 
     def of_records(self, rids: Sequence[str], sentence_share: float = 0.0) -> list[float | None]:
         """Each record's similarity (None without a vector), plus ``sentence_share``
@@ -44,11 +41,14 @@ class Similarity:
         the record's own vector."""
         import numpy as np
 
+        from memd.index.embedding import one_blas_thread
+
         rows = [self.vectors.row(rid) for rid in rids]
         known = np.array([row for row in rows if row is not None], dtype=np.int64)
-        whole = self.scores[known] if len(known) else np.zeros(0, dtype=np.float32)
-        if sentence_share and self.query is not None and len(known):
-            best = self.vectors.best_parts(known, self.query)
+        with one_blas_thread():
+            whole = self.vectors.scores_of(known, self.query)
+            best = self.vectors.best_parts(known, self.query) if sentence_share and len(known) else None
+        if best is not None:
             lead = np.where(np.isnan(best), 0.0, np.maximum(0.0, best - whole))
             whole = whole + sentence_share * lead
         values = iter(whole.tolist())
@@ -75,15 +75,12 @@ class HybridBackend:
         return embed_query(self.embedder, query)
 
     def similar_to(self, vector: Any) -> Similarity:
-        """How close every record is to ``vector``: one product over all stored vectors.
+        """How close records are to ``vector``, computed as they are asked for.
 
-        On one BLAS thread: at 10k records a second thread made it ten times
-        dearer on a busy 2-core machine (waking it costs more than the product),
-        and at 100k it saved little (the product is memory-bound)."""
-        from memd.index.embedding import one_blas_thread
-
-        with one_blas_thread():
-            return Similarity(self.vectors, self.vectors.scores(vector), vector)
+        On one BLAS thread: at 10k records a second thread made the product over
+        all vectors ten times dearer on a busy 2-core machine (waking it costs
+        more than the product), and at 100k it saved little (it is memory-bound)."""
+        return Similarity(self.vectors, vector)
 
     def replace_files(self, removed: Iterable[str], records: Sequence[Record]) -> None:
         self.lexical.replace_files(removed, records)

@@ -48,6 +48,7 @@ import numpy as np
 
 from memd.index.embed_plan import Todo, take, todo_of
 from memd.index.gather import View, gathered, in_file_order, vectors_of
+from memd.index.live_rows import LiveRows
 from memd.index.records import Record
 from memd.index.segment import Segment, path_of, text_key, vector_text, wants_vector
 from memd.index.vector_log import LOG, read_log, write_log
@@ -84,8 +85,9 @@ class RefreshReport:
         return self.records >= self.wanted
 
 
-class VectorIndex:
-    """The stored vectors of one vault for one model: a base and the segments after it."""
+class VectorIndex(LiveRows):
+    """The stored vectors of one vault for one model: a base and the segments after it
+    (searched through ``LiveRows``)."""
 
     def __init__(self, folder: Path, model: str, dim: int) -> None:
         self.folder = folder
@@ -180,10 +182,7 @@ class VectorIndex:
             for rel, digest in listed.items()
         )
 
-    # -- searching ------------------------------------------------------------
-    def __len__(self) -> int:
-        return len(self.rids)
-
+    # -- state ----------------------------------------------------------------
     @property
     def outdated(self) -> bool:
         return self.base.outdated
@@ -197,33 +196,6 @@ class VectorIndex:
     def coverage(self) -> tuple[int, int]:
         """(records with a vector, records that want one) over the files in the log."""
         return len(self.rids), sum(int(state[3]) for state in self.files.values())
-
-    def scores(self, query: np.ndarray) -> np.ndarray:
-        """Cosine similarity of every live record to ``query`` (a unit vector), by row."""
-        query = query.astype(np.float32, copy=False)
-        out = [segment.matrix @ query for segment, _, _ in self._views]
-        out = [scores if live is None else scores[live] for scores, (_, live, _) in zip(out, self._views, strict=True)]
-        return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
-
-    def best_parts(self, rows: Any, query: np.ndarray) -> np.ndarray:
-        """For each record row, its closest sentence's similarity to ``query``
-        (NaN for a record of one sentence): one product over those sentences only."""
-        rows = np.asarray(rows, dtype=np.int64)
-        best = np.full(len(rows), np.nan, dtype=np.float32)
-        if not len(rows):
-            return best
-        which = np.searchsorted(self._starts, rows, side="right") - 1
-        for index in np.unique(which):
-            segment, live, start = self._views[int(index)]
-            mine = which == index
-            local = rows[mine] - start
-            best[mine] = segment.best_parts(local if live is None else live[local], query)
-        return best
-
-    def row(self, rid: str) -> int | None:
-        if self._row is None:
-            self._row = {rid: row for row, rid in enumerate(self.rids)}
-        return self._row.get(rid)
 
     # -- keeping in step ------------------------------------------------------
     def refresh(
