@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ import pytest
 from memd.ask.tools import search
 from memd.index import IndexStore
 from memd.index import store as store_module
+from memd.index import watch as watch_module
 from memd.index.freshness import scan
 from memd.vault.vault import Vault
 
@@ -148,3 +151,100 @@ def test_the_scan_finds_exactly_the_vaults_documents(vault: Vault) -> None:
     assert sorted(walked.files) == [vault.rel_of(path) for path in vault.documents()]
     assert {"", "topics", "notes", "notes/deep"} <= set(walked.folders)
     assert ".hidden" not in walked.folders and "inbox" not in walked.folders
+
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+
+
+def checks_by_stats(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the checks that stat every file (the one-off search's way)."""
+    calls = [0]
+    stats = watch_module.unchanged
+
+    def counted(*args: object) -> bool:
+        calls[0] += 1
+        return stats(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(watch_module, "unchanged", counted)
+    return calls
+
+
+def long_lived(vault: Vault) -> IndexStore:
+    """A store checked as often as the daemon's or the MCP server's is, past the checks a one-off search makes."""
+    store = IndexStore(vault)
+    for _ in range(watch_module.WARM_CHECKS + 1):
+        store.sync()
+    return store
+
+
+def append(vault: Vault) -> str:
+    with (vault.topics_dir / "coffee.md").open("a", encoding="utf-8") as handle:
+        handle.write("- <seq=13,time=2026-11-20T09:20,source=user> Ordered a kayak.\n")
+    return "kayak"
+
+
+def save_as_an_editor_does(vault: Vault) -> str:
+    temporary = vault.topics_dir / ".coffee.md.swp"
+    temporary.write_text(TOPIC.replace("oat milk", "soy milk"), encoding="utf-8")
+    os.replace(temporary, vault.topics_dir / "coffee.md")
+    return "soy"
+
+
+def same_size_in_place(vault: Vault) -> str:
+    path = vault.topics_dir / "coffee.md"
+    with path.open("r+", encoding="utf-8") as handle:
+        handle.write(TOPIC.replace("oat milk", "rye milk"))
+    return "rye"
+
+
+def new_folder(vault: Vault) -> str:
+    folder = vault.root / "journal" / "2026"
+    folder.mkdir(parents=True)
+    (folder / "trip.md").write_text("Booked the ryokan in Kyoto.\n", encoding="utf-8")
+    return "ryokan"
+
+
+@linux_only
+@pytest.mark.parametrize("change", [append, save_as_an_editor_does, same_size_in_place, new_folder])
+def test_a_long_lived_store_skips_the_stats_while_nothing_changes_and_sees_every_change_at_once(
+    settled: Vault, monkeypatch: pytest.MonkeyPatch, change: Callable[[Vault], str]
+) -> None:
+    store = long_lived(settled)
+    by_stats = checks_by_stats(monkeypatch)
+    for _ in range(5):
+        store.sync()
+    assert by_stats[0] == 0  # a quiet watch: no stat per file
+    word = change(settled)  # and searched at once, with no pause for any event to arrive
+    store.sync()  # what Memory.search does before each query
+    hits = search(settled, word, 5, store=store)
+    assert [hit["path"] for hit in hits][:1] in (["topics/coffee.md"], ["journal/2026/trip.md"])
+    assert by_stats[0] == 1
+    store.close()
+
+
+@linux_only
+def test_a_deleted_file_is_gone_from_a_long_lived_store_at_once(settled: Vault) -> None:
+    store = long_lived(settled)
+    (settled.topics_dir / "coffee.md").unlink()
+    assert store.sync().removed == ("topics/coffee.md",)
+    store.close()
+
+
+def test_off_a_local_file_system_the_stats_decide_every_time(settled: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(watch_module, "local", lambda root: False)  # a network share: changes from afar queue nothing
+    store = long_lived(settled)
+    by_stats = checks_by_stats(monkeypatch)
+    for _ in range(4):
+        store.sync()
+    assert by_stats[0] == 4
+    store.close()
+
+
+@linux_only
+def test_long_lived_stores_let_go_of_their_watches(settled: Vault) -> None:
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(30):
+        store = long_lived(settled)
+        assert store._freshness._watch is not None
+        store.close()
+    assert len(os.listdir("/proc/self/fd")) == before

@@ -45,9 +45,10 @@ from memd.core.errors import MemdError, VaultError
 from memd.core.layout import classify
 from memd.index.base import Backend
 from memd.index.citations import cited, held_in
-from memd.index.freshness import Scan, scan, unchanged
+from memd.index.freshness import Scan, scan
 from memd.index.records import Record, indexed_records
 from memd.index.store_vectors import Stamp, VectorSide, file_stamp
+from memd.index.watch import Freshness
 from memd.vault.vault import RACY_SECONDS, Vault
 
 SCHEMA_VERSION = 7  # 7: a file's cited source places, a source's held anchors
@@ -116,6 +117,7 @@ class IndexStore(VectorSide):
         # Set by a sync that left vectors to embed: (records with a vector, records that want one).
         self.vectors_behind: tuple[int, int] | None = None
         self.vectors_rate: float | None = None  # records embedded per second by the last sync that embedded
+        self._freshness = Freshness(vault.root)  # the stats before each query, or a quiet watch
 
     # -- public -------------------------------------------------------------
     def backend(self) -> Backend:
@@ -159,7 +161,7 @@ class IndexStore(VectorSide):
             if self._backend is not None and not self._count_matches(manifest):
                 manifest = None  # records lost or added behind the manifest's back
         in_step = manifest is not None and self._backend is not None
-        if in_step and manifest is not None and unchanged(self.vault.root, manifest, self.vault.ignore):
+        if in_step and manifest is not None and self._freshness.unchanged(manifest, self.vault.ignore):
             unchanged_report = SyncReport(False, (), (), manifest["records"], time.monotonic() - started)
             if not self._vectors_stale(manifest):
                 return unchanged_report
@@ -204,6 +206,7 @@ class IndexStore(VectorSide):
             self._backend.close()
             self._backend = None
         self._manifest_seen = None
+        self._freshness.close()
 
     # -- internals ------------------------------------------------------------
     def _follow_others(self) -> None:
