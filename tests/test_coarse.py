@@ -90,3 +90,14 @@ def test_equal_similarities_come_in_row_order() -> None:
     scores = np.array([0.5, 0.9, 0.5, 0.9, 0.1, 0.5], dtype=np.float32)
     assert coarse.top_rows(scores, 4).tolist() == [1, 3, 0, 2]
     assert coarse.top_rows(scores, 10).tolist() == [1, 3, 0, 2, 5, 4]
+
+
+def test_a_store_made_ready_ahead_ranks_by_the_first_pass_from_its_first_search(small_thresholds: None) -> None:
+    rng = np.random.default_rng(4)
+    vectors = like_sentences(rng, 3000)
+    store = Store([(vectors, None)])
+    store.prepare()  # what the daemon does while idle
+    assert store._coarse is not None and store._coarse.nbytes == 3000 * coarse.DIMS * 4
+    fitted = store._coarse
+    rows, scores = store.nearest(vectors[10], 5)
+    assert store._coarse is fitted and rows[0] == 10 and np.isclose(scores[0], 1.0, atol=1e-5)

@@ -366,3 +366,25 @@ def test_the_cli_does_not_import_watchdog_until_a_daemon_runs() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel watch is Linux's")
+def test_an_idle_daemon_readies_its_index_so_its_first_search_stats_no_file(
+    vault: Vault, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memd.index import watch
+
+    from .test_index_fresh import TOPIC, settle
+
+    (vault.topics_dir / "coffee.md").write_text(TOPIC, encoding="utf-8")
+    settle(vault)  # written an hour ago: the folders' stamps can be trusted
+    handler = Handler(vault, clock=clock, debounce=0.5, quiet=QUIET, check_every=5.0, rescan_every=3600.0)
+    handler.start()
+    while handler.run_due():
+        pass
+    assert handler.ready_to_search
+    by_stats: list[object] = []
+    monkeypatch.setattr(watch, "unchanged", lambda *args: by_stats.append(args) or False)
+    found = handler.memory.search("oat milk", limit=3)
+    assert [hit["path"] for hit in found.results][:1] == ["topics/coffee.md"]
+    assert by_stats == []  # the watch set up while idle vouched for the files

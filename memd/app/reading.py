@@ -88,6 +88,12 @@ class Reading:
             finish = (behind[1] - behind[0]) / rate if behind and rate else None
             return Hits(query, found, vectors=behind, finish_seconds=finish, respelled=spelt.words)
 
+    def prepare_searches(self) -> None:
+        """Ready the index this ``Memory`` keeps for many searches (a long-lived
+        process: the daemon calls it when idle) rather than during its first ones."""
+        with self._synced_store() as store:
+            store.prepare()
+
     @contextmanager
     def _synced_store(
         self, progress: Progress | None = None, embedding: Progress | None = None, seconds: float | None = None

@@ -73,6 +73,7 @@ class Core:
         self.held: dict[str, list[str]] = {}  # rel -> possible secrets: not committed until the person acts
         # Vectors still to embed after the last index sync: built a slice per turn of the loop.
         self.vectors_behind: tuple[int, int] | None = None
+        self.ready_to_search = False  # the kept index's watch and first pass, set up once idle
 
     def _guard(self, what: str, action: Callable[[], object]) -> object:
         """Run one action; a failure is counted and reported, never fatal."""

@@ -114,6 +114,10 @@ class Handler(Edits, Inbox, Consolidating, RemoteSync):
         if self.vectors_behind is not None and not done:
             self._guard("embedding", self._sync)
             done += 1
+        if not done and not self.ready_to_search and self.vectors_behind is None:
+            self.ready_to_search = True  # once: a failure is logged, and searches set it up themselves
+            self._guard("preparing for searches", self.memory.prepare_searches)
+            done += 1
         return done
 
     def rescan(self) -> None:

@@ -60,6 +60,10 @@ class Coarse:
         sample = np.concatenate([np.asarray(matrix[::step], dtype=np.float32) for matrix in matrices])
         return cls(principal_axes(sample, min(DIMS, sample.shape[1])))
 
+    def project(self, matrices: Sequence[np.ndarray]) -> None:
+        """Project every segment not projected yet (the daemon does this while idle)."""
+        self.scores(matrices, np.zeros(self.axes.shape[0], dtype=np.float32))
+
     def scores(self, matrices: Sequence[np.ndarray], query: np.ndarray) -> list[np.ndarray]:
         """Each matrix's rows' approximate similarity to ``query``, one array per matrix."""
         reduced = query.astype(np.float32, copy=False) @ self.axes

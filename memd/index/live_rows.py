@@ -33,6 +33,16 @@ class LiveRows:
         out = [segment.matrix @ query for segment, _, _ in self._views]
         return self._live(out)
 
+    def prepare(self) -> None:
+        """Make ready now what ``nearest`` sets up for a process that keeps searching
+        (at 100,000 records about 0.3 s of CPU), instead of in its third search."""
+        self._searches = max(self._searches, coarse.WARM_SEARCHES)
+        if len(self) >= max(coarse.MIN_ROWS, 2 * coarse.POOL):
+            matrices = [segment.matrix for segment, _, _ in self._views]
+            if self._coarse is None:
+                self._coarse = coarse.Coarse.fit(matrices)
+            self._coarse.project(matrices)
+
     def nearest(self, query: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``limit`` live rows most similar to ``query``, best first, and their
         similarities: by the whole product, or in a process that keeps searching a

@@ -201,6 +201,14 @@ class IndexStore(VectorSide):
         with self._locked():
             return self._sync_vectors(self._rebuild(scan(self.vault), progress, started), started, embedding)
 
+    def prepare(self) -> None:
+        """Set up now what a store that keeps searching sets up on the way (the files'
+        watch, the vectors' first pass), so that no search of the daemon pays for it."""
+        self._freshness.prepare()
+        self.sync()
+        if self._vectors is not None:
+            self._vectors.prepare()
+
     def close(self) -> None:
         if self._backend is not None:
             self._backend.close()

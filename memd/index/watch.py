@@ -122,6 +122,10 @@ class Freshness:
         self._vouched = manifest if passed and watch is not None else None
         return passed
 
+    def prepare(self) -> None:
+        """Set up the watch at the next check rather than after ``WARM_CHECKS`` of them."""
+        self.checks = max(self.checks, WARM_CHECKS)
+
     def close(self) -> None:
         if self._watch is not None:
             self._watch.close()
