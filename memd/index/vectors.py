@@ -89,6 +89,8 @@ class VectorIndex(LiveRows):
     """The stored vectors of one vault for one model: a base and the segments after it
     (searched through ``LiveRows``)."""
 
+    assembled = 0  # times the live rows were worked out: a store's answer to ``stale`` holds until it moves
+
     def __init__(self, folder: Path, model: str, dim: int) -> None:
         self.folder = folder
         self.model = model
@@ -171,6 +173,7 @@ class VectorIndex(LiveRows):
         self.rids = rids
         self._starts = np.array([start for _, _, start in views], dtype=np.int64)
         self._row: dict[str, int] | None = None
+        self.assembled += 1  # every change of what is live or complete ends here
 
     def _base_whole(self) -> bool:
         """Whether every row of the base is live, judged by its file list alone (a base
