@@ -9,7 +9,7 @@ import pytest
 
 from memd.index import coarse
 from memd.index.live_rows import LiveRows
-from memd.index.segment import Segment
+from memd.index.segment import Segment, text_key
 
 DIM = 384
 
@@ -25,17 +25,27 @@ def like_sentences(rng: np.random.Generator, count: int) -> np.ndarray:
     return unit((rng.standard_normal((count, 200)) * spectrum) @ basis + 0.02 * rng.standard_normal((count, DIM)))
 
 
+def segment(number: int, matrix: np.ndarray, folder: Path | None = None) -> Segment:
+    """A segment of ``matrix``'s rows; saved in ``folder`` and read back, as a store reads one, if given."""
+    made = Segment((folder or Path()) / f"{number}.npz", "test", DIM)
+    made.matrix = matrix
+    made.rids = [f"s{number}#{row}" for row in range(len(matrix))]
+    if folder is None:
+        return made
+    made._keys = [text_key(rid) for rid in made.rids]
+    made.save()
+    return Segment.load(made.path, "test", DIM)
+
+
 class Store(LiveRows):
     """Segments of vectors, some rows retired, as a vault's vector index holds them."""
 
-    def __init__(self, parts: list[tuple[np.ndarray, np.ndarray | None]]) -> None:
+    def __init__(self, parts: list[tuple[np.ndarray | Segment, np.ndarray | None]]) -> None:
         self._views, self.rids = [], []
         for number, (matrix, live) in enumerate(parts):
-            segment = Segment(Path(f"{number}.npz"), "test", DIM)
-            segment.matrix = matrix
-            segment.rids = [f"s{number}#{row}" for row in range(len(matrix))]
-            self._views.append((segment, live, len(self.rids)))
-            self.rids.extend(segment.rids if live is None else [segment.rids[row] for row in live])
+            held = matrix if isinstance(matrix, Segment) else segment(number, matrix)
+            self._views.append((held, live, len(self.rids)))
+            self.rids.extend(held.rids if live is None else [held.rids[row] for row in live])
         self._starts = np.array([start for _, _, start in self._views], dtype=np.int64)
         self._row = None
 
@@ -101,3 +111,27 @@ def test_a_store_made_ready_ahead_ranks_by_the_first_pass_from_its_first_search(
     fitted = store._coarse
     rows, scores = store.nearest(vectors[10], 5)
     assert store._coarse is fitted and rows[0] == 10 and np.isclose(scores[0], 1.0, atol=1e-5)
+
+
+def test_a_store_read_again_projects_only_the_segments_it_had_not_met(small_thresholds: None, tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    vectors = like_sentences(rng, 3000)
+    base = segment(0, vectors[:2500], tmp_path)
+    store = Store([(base, None)])
+    store.prepare()
+    assert store._coarse is not None
+    projected = store._coarse._projected[(str(base.path), base.stamp)][1]
+    # Another process added a segment: the store is read again, from the files.
+    again = Store([(Segment.load(base.path, "test", DIM), None), (segment(1, vectors[2500:], tmp_path), None)])
+    again.carry_over(store)
+    rows, scores = again.nearest(vectors[2700], 5)
+    assert again.rids[rows[0]] == "s1#200" and np.isclose(scores[0], 1.0, atol=1e-5)
+    assert again._coarse is store._coarse
+    assert again._coarse._projected[(str(base.path), base.stamp)][1] is projected  # not projected again
+    assert again._coarse.nbytes == 3000 * coarse.DIMS * 4
+    rewritten = segment(0, vectors[:2500][::-1].copy(), tmp_path)  # the same path, another file (compaction)
+    third = Store([(rewritten, None)])
+    third.carry_over(again)
+    third.nearest(vectors[0], 5)
+    assert third._coarse is not None
+    assert third._coarse._projected[(str(rewritten.path), rewritten.stamp)][1] is not projected

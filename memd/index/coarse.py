@@ -14,7 +14,7 @@ is found whole and what a query costs.
 
 Below ``MIN_ROWS`` records, and for a process's first ``WARM_SEARCHES``
 searches (a one-off ``memd search`` would pay the axes and the projection,
-about 0.15 s at 100,000, to save milliseconds), the exact product ranks alone.
+about 0.3 s of CPU at 100,000, to save milliseconds), the exact product ranks alone.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from memd.index.segment import Segment
 
 DIMS = 160  # of 384: the axes kept hold about 93% of real vectors' energy (measured)
 POOL = 2000  # records scored exactly per query (at least 4 x the records asked for)
@@ -41,39 +43,49 @@ def principal_axes(sample: np.ndarray, dims: int) -> np.ndarray:
 
 
 class Coarse:
-    """The axes of one store and each segment's vectors projected onto them."""
+    """The axes of one store and each segment's vectors projected onto them.
+
+    A projection is kept by the segment's file (its path and the stamp it was
+    read with), so a process that reads the store again after another one added
+    a segment (the daemon after a hand edit) projects only the new segment; a
+    segment never saved is known by its matrix alone."""
 
     def __init__(self, axes: np.ndarray) -> None:
         self.axes = axes
-        self._projected: list[tuple[Any, np.ndarray]] = []  # (matrix, its projection), by identity
+        # By the file's path and stamp, or by the matrix's identity (the matrix kept, so
+        # that its id is not another's).
+        self._projected: dict[Any, tuple[np.ndarray | None, np.ndarray]] = {}
 
     @property
     def nbytes(self) -> int:
         """Memory the projections hold (``DIMS`` floats a vector)."""
-        return sum(projected.nbytes for _, projected in self._projected)
+        return sum(projected.nbytes for _, projected in self._projected.values())
 
     @classmethod
-    def fit(cls, matrices: Sequence[np.ndarray]) -> Coarse:
-        """Axes from an even sample of the rows of ``matrices`` (a store's segments)."""
-        total = sum(len(matrix) for matrix in matrices)
+    def fit(cls, segments: Sequence[Segment]) -> Coarse:
+        """Axes from an even sample of the rows of a store's ``segments``."""
+        total = sum(len(segment.matrix) for segment in segments)
         step = max(1, total // SAMPLE)
-        sample = np.concatenate([np.asarray(matrix[::step], dtype=np.float32) for matrix in matrices])
+        sample = np.concatenate([np.asarray(segment.matrix[::step], dtype=np.float32) for segment in segments])
         return cls(principal_axes(sample, min(DIMS, sample.shape[1])))
 
-    def project(self, matrices: Sequence[np.ndarray]) -> None:
+    def project(self, segments: Sequence[Segment]) -> None:
         """Project every segment not projected yet (the daemon does this while idle)."""
-        self.scores(matrices, np.zeros(self.axes.shape[0], dtype=np.float32))
+        self.scores(segments, np.zeros(self.axes.shape[0], dtype=np.float32))
 
-    def scores(self, matrices: Sequence[np.ndarray], query: np.ndarray) -> list[np.ndarray]:
-        """Each matrix's rows' approximate similarity to ``query``, one array per matrix."""
+    def scores(self, segments: Sequence[Segment], query: np.ndarray) -> list[np.ndarray]:
+        """Each segment's rows' approximate similarity to ``query``, one array per segment."""
         reduced = query.astype(np.float32, copy=False) @ self.axes
-        kept: list[tuple[Any, np.ndarray]] = []
+        kept: dict[Any, tuple[np.ndarray | None, np.ndarray]] = {}
         out: list[np.ndarray] = []
-        for matrix in matrices:
-            projected = next((p for m, p in self._projected if m is matrix), None)
-            if projected is None:  # a segment not met before: projected once, while it stays live
-                projected = np.asarray(matrix, dtype=np.float32) @ self.axes
-            kept.append((matrix, projected))
+        for segment in segments:
+            saved = segment.stamp is not None
+            key = (str(segment.path), segment.stamp) if saved else id(segment.matrix)
+            source, projected = self._projected.get(key, (None, None))
+            same = saved or source is segment.matrix
+            if projected is None or len(projected) != len(segment.matrix) or not same:
+                projected = np.asarray(segment.matrix, dtype=np.float32) @ self.axes
+            kept[key] = (None if saved else segment.matrix, projected)
             out.append(projected @ reduced)
         self._projected = kept  # retired segments' projections go with them
         return out

@@ -38,10 +38,17 @@ class LiveRows:
         (at 100,000 records about 0.3 s of CPU), instead of in its third search."""
         self._searches = max(self._searches, coarse.WARM_SEARCHES)
         if len(self) >= max(coarse.MIN_ROWS, 2 * coarse.POOL):
-            matrices = [segment.matrix for segment, _, _ in self._views]
+            segments = [segment for segment, _, _ in self._views]
             if self._coarse is None:
-                self._coarse = coarse.Coarse.fit(matrices)
-            self._coarse.project(matrices)
+                self._coarse = coarse.Coarse.fit(segments)
+            self._coarse.project(segments)
+
+    def carry_over(self, before: LiveRows) -> None:
+        """Keep what ``before`` (this store as read earlier) set up for searching:
+        a long-lived process reads the store again whenever another process
+        writes it, and the segments both share need no new projection."""
+        self._searches = max(self._searches, before._searches)
+        self._coarse = self._coarse or before._coarse
 
     def nearest(self, query: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``limit`` live rows most similar to ``query``, best first, and their
@@ -53,9 +60,10 @@ class LiveRows:
             scores = self.scores(query)
             rows = coarse.top_rows(scores, limit)
             return rows, scores[rows]
+        segments = [segment for segment, _, _ in self._views]
         if self._coarse is None:
-            self._coarse = coarse.Coarse.fit([segment.matrix for segment, _, _ in self._views])
-        first = self._live(self._coarse.scores([segment.matrix for segment, _, _ in self._views], query))
+            self._coarse = coarse.Coarse.fit(segments)
+        first = self._live(self._coarse.scores(segments, query))
         chosen = np.sort(np.argpartition(-first, pool - 1)[:pool])
         exact = self.scores_of(chosen, query)
         best = coarse.top_rows(exact, limit)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import struct
 import zipfile
 from collections.abc import Callable
@@ -72,6 +73,7 @@ class Segment:
         self.damaged = False
         self.ident = ""  # names this file's version: the log of later segments is kept against it
         self.outdated = False  # stored in a form that cannot be mapped: rewritten at the next sync
+        self.stamp: tuple[int, int, int] | None = None  # the file's (inode, mtime, size) when read
         self._keys: list[bytes] | None = []
         self._stored_keys: Any = None  # the file's text hashes, turned into ``keys`` when first needed
         self._row: dict[str, int] | None = {}
@@ -84,7 +86,9 @@ class Segment:
         The matrix is mapped from the file, not read: only the record ids are
         decoded now, the text hashes when a sync needs them."""
         index = cls(path, model, dim)
-        if not path.exists():
+        try:
+            stat = os.stat(path)  # before reading: a file replaced meanwhile gets another stamp next time
+        except OSError:
             return index
         try:
             with np.load(path, allow_pickle=False) as data:
@@ -131,6 +135,7 @@ class Segment:
         if version != FORMAT:
             index.files = {}  # every file is read again: record vectors are reused, sentences embedded
         index.outdated = not mapped  # an older format (or an unaligned matrix): rewritten at the next sync
+        index.stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         return index
 
     @property

@@ -72,7 +72,10 @@ class VectorSide:
         if self._vectors is None or seen != self._vectors_seen:
             from memd.index.vectors import VectorIndex
 
+            before = self._vectors
             self._vectors = VectorIndex.load(self.folder, self._embedder.name, self._embedder.dim)
+            if before is not None:
+                self._vectors.carry_over(before)
             self._vectors_seen = seen
 
     def _vectors_stamp(self) -> tuple[Stamp | None, Stamp | None]:
