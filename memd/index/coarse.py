@@ -69,13 +69,9 @@ class Coarse:
         sample = np.concatenate([np.asarray(segment.matrix[::step], dtype=np.float32) for segment in segments])
         return cls(principal_axes(sample, min(DIMS, sample.shape[1])))
 
-    def project(self, segments: Sequence[Segment]) -> None:
-        """Project every segment not projected yet (the daemon does this while idle)."""
-        self.scores(segments, np.zeros(self.axes.shape[0], dtype=np.float32))
-
-    def scores(self, segments: Sequence[Segment], query: np.ndarray) -> list[np.ndarray]:
-        """Each segment's rows' approximate similarity to ``query``, one array per segment."""
-        reduced = query.astype(np.float32, copy=False) @ self.axes
+    def project(self, segments: Sequence[Segment]) -> list[np.ndarray]:
+        """Each segment's vectors along the axes: kept ones taken, the rest projected now
+        (the daemon does this while idle); retired segments' projections are let go."""
         kept: dict[Any, tuple[np.ndarray | None, np.ndarray]] = {}
         out: list[np.ndarray] = []
         for segment in segments:
@@ -86,9 +82,14 @@ class Coarse:
             if projected is None or len(projected) != len(segment.matrix) or not same:
                 projected = np.asarray(segment.matrix, dtype=np.float32) @ self.axes
             kept[key] = (None if saved else segment.matrix, projected)
-            out.append(projected @ reduced)
-        self._projected = kept  # retired segments' projections go with them
+            out.append(projected)
+        self._projected = kept
         return out
+
+    def scores(self, segments: Sequence[Segment], query: np.ndarray) -> list[np.ndarray]:
+        """Each segment's rows' approximate similarity to ``query``, one array per segment."""
+        reduced = query.astype(np.float32, copy=False) @ self.axes
+        return [projected @ reduced for projected in self.project(segments)]
 
 
 def top_rows(scores: np.ndarray, limit: int) -> np.ndarray:
