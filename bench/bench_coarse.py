@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import random
 import statistics
 import sys
@@ -39,20 +38,17 @@ from memd.index import coarse
 from memd.index.embedding import embed_many, load_embedder, one_blas_thread_from_now
 from memd.index.live_rows import LiveRows
 from memd.index.segment import Segment
+from memd.ingest.locomo import load_locomo
 
 LIMIT = 100  # what search asks for (retrieve's semantic_candidates)
 
 
 def locomo(path: Path) -> tuple[list[str], list[str]]:
-    """(turns as "Speaker: text", questions) of a LoCoMo file."""
-    turns: list[str] = []
-    questions: list[str] = []
-    for sample in json.loads(path.read_text(encoding="utf-8")):
-        for key, session in sample["conversation"].items():
-            if key.startswith("session_") and isinstance(session, list):
-                turns.extend(f"{turn['speaker']}: {turn['text']}" for turn in session)
-        questions.extend(str(qa["question"]) for qa in sample["qa"])
-    return turns, questions
+    """(turns as "Speaker: text", questions, unanswerable ones included) of a LoCoMo file."""
+    conversations = load_locomo(path)
+    turns = [f"{turn.speaker}: {turn.text}" for talk in conversations for turn in talk.turns]
+    asked = [q.question for talk in conversations for q in (*talk.questions, *talk.unanswerable)]
+    return turns, asked
 
 
 class Store(LiveRows):
