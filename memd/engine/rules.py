@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Set as AbstractSet
+from functools import lru_cache
 
 from memd.core.signature import SeqSet
 from memd.core.words import contains, words
@@ -92,6 +94,7 @@ _ATTRIBUTES = frozenset(
 _FAVOURITE = frozenset(("favourite", "favorite"))
 
 
+@lru_cache(maxsize=1 << 14)
 def statement(text: str) -> tuple[str, str] | None:
     """``(subject, value)`` for a short "X's A is V" statement, A an attribute."""
     flat = " ".join(text.split())
@@ -183,17 +186,18 @@ class _FoldIndex:
     rarest word; one the new text contains has its own rarest word in it."""
 
     def __init__(self, items: list[Item]) -> None:
-        self.frequency: Counter[str] = Counter(w for item in items for w in set(words(item.text)))
+        # A topic's entries are read again for every block filed into it: their word sets are remembered.
+        self.frequency: Counter[str] = Counter(w for item in items for w in _unique(item.text))
         self.holding: dict[str, list[Item]] = {}
         self.by_rarest: dict[str, list[Item]] = {}
         for item in items:
-            unique = set(words(item.text))
+            unique = _unique(item.text)
             for w in unique:
                 self.holding.setdefault(w, []).append(item)
             if unique:
                 self.by_rarest.setdefault(self._rarest(unique), []).append(item)
 
-    def _rarest(self, unique: set[str]) -> str:
+    def _rarest(self, unique: AbstractSet[str]) -> str:
         return min(unique, key=lambda w: (self.frequency[w], w))
 
     def candidates(self, item: Item) -> list[Item]:
@@ -204,3 +208,8 @@ class _FoldIndex:
         if all(w in self.frequency for w in unique):
             found.update((id(c), c) for c in self.holding.get(self._rarest(unique), ()))
         return sorted(found.values(), key=lambda c: c.seqs.first)
+
+
+@lru_cache(maxsize=1 << 14)
+def _unique(text: str) -> frozenset[str]:
+    return frozenset(words(text))
