@@ -45,4 +45,10 @@ def test_a_locomo_conversation_becomes_recognisable_topics(vault: Vault, capsys:
     ]
     assert sorted(sources) == sorted(t.dia_id for t in turns)
     sizes = [vault.read(p).frontmatter.data["tokens"] for p in vault.topic_files()]  # type: ignore[union-attr]
-    assert 5 <= len(sizes) <= 80 and max(sizes) <= vault.config.split_tokens
+    assert max(sizes) <= vault.config.split_tokens
+    # Each speaker's turns make a topic titled with their name, in sections by subject.
+    documents = [vault.read(p) for p in vault.topic_files()]
+    assert sorted(d.title() or "" for d in documents) == sorted({t.speaker for t in turns})
+    for document in documents:
+        assert len({e.headings for e in document.entries()}) >= 10
+        assert {e.entry.text.split(":")[0] for e in document.signed()} == {document.title()}

@@ -67,14 +67,16 @@ def test_any_text_gets_a_title_and_a_summary_of_its_own_words(texts: list[str]) 
         assert any(" ".join(words) in " ".join(text.split()) for text in texts) or not words
 
 
-def test_a_topic_of_one_speakers_turns_is_tagged_with_their_name(memd: Memd, vault: Vault) -> None:
+def test_a_topic_of_one_speakers_turns_is_titled_and_tagged_with_their_name(memd: Memd, vault: Vault) -> None:
     for item in MELANIE:
         memd("add", item.text)
     memd("consolidate")
     [path] = vault.topic_files()
-    data = vault.read(path).frontmatter.data  # type: ignore[union-attr]
-    assert data["tags"][0] == "melanie"
-    assert "pottery" in (vault.read(path).title() or "").lower()
+    document = vault.read(path)
+    data = document.frontmatter.data  # type: ignore[union-attr]
+    assert path.stem == "melanie" and document.title() == "Melanie" and data["tags"][0] == "melanie"
+    # The name heads the topic alone; the section under it is named by what the turns are about.
+    assert {e.headings for e in document.entries()} == {("Painting and pottery",)}
 
 
 def test_notes_without_speakers_are_named_by_the_name_most_of_them_mention() -> None:

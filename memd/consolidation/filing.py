@@ -12,6 +12,7 @@ from memd.consolidation.outcome import Move
 from memd.consolidation.sections import sections_of
 from memd.consolidation.supersessions import mark_supersessions, replaced_entries, take_marked
 from memd.consolidation.workspace import Workspace
+from memd.core.document import Document, Heading
 from memd.core.signature import SeqSet
 from memd.core.tokens import count_tokens
 from memd.engine.base import Engine, Item, Supersession
@@ -55,6 +56,8 @@ def file_batch(
             title = route.new_title or block.title
             if title not in new_ids:
                 new_ids[title] = space.create(title)
+                if route.titled:  # headed by its title alone: the sections come below it
+                    space.set(new_ids[title], Document(blocks=(Heading.make(1, title),), final_newline=True))
             topic_id = new_ids[title]
         space.adopt(topic_id, counter, stamp)
         sections = sections_of(space.doc(topic_id))

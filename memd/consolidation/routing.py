@@ -63,6 +63,17 @@ class RoutingIndex:
             names |= record.speakers
         return frozenset(names)
 
+    def spoken_in(self, words: frozenset[str]) -> list[str]:
+        if not words:
+            return []
+        held: set[int] | None = None
+        for word in sorted(words):
+            found = {n for (n,) in self.db.execute("SELECT topic FROM speakers WHERE name = ?", (word,))}
+            held = found if held is None else held & found
+        ids = {self.rows[n][0] for n in held or () if n in self.rows and n not in self.hidden}
+        ids |= {topic_id for topic_id, record in self.overlay.items() if words <= record.speakers}
+        return [topic_id for topic_id in self.order if topic_id in ids]
+
     def totals(self, ignore: frozenset[str], below: int | None = None) -> tuple[int, int]:
         self._ignore(ignore)
         limit = _limit(below)

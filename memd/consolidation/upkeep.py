@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from memd.consolidation.sections import apply_sections, partitions, sections_of, topic_tokens
+from memd.consolidation.sections import apply_sections, partitions, sections_of, topic_text, topic_tokens
 from memd.consolidation.workspace import Workspace
 from memd.core.document import Block, Document, Line
 from memd.core.tokens import count_tokens
 from memd.engine.base import Engine, Section
+from memd.engine.people import owner
 from memd.engine.shortlist import merge_shortlist
 
 
@@ -59,10 +60,12 @@ def split_topic(space: Workspace, engine: Engine, topic_id: str, limit: int) -> 
     keep = [0, *chunks[0]]
     space.set(topic_id, _with_partitions(document, parts, keep))
     created = []
+    # A person's topic (engine/people.py) keeps the name in its pieces' file names.
+    who = owner(topic_text(document))
     for chunk in chunks[1:]:
         first = document.blocks[parts[chunk[0]][0]]
         title = getattr(first, "title", "") or "part"
-        new_id = space.create(title)
+        new_id = space.create(title, prefix=who or "")
         space.set(new_id, _with_partitions(Document(), parts, chunk, source=document))
         created.append(new_id)
     return [(topic_id, tuple(created))]

@@ -104,7 +104,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "consolidate",
         "split_tokens",
         "int",
-        5000,
+        12000,
         "split a topic that grows past this many tokens",
         attr="split_tokens",
     ),

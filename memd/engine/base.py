@@ -103,6 +103,10 @@ class TopicIndex(Protocol):
         """Names in speaker labels anywhere in the topics."""
         ...
 
+    def spoken_in(self, words: frozenset[str]) -> list[str]:
+        """The topics where a speaker label holds every one of ``words`` (lowercased), in the vault's order."""
+        ...
+
     def totals(self, ignore: frozenset[str], below: int | None = None) -> tuple[int, int]:
         """How many topics, and how many terms they hold (``ignore``d words left out)."""
         ...
@@ -137,11 +141,16 @@ class TopicIndex(Protocol):
 
 @dataclass(frozen=True)
 class Route:
-    """Where a block goes: an existing topic id, or a new topic (id None)."""
+    """Where a block goes: an existing topic id, or a new topic (id None).
+
+    ``titled``: the new topic is headed by ``new_title`` alone, above its
+    sections (a person's topic, ``people.py``); otherwise its first section is
+    headed by it."""
 
     block: int
     topic: str | None
     new_title: str | None = None
+    titled: bool = False
 
 
 @dataclass(frozen=True)

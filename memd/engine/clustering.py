@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from memd.engine.base import Background, Block, Item, Section, TopicInfo
+from memd.engine.people import owner
 from memd.engine.text import Vector, Weights, add_into, cosine, normalised, speakers, terms, vocabulary
 from memd.engine.titles import title
 
@@ -132,11 +133,14 @@ def merge_groups(topics: list[TopicInfo], limit_tokens: int, background: Backgro
     )
     used: set[int] = set()
     groups = []
+    owners = [owner(t.text) for t in small]
     for score, i, j in pairs:
         if score < MERGE_THRESHOLD:
             break
         if i in used or j in used or small[i].tokens + small[j].tokens >= limit_tokens * 2:
             continue
+        if owners[i] != owners[j] and None not in (owners[i], owners[j]):
+            continue  # two people's topics stay apart however alike their words (people.py)
         used.update((i, j))
         keep, absorb = (i, j) if small[i].tokens >= small[j].tokens else (j, i)
         groups.append([small[keep].id, small[absorb].id])

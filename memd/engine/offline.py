@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from memd.engine import clustering, coverage, themes, titles
+from memd.engine import clustering, coverage, people, themes, titles
 from memd.engine.base import Background, Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
 from memd.engine.rules import fold_duplicates, fold_into_existing, is_filler, supersede
 from memd.engine.text import Weights, cosine, speakers, vocabulary
@@ -73,7 +73,8 @@ class OfflineEngine:
         if meaning is not None and kept:
             blocks = themes.group(kept, meaning.vectors([item.text for item in kept]), titles.title)
             return Rewrite(tuple(blocks), tuple(superseded))
-        return Rewrite(tuple(clustering.group(kept)), tuple(superseded))
+        # In a transcript each speaker's part of a block goes to their own topic (people.py).
+        return Rewrite(tuple(people.by_speaker(clustering.group(kept))), tuple(superseded))
 
     # --- planning -------------------------------------------------------
 
@@ -85,14 +86,20 @@ class OfflineEngine:
         model: by subject and meaning instead (themes.routes)."""
         meaning = self._meaning()
         if meaning is not None:
-            people = speakers(item.text for block in blocks for item in block.items)
-            found = themes.routes(blocks, topics, meaning, titles.title, people)
+            talking = speakers(item.text for block in blocks for item in block.items)
+            found = themes.routes(blocks, topics, meaning, titles.title, talking)
             # A new topic's first section is headed by the topic's own title.
             self._new_titles = {
                 str(blocks[r.block].items[0].seqs): r.new_title for r in found if r.topic is None and r.new_title
             }
             return found
-        return [scored.route for scored in self.plan_scored(blocks, topics, background)]
+        chosen = [scored.route for scored in self.plan_scored(blocks, topics, background)]
+        return people.routes(blocks, topics, chosen, lambda block, mine: self._best(block, mine, background))
+
+    def _best(self, block: Block, topics: list[TopicInfo], background: Background | None) -> str:
+        """Of ``topics`` (one person's), the one whose words fit ``block`` best."""
+        route = coverage.scored_routes([block], topics, background)[0].route
+        return route.topic if route.topic is not None else topics[0].id
 
     def plan_scored(
         self, blocks: list[Block], topics: list[TopicInfo], background: Background | None = None
@@ -110,32 +117,25 @@ class OfflineEngine:
         lists = [[item for item in section.items if str(item.seqs) not in replaced] for section in sections]
         dropped = {str(s.old) for s in superseded}
         lists = [[item for item in items if str(item.seqs) not in dropped] for items in lists]
-        texts = ["\n".join([sec.title, *(i.text for i in items)]) for sec, items in zip(sections, lists, strict=True)]
-        everything = vocabulary(texts + [item.text for _, item in incoming])
-        words, new_words = everything[: len(texts)], everything[len(texts) :]
-        weights = Weights(everything)
-        centroids = [weights.vector(w) for w in words]
         new_section: list[Item] = []
         meaning = self._meaning()
         fresh = [item for old, item in incoming if old is None]
-        # By meaning, a block (entries of one subject and theme) stays together:
-        # in the section closest to it, or as a section of its own.
-        joined = themes.place(lists, fresh, meaning) if meaning is not None and fresh else None
-        for (old, item), item_words in zip(incoming, new_words, strict=True):
+        own = people.speaker_of(block) if meaning is None else None
+        if meaning is not None:
+            # By meaning, a block (entries of one subject and theme) stays together:
+            # in the section closest to it, or as a section of its own.
+            joined = themes.place(lists, fresh, meaning) if fresh else None
+            targets = [joined] * len(incoming)
+        elif own is not None:  # a person's part of a block keeps its heading (people.py)
+            targets = [people.section_for(sections, block)] * len(incoming)
+        else:
+            targets = _by_words(sections, lists, [item for _, item in incoming])
+        for (old, item), target in zip(incoming, targets, strict=True):
             if old is not None:  # a duplicate of an existing entry: take its place
                 s = next(s for s, it in existing if it is old)
                 lists[s].append(item)
-                continue
-            if meaning is not None:
-                (lists[joined] if joined is not None else new_section).append(item)
-                continue
-            vec = weights.vector(item_words)
-            scores = [(cosine(vec, c), s) for s, c in enumerate(centroids)]
-            score, target = max(scores, default=(0.0, -1))
-            if score >= PLACE_THRESHOLD:
-                lists[target].append(item)
             else:
-                new_section.append(item)
+                (lists[target] if target is not None else new_section).append(item)
         result = [Section(sec.title, tuple(items)) for sec, items in zip(sections, lists, strict=True)]
         if new_section:
             first = block.title
@@ -171,3 +171,18 @@ class OfflineEngine:
 
     def title(self, items: list[Item]) -> str:
         return titles.title(items)
+
+
+def _by_words(sections: list[Section], lists: list[list[Item]], items: list[Item]) -> list[int | None]:
+    """For each item, the section whose words (title and entries) it shares
+    most, by tf-idf cosine, when at least PLACE_THRESHOLD; else None."""
+    texts = ["\n".join([sec.title, *(i.text for i in members)]) for sec, members in zip(sections, lists, strict=True)]
+    everything = vocabulary(texts + [item.text for item in items])
+    weights = Weights(everything)
+    centroids = [weights.vector(w) for w in everything[: len(texts)]]
+    targets: list[int | None] = []
+    for item_words in everything[len(texts) :]:
+        vec = weights.vector(item_words)
+        score, target = max(((cosine(vec, c), s) for s, c in enumerate(centroids)), default=(0.0, -1))
+        targets.append(target if score >= PLACE_THRESHOLD else None)
+    return targets

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from memd.engine.base import Background, Block, TopicIndex
 from memd.engine.clustering import MERGE_THRESHOLD
 from memd.engine.coverage import CANDIDATES
+from memd.engine.people import speaker_of
 from memd.engine.text import Weights, speakers, terms
 
 _TIES = 1e-9  # fits this close to the last one kept may be ties summed in another order
@@ -51,6 +52,10 @@ def route_shortlist(blocks: list[Block], index: TopicIndex) -> tuple[list[str], 
     chosen: dict[str, None] = {}
     for found in index.ranked(queries, length / count, ignore, CANDIDATES, _TIES):
         chosen.update((topic_id, None) for _, topic_id in found)
+    # A transcript's turns go to their speaker's topic (people.py), however few words they share with it.
+    for block in blocks:
+        if speaker_of(block) is not None:
+            chosen.update((topic_id, None) for topic_id in index.spoken_in(speakers(i.text for i in block.items)))
     return list(chosen), background
 
 
