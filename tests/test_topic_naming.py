@@ -349,3 +349,14 @@ def test_a_huge_section_is_named_once_per_piece_kept(tmp_path: Path) -> None:
     # no half that was cut again was named.
     assert sorted(named) == sorted(len(piece.items) for piece in pieces)
     assert [piece.title for piece in pieces] == [title(list(piece.items)) for piece in pieces]
+
+
+def test_a_summary_leaves_out_the_greeting_and_name_a_fact_is_said_with() -> None:
+    said = items(
+        "Maria: Yep John, let's keep up the good work and make a difference!",
+        "Maria: Yeah John, I volunteer at the homeless shelter every Friday.",
+        "Maria: I adopted a dog named Shadow from the shelter last month.",
+    )
+    told = summary([Section("Shelter", tuple(said))])
+    assert "Maria: I volunteer at the homeless shelter every Friday." in told
+    assert "Yeah John" not in told and "let's" not in told

@@ -51,6 +51,13 @@ _SECOND_PERSON = re.compile(r"\b(?:you|your|you're|you've)\b", re.I)
 # A sentence that opens by pointing back ("It reminds us…", "They brighten up our day")
 # lost what it is about when it was lifted out of its turn.
 # Urging someone on ("Let's keep chasing our dreams") tells no fact of either of them.
+# "Yeah Maria, I'm hoping to get into local politics": the opener and the name
+# it is said to are no part of the fact, and hide what the sentence does ("Yep
+# John, let's keep it up" urges).
+_OPENER = re.compile(
+    r"^(?:(?i:yes|yeah|yep|yup|oh|ah|wow|woah|whoa|hey|hi|hello|aww|sure|totally|ok|okay|haha|lol)\b[\s,!.]*)+"
+    r"(?:[A-Z][\w'-]*[,!]\s+)?"
+)
 _URGING = re.compile(r"^(?:let's|let us|let’s)\b", re.I)
 _POINTS_BACK = re.compile(r"^(?:it|it's|its|they|they're|their|them|this|these|those|he|she|his|her|him)\b", re.I)
 _WORDS = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")  # "cut-over" is one word
@@ -102,6 +109,7 @@ def summary(sections: list[Section]) -> str:
         body = _CAPTION.sub("", item.text[label.end() :] if label else item.text)
         for sentence in _SENTENCES.split(body):
             sentence = " ".join(sentence.split())
+            sentence = _OPENER.sub("", sentence, count=1) or sentence
             if sentence and not sentence.endswith("?"):
                 pieces.append((n, f"{label.group(0).strip()} {sentence}" if label else sentence))
     if not pieces:
