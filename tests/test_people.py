@@ -109,3 +109,26 @@ def test_a_chat_with_a_model_is_grouped_by_subject_not_by_user_and_assistant(mem
     for document in found.values():
         said = {e.entry.text.split(":")[0] for e in document.signed()}
         assert said == {"User", "Assistant"}  # a subject's turns stay together, whoever said them
+
+
+def test_a_persons_part_placed_in_a_topic_not_theirs_goes_by_words_as_before() -> None:
+    from memd.core.signature import Signature
+    from memd.engine.base import Block, Item, Section
+    from memd.engine.offline import OfflineEngine
+
+    def item(seq: int, text: str) -> Item:
+        return Item(Signature.make(seq, time="2026-03-02"), text)
+
+    garden = Section("Garden", (item(1, "Planted tomatoes and basil in the raised garden bed."),))
+    block = Block("Tomatoes and water", (item(2, "Ana: The garden bed tomatoes need water every day."),))
+    engine = OfflineEngine()
+    # A topic of notes (a model may route there): the turn joins the section its words fit.
+    [placed] = engine.update_topic([garden], block).sections
+    assert [i.seqs.first for i in placed.items] == [1, 2]
+    # Ana's own topic: her part keeps the block's heading, a section of its own.
+    mine = Section("Garden", (item(1, "Ana: Planted tomatoes and basil in the raised garden bed."),))
+    sections = engine.update_topic([mine], block).sections
+    assert [(s.title, [i.seqs.first for i in s.items]) for s in sections] == [
+        ("Garden", [1]),
+        ("Tomatoes and water", [2]),
+    ]

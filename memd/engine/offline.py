@@ -121,6 +121,8 @@ class OfflineEngine:
         meaning = self._meaning()
         fresh = [item for old, item in incoming if old is None]
         own = people.speaker_of(block) if meaning is None else None
+        if own is not None and not people.is_theirs(sections, own):
+            own = None  # another topic (a model's route, a topic of notes): placed by words as before
         if meaning is not None:
             # By meaning, a block (entries of one subject and theme) stays together:
             # in the section closest to it, or as a section of its own.

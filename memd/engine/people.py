@@ -89,6 +89,12 @@ def routes(
     return out
 
 
+def is_theirs(sections: list[Section], who: str) -> bool:
+    """Whether a topic (its sections) is ``who``'s, or holds no entry yet."""
+    lines = [item.text for section in sections for item in section.items]
+    return not lines or owner("\n".join(lines)) == who
+
+
 def section_for(sections: list[Section], block: Block) -> int | None:
     """Where a one-speaker block goes in its person's topic: the section headed
     as the block (the same subject met again), else None for a section of its own."""
