@@ -133,13 +133,19 @@ def merge_groups(topics: list[TopicInfo], limit_tokens: int, background: Backgro
     )
     used: set[int] = set()
     groups = []
-    owners = [owner(t.text) for t in small]
+    owners: dict[int, str | None] = {}  # read only for the pairs close enough to merge
+
+    def whose(n: int) -> str | None:
+        if n not in owners:
+            owners[n] = owner(small[n].text)
+        return owners[n]
+
     for score, i, j in pairs:
         if score < MERGE_THRESHOLD:
             break
         if i in used or j in used or small[i].tokens + small[j].tokens >= limit_tokens * 2:
             continue
-        if owners[i] != owners[j] and None not in (owners[i], owners[j]):
+        if whose(i) != whose(j) and None not in (whose(i), whose(j)):
             continue  # two people's topics stay apart however alike their words (people.py)
         used.update((i, j))
         keep, absorb = (i, j) if small[i].tokens >= small[j].tokens else (j, i)
