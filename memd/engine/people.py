@@ -13,8 +13,9 @@ sections, so the name heads no entry and search weighs the entries as it
 would anywhere else (a name in every heading lowered recall on LoCoMo).
 Entries with no speaker label, and the turns of a chat with a model
 ("User: ...", "Assistant: ...": roles, not people; everything there is the
-user's), are grouped and routed by their words as before. A person's topic is split like any other when it grows past
-``split_tokens``; its pieces keep the name in their file names.
+user's), are grouped and routed by their words as before. A person's topic
+is split like any other when it grows past ``split_tokens``; its pieces keep
+the name in their file names.
 """
 
 from __future__ import annotations

@@ -48,9 +48,6 @@ _INTERJECTION = re.compile(
 )
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our|us)\b")
 _SECOND_PERSON = re.compile(r"\b(?:you|your|you're|you've)\b", re.I)
-# A sentence that opens by pointing back ("It reminds us…", "They brighten up our day")
-# lost what it is about when it was lifted out of its turn.
-# Urging someone on ("Let's keep chasing our dreams") tells no fact of either of them.
 # "Yeah Maria, I'm hoping to get into local politics": the opener and the name
 # it is said to are no part of the fact, and hide what the sentence does ("Yep
 # John, let's keep it up" urges).
@@ -58,6 +55,9 @@ _OPENER = re.compile(
     r"^(?:(?i:yes|yeah|yep|yup|oh|ah|wow|woah|whoa|hey|hi|hello|aww|sure|totally|ok|okay|haha|lol)\b[\s,!.]*)+"
     r"(?:[A-Z][\w'-]*[,!]\s+)?"
 )
+# A sentence that opens by pointing back ("It reminds us…", "They brighten up our day")
+# lost what it is about when it was lifted out of its turn.
+# Urging someone on ("Let's keep chasing our dreams") tells no fact of either of them.
 _URGING = re.compile(r"^(?:let's|let us|let’s)\b", re.I)
 _POINTS_BACK = re.compile(r"^(?:it|it's|its|they|they're|their|them|this|these|those|he|she|his|her|him)\b", re.I)
 _WORDS = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")  # "cut-over" is one word
