@@ -132,3 +132,22 @@ def test_a_persons_part_placed_in_a_topic_not_theirs_goes_by_words_as_before() -
         ("Garden", [1]),
         ("Tomatoes and water", [2]),
     ]
+
+
+def test_a_conversation_filed_before_by_words_is_no_ones_so_new_turns_open_their_speakers_topic(
+    memd: Memd, vault: Vault
+) -> None:
+    # A topic as consolidation by words left it: both sides of the conversation about evenly.
+    (vault.root / "topics" / "pottery.md").write_text(
+        "# Pottery\n"
+        "- Ana: How was the pottery class on Saturday?\n"
+        "- Bo: The pottery class was great, I glazed the clay bowl blue.\n"
+        "- Ana: My clay bowl cracked in the kiln.\n"
+        "- Bo: The kiln is hard on clay bowls.\n"
+    )
+    add_all(memd, [("2026-04-01T09:00", "Ana: I signed up for the advanced pottery class with the clay wheel.")])
+    memd("consolidate")
+    found = topics(vault)
+    assert sorted(found) == ["ana", "pottery"]
+    assert len(list(found["pottery"].signed())) == 4
+    assert "ok" in memd("verify").output

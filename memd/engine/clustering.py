@@ -145,8 +145,8 @@ def merge_groups(topics: list[TopicInfo], limit_tokens: int, background: Backgro
             break
         if i in used or j in used or small[i].tokens + small[j].tokens >= limit_tokens * 2:
             continue
-        if whose(i) != whose(j) and None not in (whose(i), whose(j)):
-            continue  # two people's topics stay apart however alike their words (people.py)
+        if whose(i) != whose(j):
+            continue  # a person's topic stays theirs however alike another's words are (people.py)
         used.update((i, j))
         keep, absorb = (i, j) if small[i].tokens >= small[j].tokens else (j, i)
         groups.append([small[keep].id, small[absorb].id])
