@@ -37,11 +37,9 @@ class LiveRows:
         """Make ready now what ``nearest`` sets up for a process that keeps searching
         (at 100,000 records about 0.3 s of CPU), instead of in its third search."""
         self._searches = max(self._searches, coarse.WARM_SEARCHES)
-        if len(self) >= max(coarse.MIN_ROWS, 2 * coarse.POOL):
-            segments = [segment for segment, _, _ in self._views]
-            if self._coarse is None:
-                self._coarse = coarse.Coarse.fit(segments)
-            self._coarse.project(segments)
+        if self._large_for(coarse.POOL):
+            segments, first_pass = self._first_pass()
+            first_pass.project(segments)
 
     def carry_over(self, before: LiveRows) -> None:
         """Keep what ``before`` (this store as read earlier) set up for searching:
@@ -56,18 +54,27 @@ class LiveRows:
         large store, among the rows its first pass ranks best (``memd.index.coarse``)."""
         self._searches += 1
         pool = max(coarse.POOL, 4 * limit)
-        if len(self) < max(coarse.MIN_ROWS, 2 * pool) or self._searches <= coarse.WARM_SEARCHES:
+        if not self._large_for(pool) or self._searches <= coarse.WARM_SEARCHES:
             scores = self.scores(query)
             rows = coarse.top_rows(scores, limit)
             return rows, scores[rows]
-        segments = [segment for segment, _, _ in self._views]
-        if self._coarse is None:
-            self._coarse = coarse.Coarse.fit(segments)
-        first = self._live(self._coarse.scores(segments, query))
+        segments, first_pass = self._first_pass()
+        first = self._live(first_pass.scores(segments, query))
         chosen = np.sort(np.argpartition(-first, pool - 1)[:pool])
         exact = self.scores_of(chosen, query)
         best = coarse.top_rows(exact, limit)
         return chosen[best], exact[best]
+
+    def _large_for(self, pool: int) -> bool:
+        """Whether a first pass choosing ``pool`` rows pays here (the whole product costs little below)."""
+        return len(self) >= max(coarse.MIN_ROWS, 2 * pool)
+
+    def _first_pass(self) -> tuple[list[Segment], coarse.Coarse]:
+        """The live segments and the first pass over them (its axes fitted once, from them)."""
+        segments = [segment for segment, _, _ in self._views]
+        if self._coarse is None:
+            self._coarse = coarse.Coarse.fit(segments)
+        return segments, self._coarse
 
     def scores_of(self, rows: Any, query: np.ndarray) -> np.ndarray:
         """Cosine similarity of the records at ``rows`` to ``query``, in that order."""
