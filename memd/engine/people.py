@@ -20,11 +20,10 @@ the name in their file names.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 
 from memd.engine.base import Block, Item, Route, Section, TopicInfo
-from memd.engine.themes import subject
+from memd.engine.themes import subject, topic_subject
 
 OWN_SHARE = 0.8  # a topic is a person's when at least this share of its turns are theirs
 # Speaker labels that name a role in a chat, not a person a topic could be about.
@@ -41,11 +40,7 @@ def owner(text: str) -> str | None:
     OWN_SHARE of its turns, if any. A topic filed by person holds one
     speaker's turns only; a topic of a conversation filed before, by words, holds
     both sides about evenly and is no one's (new turns open their speaker's topic)."""
-    said = Counter(name for line in text.splitlines() if (name := subject(line)))
-    if not said:
-        return None
-    name, count = said.most_common(1)[0]
-    return person(name) if count >= OWN_SHARE * sum(said.values()) else None
+    return person(topic_subject(text, OWN_SHARE))
 
 
 def speaker_of(block: Block) -> str | None:

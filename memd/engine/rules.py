@@ -201,7 +201,7 @@ class _FoldIndex:
         return min(unique, key=lambda w: (self.frequency[w], w))
 
     def candidates(self, item: Item) -> list[Item]:
-        unique = set(words(item.text))
+        unique = _unique(item.text)
         if not unique:
             return []
         found = {id(c): c for w in unique for c in self.by_rarest.get(w, ())}

@@ -171,13 +171,13 @@ def group(items: list[Item], vectors: Any, title: Any) -> list[Block]:
     return [Block(title([items[i] for i in m], people), tuple(items[i] for i in m)) for m in sorted(found, key=min)]
 
 
-def topic_subject(text: str) -> str | None:
-    """Whose a topic is: the speaker of at least SUBJECT_SHARE of its labelled lines."""
+def topic_subject(text: str, share: float = SUBJECT_SHARE) -> str | None:
+    """Whose a topic is: the speaker of at least ``share`` of its labelled lines."""
     said = Counter(s for line in text.splitlines() if (s := subject(line)))
     if not said:
         return None
     name, count = said.most_common(1)[0]
-    return name if count >= SUBJECT_SHARE * sum(said.values()) else None
+    return name if count >= share * sum(said.values()) else None
 
 
 def routes(
