@@ -45,6 +45,9 @@ def test_a_turn_asks_when_no_statement_follows_its_question() -> None:
     assert asks("Ana: love it. what did you paint? [shares a photo: a photo of a brush.]")
     assert not asks("Ana: did you go? I went on Friday.")
     assert not asks("Ana: great game last night!")
+    # A greeting's question, then news at greater length: the reply answers the news.
+    assert not asks("Ana: hey, how's it going? I took a writing class last month and it was so good!")
+    assert asks("Ana: how did the race go? amazing!")
 
 
 def test_a_question_near_the_top_brings_its_reply_next() -> None:

@@ -209,10 +209,17 @@ _ASIDE = re.compile(r"\s*\[[^\[\]]*\]\s*$")  # a trailing aside: "[image]", "[sh
 
 
 def asks(text: str) -> bool:
-    """Whether ``text`` leaves a question open: a "?" that no statement (a full
-    stop) follows. "Did you go? So cool!" still asks; "Did you go? I did." does not."""
+    """Whether ``text`` leaves a question open: a "?" that no statement follows,
+    neither a full stop nor more words than the question had. "Did you go? So
+    cool!" still asks; "Did you go? I did." does not, nor does "How's it going?
+    Just wanted to tell you I took a writing class, it was super enlightening!",
+    whose reply answers the news, not the greeting."""
     body = _ASIDE.sub("", text)
-    return body.rfind("?") > body.rfind(".")
+    mark = body.rfind("?")
+    if mark < 0 or mark < body.rfind("."):
+        return False
+    opens = max(body.rfind(end, 0, mark) for end in ".!?") + 1
+    return len(body[mark + 1 :].split()) <= len(body[opens:mark].split())
 
 
 def _answers(reply: Record, asked: Record) -> bool:
