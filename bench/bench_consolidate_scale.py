@@ -1,6 +1,7 @@
 """Consolidation cost against vault size: the same buffer into 10, 100 and 1,000 topics.
 
 Usage: python bench/bench_consolidate_scale.py [--sizes 10,100,1000] [--repeat 5] [--tokens 1000] [--cold] [--indexed]
+       python bench/bench_consolidate_scale.py --sizes 10,100 --groupings words,meaning --then-index
 
 For each size a template vault is built once: topics of eight signed entries
 each (every topic on its own subject, with words shared across subjects as in
@@ -19,6 +20,12 @@ index (and its sentence vectors) up to date after the buffer is written and
 before the measured consolidation, as the daemon does after each add: with
 ``consolidate.grouping = meaning`` (``MEMD_GROUPING=meaning``) consolidation
 then takes the buffer's vectors from search instead of embedding them.
+``--then-index`` starts from an indexed vault and counts bringing the search
+index up to date after the consolidation too (what makes the result
+searchable: the buffer's vectors included),
+so a grouping that embeds the buffer itself and one that leaves that to search
+are compared on the same work. ``--groupings words,meaning`` runs each
+grouping in turn in every round (``MEMD_GROUPING``), side by side.
 """
 
 from __future__ import annotations
@@ -129,7 +136,7 @@ def cpu() -> float:
 
 
 def one_run(
-    template: Path, work: Path, notes: list[NewEntry], cold: bool, indexed: bool = False
+    template: Path, work: Path, notes: list[NewEntry], cold: bool, indexed: bool = False, then_index: bool = False
 ) -> tuple[float, int, int]:
     if work.exists():
         shutil.rmtree(work)
@@ -144,6 +151,8 @@ def one_run(
     tokens = buffer_status(vault).tokens
     start = cpu()
     outcome = consolidate(vault)
+    if then_index:
+        _sync_index(vault)
     spent = cpu() - start
     return spent, tokens, len(outcome.touched_topics)
 
@@ -155,6 +164,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=1000)
     parser.add_argument("--cold", action="store_true", help="delete the derived routing state before each run")
     parser.add_argument("--indexed", action="store_true", help="sync the search index before each measured run")
+    parser.add_argument("--then-index", action="store_true", help="count syncing the search index afterwards too")
+    parser.add_argument("--groupings", default="", help="e.g. words,meaning: each in turn (MEMD_GROUPING)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     notes = buffer_notes(args.tokens)
@@ -164,29 +175,39 @@ def main() -> None:
         for size in sizes:
             started = time.perf_counter()
             templates[size] = base / f"template-{size}"
-            build_template(templates[size], size, args.indexed)
+            build_template(templates[size], size, args.indexed or args.then_index)
             print(f"built a vault of {size} topics ({time.perf_counter() - started:.1f} s)", file=sys.stderr)
-        spent: dict[int, list[float]] = {size: [] for size in sizes}
+        groupings = [g for g in args.groupings.split(",") if g] or [os.environ.get("MEMD_GROUPING", "")]
+        spent: dict[tuple[str, int], list[float]] = {(g, size): [] for g in groupings for size in sizes}
         for run in range(args.repeat):
-            for size in sizes:
-                seconds, tokens, touched = one_run(templates[size], base / "run", notes, args.cold, args.indexed)
-                spent[size].append(seconds)
-                print(
-                    f"run {run + 1}: {size:>5} topics, buffer {tokens} tokens ({len(notes)} entries) -> "
-                    f"{touched} topics touched, {seconds:.3f} s CPU",
-                    file=sys.stderr,
-                )
-    first = statistics.median(spent[sizes[0]])
+            for grouping in groupings:
+                if grouping:
+                    os.environ["MEMD_GROUPING"] = grouping
+                for size in sizes:
+                    seconds, tokens, touched = one_run(
+                        templates[size], base / "run", notes, args.cold, args.indexed, args.then_index
+                    )
+                    spent[grouping, size].append(seconds)
+                    print(
+                        f"run {run + 1}: {grouping or 'default'} {size:>5} topics, buffer {tokens} tokens "
+                        f"({len(notes)} entries) -> {touched} topics touched, {seconds:.3f} s CPU",
+                        file=sys.stderr,
+                    )
+    first = statistics.median(spent[groupings[0], sizes[0]])
     print(
         f"\nconsolidate ~{args.tokens} tokens{' (cold: no derived state)' if args.cold else ''}"
-        f"{' (search index synced first)' if args.indexed else ''}, "
+        f"{' (search index synced first)' if args.indexed else ''}"
+        f"{' (and the index synced after, counted)' if args.then_index else ''}, "
         f"CPU seconds incl. git, median of {args.repeat}:"
     )
-    print(f"{'topics':>8} {'median':>8} {'min':>8} {'max':>8} {'ratio':>7}")
-    for size in sizes:
-        values = spent[size]
+    print(f"{'grouping':>9} {'topics':>8} {'median':>8} {'min':>8} {'max':>8} {'ratio':>7}")
+    for grouping, size in spent:
+        values = spent[grouping, size]
         median = statistics.median(values)
-        print(f"{size:>8} {median:>8.3f} {min(values):>8.3f} {max(values):>8.3f} {median / first:>6.2f}x")
+        print(
+            f"{grouping or 'default':>9} {size:>8} {median:>8.3f} {min(values):>8.3f} {max(values):>8.3f} "
+            f"{median / first:>6.2f}x"
+        )
 
 
 if __name__ == "__main__":
