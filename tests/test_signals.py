@@ -45,9 +45,11 @@ def test_a_turn_asks_when_no_statement_follows_its_question() -> None:
     assert asks("Ana: love it. what did you paint? [shares a photo: a photo of a brush.]")
     assert not asks("Ana: did you go? I went on Friday.")
     assert not asks("Ana: great game last night!")
-    # A greeting's question, then news at greater length: the reply answers the news.
-    assert not asks("Ana: hey, how's it going? I took a writing class last month and it was so good!")
-    assert asks("Ana: how did the race go? amazing!")
+    # A greeting asks nothing in particular, wherever it stands.
+    assert not asks("Ana: hey Sam, how's it going? I took a writing class last month and it was so good!")
+    assert not asks("Ana: Hey! How have you been?")
+    assert asks("Ana: how are you and the kids doing with the new house?")
+    assert asks("Ana: what's in this spread? Looks delicious! I made an apple pie for the kids too!")
 
 
 def test_a_question_near_the_top_brings_its_reply_next() -> None:

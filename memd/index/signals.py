@@ -205,21 +205,28 @@ def evidence_first(
     return evidence + [item for _, _, item in tail]
 
 
+# "How's it going?" asks after nothing in particular: what follows it is news, not an answer.
+_GREETING = re.compile(
+    r"\b(?:how(?:'s| is) it going|how(?: are|'re)? (?:you|ya)(?: doing)?|how(?: have|'ve)? (?:you|ya) been|"
+    r"how(?:'s| is| are| have| has)? (?:things|everything|life)(?: been| going)?|what's (?:up|new)|"
+    r"what is (?:up|new))\W*$",
+    re.IGNORECASE,
+)
 _ASIDE = re.compile(r"\s*\[[^\[\]]*\]\s*$")  # a trailing aside: "[image]", "[shares a photo: ...]"
 
 
 def asks(text: str) -> bool:
-    """Whether ``text`` leaves a question open: a "?" that no statement follows,
-    neither a full stop nor more words than the question had. "Did you go? So
-    cool!" still asks; "Did you go? I did." does not, nor does "How's it going?
-    Just wanted to tell you I took a writing class, it was super enlightening!",
-    whose reply answers the news, not the greeting."""
+    """Whether ``text`` leaves a question open: a "?" that no statement (a full
+    stop) follows, and not a greeting's. "Did you go? So cool!" still asks; "Did
+    you go? I did." does not, nor does "Hey John, how's it going? I took a
+    writing class!": the reply to a greeting is news of its own, as likely
+    as any other turn to be what a search looks for."""
     body = _ASIDE.sub("", text)
     mark = body.rfind("?")
     if mark < 0 or mark < body.rfind("."):
         return False
     opens = max(body.rfind(end, 0, mark) for end in ".!?") + 1
-    return len(body[mark + 1 :].split()) <= len(body[opens:mark].split())
+    return not _GREETING.search(body[opens:mark])
 
 
 def _answers(reply: Record, asked: Record) -> bool:
