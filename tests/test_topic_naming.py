@@ -17,7 +17,7 @@ from memd.core.signature import Signature
 from memd.engine import themes
 from memd.engine.base import Item, Section
 from memd.engine.text import _SPEAKER, STOPWORDS
-from memd.engine.titles import UNTITLED, summary, title
+from memd.engine.titles import UNTITLED, _compound, summary, title
 from memd.ingest.smalltalk import bears_fact
 from memd.vault.vault import Vault
 
@@ -55,6 +55,20 @@ def test_a_name_of_two_words_is_one_thing_in_a_title() -> None:
     assert "Visited Lisbon" not in title(trip, frozenset({"ana"}))
 
 
+def test_two_nouns_said_together_are_one_thing_in_a_title() -> None:
+    room = items(
+        "Joanna: We painted the living room blue last weekend.",
+        "Joanna: My living room finally has a reading corner.",
+        "Joanna: The living room lamp broke, so the room is dark.",
+    )
+    assert title(room, frozenset({"joanna"})) == "Living room"
+    # A verb's form after a noun makes no thing of the two, nor do words on either side of a full stop.
+    work = ["Jon: All the hard work paying off feels great.", "Jon: So much work, but it is paying off."]
+    assert _compound(["work", "paying"], work) is None
+    assert _compound(["dreams", "talk"], ["Tim: Chase your dreams. Talk soon!", "Tim: Big dreams. Talk later!"]) is None
+    assert _compound(["model", "role"], ["Nate: She is my role model.", "Nate: A role model, really."]) == "role model"
+
+
 @given(st.lists(st.text(st.characters(blacklist_characters="["), max_size=120), min_size=1, max_size=6))
 def test_any_text_gets_a_title_and_a_summary_of_its_own_words(texts: list[str]) -> None:
     entries = items(*texts)
@@ -85,7 +99,7 @@ def test_notes_without_speakers_are_named_by_the_name_most_of_them_mention() -> 
         "Priya reviews the Atlas migration scripts on Monday.",
         "Rollback plan for the Atlas cut-over is in the runbook.",
     )
-    assert title(notes) == "Atlas and cut-over"  # a name keeps its capital, a hyphenated word is one
+    assert title(notes) == "Atlas cut-over"  # a name keeps its capital, a hyphenated word is one
 
 
 def test_a_summary_is_verbatim_facts_not_a_keyword_list() -> None:

@@ -2,9 +2,9 @@
 topic summaries.
 
 A title names the things the entries talk about most: the heaviest recurring
-nouns, as people wrote them ("Pottery and painting", "Atlas and cut-over");
-whom they are about (the speaker of a transcript's turns) is the topic's
-tag. A word counts as a noun where people put one: after an article, a
+nouns, as people wrote them ("Pottery and painting"; two they mostly say
+together are one thing, "Atlas cut-over"); whom they are about (the speaker
+of a transcript's turns) is the topic's tag. A word counts as a noun where people put one: after an article, a
 possessive or a number ("a pottery class", "my kids"), or named ("Atlas").
 Words that say nothing about the subject never name it: function words and
 chatter (``text.STOPWORDS``), the words of photo captions ("shares a photo
@@ -69,13 +69,17 @@ _WHEN = re.compile(
 )
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 _CAPTION = re.compile(r"\s*\[(?:shares|shared|sends|sent) (?:a |an )?[^\]]*\]")
+_CLAUSE = re.compile(r"[.,;:!?()\u2014\u2013\"]|\s-\s")
+_TIME_WORDS = frozenset(
+    "sometime someday soon again together today tonight tomorrow yesterday lately already anymore".split()
+)
 SUMMARY_FACTS = 2  # sentences in a summary
 SUMMARY_CHARS = 110  # the most characters of each
 
 
 def title(items: list[Item], people: frozenset[str] = frozenset()) -> str:
     """``Noun and noun``: the things the items talk about most ("Pottery and
-    painting", "Atlas and cut-over"); whom they are about when no noun stands
+    painting", "Atlas cut-over"); whom they are about when no noun stands
     out. ``people``: names (lowercase) of everyone speaking around these items,
     which never name a topic's things.
 
@@ -87,7 +91,7 @@ def title(items: list[Item], people: frozenset[str] = frozenset()) -> str:
         return "Notes"
     found = salient(items, 2, people)
     if found:
-        text = " and ".join(found)
+        text = _compound(found, [item.text for item in items]) or " and ".join(found)
         return text[0].upper() + text[1:]
     who = _subject(items)
     if who:
@@ -96,6 +100,34 @@ def title(items: list[Item], people: frozenset[str] = frozenset()) -> str:
     # of three letters: its own first words name it better than "Notes".
     first = " ".join(items[0].text.split()[:5])[:24]
     return first if any(c.isalpha() and not c.isascii() for c in first) else "Notes"
+
+
+def _compound(found: list[str], texts: list[str]) -> str | None:
+    """Two nouns the texts mostly say together, as one thing ("living room", "role
+    model"), where "Room and living" would read as two. The same words, so a
+    title that search reads matches as it did. Said together means inside one
+    clause, and the second word a thing: not a verb's form ("hard work *paying*
+    off", "a blast *making*") or a word of time ("the trails *sometime*")."""
+    if len(found) != 2:
+        return None
+    orders = [(found[0], found[1]), (found[1], found[0])]
+    together = [0, 0]
+    both = 0
+    for text in texts:
+        clauses = [
+            " " + " ".join(word.lower().removesuffix("'s") for word in _WORDS.findall(clause)) + " "
+            for clause in _CLAUSE.split(_CAPTION.sub("", _SPEAKER.sub("", text, count=1)))
+        ]
+        if not all(any(f" {word.lower()} " in clause for clause in clauses) for word in found):
+            continue
+        both += 1
+        for k, (a, b) in enumerate(orders):
+            together[k] += any(f" {a.lower()} {b.lower()} " in clause for clause in clauses)
+    k = 0 if together[0] >= together[1] else 1
+    head = orders[k][1].lower()
+    if together[k] * 2 <= both or head.endswith(("ing", "ed")) or head in _TIME_WORDS:
+        return None
+    return " ".join(orders[k])
 
 
 def summary(sections: list[Section]) -> str:
