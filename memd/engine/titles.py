@@ -114,10 +114,7 @@ def _compound(found: list[str], texts: list[str]) -> str | None:
     together = [0, 0]
     both = 0
     for text in texts:
-        clauses = [
-            " " + " ".join(word.lower().removesuffix("'s") for word in _WORDS.findall(clause)) + " "
-            for clause in _CLAUSE.split(_CAPTION.sub("", _SPEAKER.sub("", text, count=1)))
-        ]
+        clauses = _clauses(text)
         if not all(any(f" {word.lower()} " in clause for clause in clauses) for word in found):
             continue
         both += 1
@@ -128,6 +125,15 @@ def _compound(found: list[str], texts: list[str]) -> str | None:
     if together[k] * 2 <= both or head.endswith(("ing", "ed")) or head in _TIME_WORDS:
         return None
     return " ".join(orders[k])
+
+
+@lru_cache(maxsize=2048)  # as _words_of: a big section is named again and again as it is halved
+def _clauses(text: str) -> tuple[str, ...]:
+    """The clauses of ``text``, each its lowercase words between spaces (" the living room ")."""
+    return tuple(
+        " " + " ".join(word.lower().removesuffix("'s") for word in _WORDS.findall(clause)) + " "
+        for clause in _CLAUSE.split(_CAPTION.sub("", _SPEAKER.sub("", text, count=1)))
+    )
 
 
 def summary(sections: list[Section]) -> str:
