@@ -63,7 +63,7 @@ def test_two_nouns_said_together_are_one_thing_in_a_title() -> None:
     )
     assert title(room, frozenset({"joanna"})) == "Living room"
     # A verb's form after a noun makes no thing of the two, nor do words on either side of a full stop.
-    work = ["Jon: All the hard work paying off feels great.", "Jon: So much work, but it is paying off."]
+    work = ["Jon: All the hard work paying off feels great.", "Jon: My work paying the bills is dull."]
     assert _compound(["work", "paying"], work) is None
     assert _compound(["dreams", "talk"], ["Tim: Chase your dreams. Talk soon!", "Tim: Big dreams. Talk later!"]) is None
     assert _compound(["model", "role"], ["Nate: She is my role model.", "Nate: A role model, really."]) == "role model"

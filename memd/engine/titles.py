@@ -4,8 +4,9 @@ topic summaries.
 A title names the things the entries talk about most: the heaviest recurring
 nouns, as people wrote them ("Pottery and painting"; two they mostly say
 together are one thing, "Atlas cut-over"); whom they are about (the speaker
-of a transcript's turns) is the topic's tag. A word counts as a noun where people put one: after an article, a
-possessive or a number ("a pottery class", "my kids"), or named ("Atlas").
+of a transcript's turns) is the topic's tag. A word counts as a noun where
+people put one: after an article, a possessive or a number ("a pottery
+class", "my kids"), or named ("Atlas").
 Words that say nothing about the subject never name it: function words and
 chatter (``text.STOPWORDS``), the words of photo captions ("shares a photo
 of…") and reactions. A summary is the topic's few key facts: the sentences closest to the whole, verbatim,
