@@ -111,21 +111,23 @@ def _compound(found: list[str], texts: list[str]) -> str | None:
     off", "a blast *making*") or a word of time ("the trails *sometime*")."""
     if len(found) != 2:
         return None
-    orders = [(found[0], found[1]), (found[1], found[0])]
+    lowered = [word.lower() for word in found]
+    # Said in found's order (0) or the other way round (1).
+    phrases = [f" {lowered[0]} {lowered[1]} ", f" {lowered[1]} {lowered[0]} "]
     together = [0, 0]
     both = 0
     for text in texts:
         clauses = _clauses(text)
-        if not all(any(f" {word.lower()} " in clause for clause in clauses) for word in found):
+        if not all(any(f" {word} " in clause for clause in clauses) for word in lowered):
             continue
         both += 1
-        for k, (a, b) in enumerate(orders):
-            together[k] += any(f" {a.lower()} {b.lower()} " in clause for clause in clauses)
+        for k, phrase in enumerate(phrases):
+            together[k] += any(phrase in clause for clause in clauses)
     k = 0 if together[0] >= together[1] else 1
-    head = orders[k][1].lower()
+    head = lowered[1 - k]
     if together[k] * 2 <= both or head.endswith(("ing", "ed")) or head in _TIME_WORDS:
         return None
-    return " ".join(orders[k])
+    return f"{found[k]} {found[1 - k]}"
 
 
 @lru_cache(maxsize=2048)  # as _words_of: a big section is named again and again as it is halved
@@ -133,8 +135,13 @@ def _clauses(text: str) -> tuple[str, ...]:
     """The clauses of ``text``, each its lowercase words between spaces (" the living room ")."""
     return tuple(
         " " + " ".join(word.lower().removesuffix("'s") for word in _WORDS.findall(clause)) + " "
-        for clause in _CLAUSE.split(_CAPTION.sub("", _SPEAKER.sub("", text, count=1)))
+        for clause in _CLAUSE.split(_said(text))
     )
+
+
+def _said(text: str) -> str:
+    """What a turn says: its text without the speaker's label or a photo's caption."""
+    return _CAPTION.sub("", _SPEAKER.sub("", text, count=1))
 
 
 def summary(sections: list[Section]) -> str:
@@ -269,7 +276,7 @@ def _words_of(text: str) -> tuple[_Word, ...]:
     halved again and again), and is read once while it stays among the last
     few thousand texts named."""
     found: list[_Word] = []
-    raw, starts = _tokens(_CAPTION.sub("", _SPEAKER.sub("", text, count=1)))
+    raw, starts = _tokens(_said(text))
     runs = _name_runs(raw, starts)
     for k, token in enumerate(raw):
         lowered = token.lower().removesuffix("'s")  # "fam's" is about the fam
