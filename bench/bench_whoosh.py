@@ -39,7 +39,7 @@ from percentiles import percentile
 
 from memd.app.init import init_vault
 from memd.index import Filters, IndexStore
-from memd.index import store as store_module
+from memd.index import manifest as manifests
 from memd.index.fields import FIELD_BOOSTS, record_from_data
 from memd.index.freshness import unchanged
 from memd.index.retrieve import retrieve
@@ -127,13 +127,13 @@ class LegacyStore(IndexStore):
         if self._backend is None:
             self._backend = self._open_backend()
             assert self._count_matches(manifest)
-        assert not self._stale(manifest, files), "the benchmark expects a fresh index"
+        assert not manifests.stale(manifest, files), "the benchmark expects a fresh index"
         return SyncReport(False, (), (), manifest["records"], 0.0)
 
 
 def fresh_check(vault: Vault) -> None:
     """Today's check as a new process meets it: the manifest parsed once, then the stats."""
-    store_module._MANIFESTS.clear()
+    manifests.forget()
     manifest = IndexStore(vault)._load_manifest()
     assert manifest is not None and unchanged(vault.root, manifest, vault.ignore)
 
@@ -141,7 +141,7 @@ def fresh_check(vault: Vault) -> None:
 def legacy_fresh_check(vault: Vault) -> None:
     files = legacy_indexed_files(vault)
     manifest = json.loads((vault.index_dir / "manifest.json").read_text(encoding="utf-8"))
-    assert not IndexStore._stale(manifest, files)
+    assert not manifests.stale(manifest, files)
 
 
 def cpu_ms(action: Any) -> float:

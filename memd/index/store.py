@@ -1,6 +1,6 @@
 """Keeping the index in step with the files, whoever wrote them.
 
-``.memd/index/manifest.json`` records, per indexed file, its (mtime, size)
+``.memd/index/manifest.json`` (``memd.index.manifest``) records, per indexed file, its (mtime, size)
 and content hash, and the mtime of every folder the vault walk enters.
 Before every query the index is checked against the files: when no folder's
 mtime moved (no file was created, deleted or renamed) one stat per known file
@@ -32,29 +32,25 @@ an entry is appended. Without the model the index is lexical only.
 from __future__ import annotations
 
 import functools
-import json
 import shutil
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from memd.core.atomic import _describe, atomic_write, own_folder
+from memd.core.atomic import _describe, own_folder
 from memd.core.errors import MemdError, VaultError
-from memd.core.layout import classify
+from memd.index import manifest as manifests
 from memd.index.base import Backend
-from memd.index.citations import cited, held_in
+from memd.index.citations import cited
 from memd.index.freshness import Scan, scan
 from memd.index.records import Record, indexed_records
 from memd.index.store_vectors import Stamp, VectorSide, file_stamp
 from memd.index.watch import Freshness
-from memd.vault.vault import RACY_SECONDS, Vault
+from memd.vault.vault import Vault
 
-SCHEMA_VERSION = 7  # 7: a file's cited source places, a source's held anchors
 Progress = Callable[[int, int], None]
-# Parsed manifests by path, with the stamp they were read at.
-_MANIFESTS: dict[str, tuple[Stamp, dict[str, Any]]] = {}
 
 
 @dataclass(frozen=True)
@@ -171,7 +167,7 @@ class IndexStore(VectorSide):
                 return self._sync_vectors(unchanged_report, started, embedding, seconds)
         trusted = in_step and manifest is not None and not self._vectors_stale(manifest)
         found = scan(self.vault)
-        if trusted and manifest is not None and not self._stale(manifest, found.files):
+        if trusted and manifest is not None and not manifests.stale(manifest, found.files):
             if manifest.get("folders") != found.folders or manifest.get("ignore") != list(self.vault.ignore):
                 # The same files, but folder stamps moved (a temporary file came and
                 # went, or a stamp was too recent to trust): record them, so the next
@@ -249,30 +245,7 @@ class IndexStore(VectorSide):
             return None  # unreadable or half-written: the caller rebuilds
 
     def _load_manifest(self) -> dict[str, Any] | None:
-        """The manifest, parsed once per version of the file in this process
-        (a long-lived reader checks freshness before every query). The parsed
-        value is shared: callers copy before changing it."""
-        key = str(self.manifest_path)
-        version = file_stamp(self.manifest_path)
-        if version is None:
-            return None
-        cached = _MANIFESTS.get(key)
-        if cached is not None and cached[0] == version:
-            data = cached[1]
-        else:
-            try:
-                data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                return None
-            if not isinstance(data, dict) or data.get("version") != SCHEMA_VERSION:
-                return None
-            if not isinstance(data.get("files"), dict) or not isinstance(data.get("records"), int):
-                return None
-            _MANIFESTS[key] = (version, data)
-        # Checked on every use, cached or not: the backend may be switched while the manifest stays.
-        if data.get("engine") != self.backend_name:
-            return None  # built by another backend: rebuilt in this one's folder
-        return data
+        return manifests.load(self.manifest_path, self.backend_name)
 
     def _count_matches(self, manifest: dict[str, Any]) -> bool:
         assert self._backend is not None
@@ -280,21 +253,6 @@ class IndexStore(VectorSide):
             return self._backend.count() == manifest["records"]
         except Exception:
             return False
-
-    @staticmethod
-    def _stale(manifest: dict[str, Any], files: dict[str, tuple[int, int]]) -> bool:
-        known = manifest["files"]
-        if known.keys() != files.keys():
-            return True
-        return any(known[rel][0] != stat[0] or known[rel][1] != stat[1] for rel, stat in files.items())
-
-    def _stat_entry(self, stat: tuple[int, int], digest: str, records: int, places: Sequence[str] = ()) -> list[Any]:
-        """A manifest row: mtime, size, digest, record count, and the source places
-        the file's entries name (for a source copy: the anchors left out of its records)."""
-        mtime = stat[0]
-        if time.time() - mtime / 1e9 < RACY_SECONDS:
-            mtime = -1
-        return [mtime, stat[1], digest, records, list(places)]
 
     def _read(self, rel: str, held: frozenset[str] = frozenset()) -> tuple[str, list[Record]]:
         return indexed_records(self.vault.root, rel, held)
@@ -313,15 +271,13 @@ class IndexStore(VectorSide):
         entries: dict[str, list[Any]] = {}
         records: list[Record] = []
         total = len(walked.files)
-        for done, (rel, stat, anchors) in enumerate(_citation_order(walked.files, lambda: entries), start=1):
+        for done, (rel, stat, anchors) in enumerate(manifests.citation_order(walked.files, lambda: entries), start=1):
             try:
                 digest, found = self._read(rel, anchors or frozenset())
             except OSError:
                 continue
             records.extend(found)
-            entries[rel] = self._stat_entry(
-                stat, digest, len(found), cited(found) if anchors is None else sorted(anchors)
-            )
+            entries[rel] = manifests.row(stat, digest, len(found), cited(found) if anchors is None else sorted(anchors))
             if progress is not None:
                 progress(done, total)
         backend.replace_files((), records)
@@ -341,7 +297,7 @@ class IndexStore(VectorSide):
         def rows() -> dict[str, list[Any]]:  # asked when the first source copy comes, after every other file
             return {rel: row for rel, row in known.items() if rel not in removed}
 
-        for rel, stat, anchors in _citation_order(files, rows):
+        for rel, stat, anchors in manifests.citation_order(files, rows):
             old = known.get(rel)
             # A source copy whose named places changed is read again, though its bytes did not.
             same = old is not None and (anchors is None or sorted(anchors) == (old[4] if len(old) > 4 else []))
@@ -354,11 +310,11 @@ class IndexStore(VectorSide):
                 continue
             places = cited(found) if anchors is None else sorted(anchors)
             if old is not None and old[2] == digest:
-                known[rel] = self._stat_entry(stat, digest, old[3], places)
+                known[rel] = manifests.row(stat, digest, old[3], places)
                 continue
             changed.append(rel)
             records.extend(found)
-            known[rel] = self._stat_entry(stat, digest, len(found), places)
+            known[rel] = manifests.row(stat, digest, len(found), places)
         for rel in removed:
             known.pop(rel, None)
         if changed or removed:
@@ -369,35 +325,9 @@ class IndexStore(VectorSide):
         return SyncReport(False, tuple(changed), tuple(removed), total, time.monotonic() - started)
 
     def _save_manifest(self, files: dict[str, list[Any]], records: int, folders: dict[str, int]) -> None:
-        data = {
-            "version": SCHEMA_VERSION,
-            "engine": self.backend_name,
-            "records": records,
-            "files": files,
-            "folders": folders,
-            "ignore": list(self.vault.ignore),
-        }
-        atomic_write(self.manifest_path, json.dumps(data, separators=(",", ":")))
+        manifests.save(self.manifest_path, self.backend_name, files, records, folders, self.vault.ignore)
         if self._backend is not None:
             self._manifest_seen = file_stamp(self.manifest_path)  # under the index lock: no other writer since
-
-
-def _citation_order(
-    files: Mapping[str, tuple[int, int]], rows: Callable[[], Mapping[str, Sequence[Any]]]
-) -> Iterator[tuple[str, tuple[int, int], frozenset[str] | None]]:
-    """The files to read, each with its stat, source copies last: by then
-    ``rows()`` (the manifest rows of the files read so far) says which of a
-    copy's places the others' entries name, and each copy comes with those
-    anchors (None for a file that is not a source copy)."""
-    source = {rel: classify(rel) == "source" for rel in files}
-    held: dict[str, frozenset[str]] | None = None
-    for rel in sorted(files, key=lambda rel: (source[rel], rel)):
-        if not source[rel]:
-            yield rel, files[rel], None
-            continue
-        if held is None:
-            held = held_in(rows())
-        yield rel, files[rel], held.get(rel, frozenset())
 
 
 def _by_path(records: list[Record]) -> dict[str, list[Record]]:
