@@ -215,6 +215,30 @@ def test_padding_follows_the_vault_as_it_grows(tmp_path: Path) -> None:
     assert reopened.stats.pads == first and reopened.count() == len(short)
 
 
+def test_a_new_index_stores_records_in_small_blocks_and_reads_them_back(tmp_path: Path) -> None:
+    backend = tantivy_backend.TantivyBackend(tmp_path / "t", create=True)
+    settings = json.loads((tmp_path / "t" / "meta.json").read_text(encoding="utf-8"))["index_settings"]
+    assert settings["docstore_blocksize"] == tantivy_backend._DOC_BLOCK_BYTES < 16384
+    records = records_for(
+        "a.md", "".join(f"- <seq={n},source=user> tea number {n} {'x' * 200}\n" for n in range(1, 80))
+    )
+    backend.replace_files((), records)
+    backend.close()
+    reopened = tantivy_backend.TantivyBackend(tmp_path / "t")  # the setting outlives the process that made it
+    assert json.loads((tmp_path / "t" / "meta.json").read_text(encoding="utf-8"))["index_settings"] == settings
+    found = {hit.record for hit in reopened.search([("tea", 1.0)], 200, Filters())}
+    assert found == set(records) and len(records) > 79
+    assert reopened.by_seq([40])[0].text.startswith("tea number 40 ")
+
+
+def test_an_index_meta_of_another_shape_keeps_tantivys_block_size(tmp_path: Path) -> None:
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "meta.json").write_text('{"index_settings": "unexpected"}', encoding="utf-8")
+    tantivy_backend._small_doc_blocks(folder)  # a later tantivy's meta.json: left as it is
+    assert (folder / "meta.json").read_text(encoding="utf-8") == '{"index_settings": "unexpected"}'
+
+
 def test_missing_tantivy_package_is_one_clear_line(vault: Vault, memd, monkeypatch: pytest.MonkeyPatch) -> None:
     fill(vault)
     set_backend(memd, "tantivy")

@@ -22,6 +22,7 @@ the other two.
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any, TypeVar
 
 import tantivy
 
+from memd.core.atomic import atomic_write
 from memd.core.errors import VaultError
 from memd.index.analysis import ANALYSIS, analyse
 from memd.index.base import Filters, Hit
@@ -40,6 +42,10 @@ from memd.index.tantivy_schema import META, TEXT_FIELDS, Prepared, Stats, docume
 
 _T = TypeVar("_T")
 _HEAP_BYTES = 64 * 1024 * 1024
+# Stored documents are read one by one, hundreds a search, each from a block
+# decompressed whole: blocks of 4 KB instead of tantivy's 16 KB read a record in
+# half the CPU (6.6 against 11.5 us at 100,000 records) for an index 1.2 times larger.
+_DOC_BLOCK_BYTES = 4096
 _CACHED_RECORDS = 200_000  # decoded records kept per searcher (a long-lived reader meets the same ones again)
 
 
@@ -65,6 +71,24 @@ def _damage_is_one_line(method: Callable[..., _T]) -> Callable[..., _T]:
     return wrapper
 
 
+def _small_doc_blocks(folder: Path) -> None:
+    """Set a new, empty index's stored-document block size (``_DOC_BLOCK_BYTES``).
+
+    tantivy keeps the setting in the index's meta.json, which every segment it
+    writes from then on follows; the Python binding has no argument for it. An
+    index whose meta.json has another shape keeps tantivy's default."""
+    meta = folder / "meta.json"
+    try:
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        settings = data["index_settings"]
+        if not isinstance(settings, dict) or not isinstance(settings.get("docstore_blocksize"), int):
+            return
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    settings["docstore_blocksize"] = _DOC_BLOCK_BYTES
+    atomic_write(meta, json.dumps(data), derived=True)
+
+
 class TantivyBackend:
     """One tantivy index in ``folder``; created empty when absent."""
 
@@ -76,7 +100,9 @@ class TantivyBackend:
         self.schema = make_schema()
         if create or not tantivy.Index.exists(str(folder)):
             folder.mkdir(parents=True, exist_ok=True)
-            self.index = tantivy.Index(self.schema, path=str(folder), reuse=False)
+            tantivy.Index(self.schema, path=str(folder), reuse=False)
+            _small_doc_blocks(folder)
+            self.index = tantivy.Index.open(str(folder))
             self.stats = Stats.empty()
             self.stats.save(self.meta_path)
         else:
