@@ -6,6 +6,7 @@ Not a test: run by hand and copy the figures into the README.
     python bench/bench_rss.py                          # 2,000 entries, 500 searches each way
     python bench/bench_rss.py --entries 10000 --calls 500
     python bench/bench_rss.py --against HEAD~3         # the code at a revision too, side by side
+    python bench/bench_rss.py --vault DIR --calls 1000  # an indexed vault of your own (100k entries)
 
 The vault is the one bench/bench_vectors.py writes (chat-like entries, 50 a
 topic file), indexed once with this checkout's code, vectors included when
@@ -14,8 +15,9 @@ child process of its own (so RSS is its alone): ``Memory.open`` once, then
 ``--calls`` distinct queries (a question opening plus 2-5 chat words), as an
 agent keeping memd open would send them. The child reports its resident set
 size (``VmRSS``) after chosen numbers of calls, and the CPU time of each call
-(``time.process_time``: every thread of the process). CPU p50/p95 leave out
-the first ``WARM_UP`` calls (model and index loading).
+(``time.process_time``: every thread of the process), and each full garbage
+collection's CPU (the pauses a server's caches make: memd/app/heap.py). CPU
+percentiles leave out the first ``WARM_UP`` calls (model and index loading).
 
 With ``--against REV`` the ``memd`` package at that revision is extracted
 (``git archive``) and the same children run with it first on the path, over
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import statistics
@@ -72,13 +75,24 @@ def child(mode: str, vault: str, queries: list[str], samples: list[int]) -> dict
 
     rss: dict[int, float] = {0: rss_mb()}
     cpu: list[float] = []
+    full: list[float] = []  # CPU seconds of each full collection (the oldest generation)
+    began = [0.0]
+
+    def timed(phase: str, info: dict[str, int]) -> None:
+        if info["generation"] == 2:
+            if phase == "start":
+                began[0] = time.process_time()
+            else:
+                full.append(time.process_time() - began[0])
+
+    gc.callbacks.append(timed)
     for n, query in enumerate(queries, start=1):
         started = time.process_time()
         search(query)
         cpu.append(time.process_time() - started)
         if n in samples:
             rss[n] = rss_mb()
-    return {"rss": rss, "cpu": cpu}
+    return {"rss": rss, "cpu": cpu, "full": full}
 
 
 # -- the parent -------------------------------------------------------------------
@@ -125,7 +139,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--against", metavar="REV", help="also measure the memd package at this git revision")
     parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
-    parser.add_argument("--vault", help=argparse.SUPPRESS)
+    parser.add_argument("--vault", help="an indexed vault to search instead of building one (--entries is then unused)")
     parser.add_argument("--queries", help=argparse.SUPPRESS)
     parser.add_argument("--samples", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -138,7 +152,7 @@ def main() -> None:
     samples = sorted({n for n in (1, 10, 50, 100, 200, 300, 400, 500, args.calls) if n <= args.calls})
     with tempfile.TemporaryDirectory(prefix="memd-rss-") as folder:
         root = Path(folder)
-        vault = build(root, args.entries)
+        vault = Path(args.vault).resolve() if args.vault else build(root, args.entries)
         sys.path.insert(0, str(REPO / "bench"))
         from bench_vectors import queries as make_queries
 
@@ -149,6 +163,7 @@ def main() -> None:
             versions = {args.against: extract(args.against, root / "against"), **versions}
         print(f"{args.calls} distinct searches per process; RSS in MB after n calls, CPU ms per call after {WARM_UP}")
         header = ["code", "way", *(f"n={n}" for n in samples), "growth 10->last", "CPU p50", "CPU p95"]
+        header += ["p99", "max", "full collections (median ms)"]
         print(" | ".join(header))
         for mode in MODES:
             for name, code in versions.items():
@@ -157,7 +172,9 @@ def main() -> None:
                 last = max(rss)
                 row = [name, mode, *(f"{rss[n]:.0f}" for n in samples)]
                 row += [f"{rss[last] / rss[min(10, last)]:.2f}x", f"{statistics.median(cpu):.1f}"]
-                row += [f"{percentile(cpu, 0.95):.1f}"]
+                row += [f"{percentile(cpu, 0.95):.1f}", f"{percentile(cpu, 0.99):.1f}", f"{max(cpu):.1f}"]
+                full = [1000 * s for s in result["full"]]
+                row += [f"{len(full)} ({statistics.median(full):.0f})" if full else "0"]
                 print(" | ".join(row), flush=True)
 
 

@@ -3,6 +3,7 @@ OPENAI_* settings from the developer's environment."""
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 from collections.abc import Iterator
@@ -30,6 +31,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def heap_unfrozen() -> Iterator[None]:
+    """A server run inside a test freezes the heap between its calls (memd/app/heap.py):
+    released after each test, so no test's garbage outlives it."""
+    yield
+    gc.unfreeze()
 
 
 @pytest.fixture(autouse=True)

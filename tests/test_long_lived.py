@@ -10,6 +10,8 @@ import os
 import random
 import subprocess
 import sys
+import threading
+import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -176,3 +178,34 @@ def test_searches_while_vectors_are_behind_neither_walk_the_vault_nor_rewrite_th
         assert memory.search(query, embed_seconds=0.0).vectors == first.vectors
     assert matched(memory, "zeppelin") == ["902"]
     assert walks == [] and manifest.stat().st_mtime_ns == written
+
+
+def test_a_server_leaves_what_it_keeps_out_of_full_collections(notes: Vault) -> None:
+    """A full collection in a long-lived reader walks its caches and frees nothing
+    (a search leaves no cycles): the MCP server freezes what is alive after each call."""
+    memory = Memory.open(notes.root)
+    search = mcp_search(memory)
+    for query in queries(20):
+        search(query)
+    kept = gc.get_freeze_count()
+    walked = len(gc.get_objects())  # what a full collection would walk now
+    assert kept > 10 * walked
+    memory.close()
+
+
+def test_an_idle_daemon_freezes_what_its_searches_kept(vault: Vault) -> None:
+    from memd.daemon.runner import Runner
+
+    runner = Runner(vault)
+    loop = threading.Thread(target=runner._loop)
+    loop.start()
+    try:
+        for _ in range(300):  # a hang guard, not a timing: the loop idles within a second or two
+            if runner.heap.settled:
+                break
+            time.sleep(0.1)
+    finally:
+        runner.stopping.set()
+        runner.events.put(None)
+        loop.join(timeout=60)
+    assert runner.heap.settled > 0 and gc.get_freeze_count() > 0

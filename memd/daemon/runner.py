@@ -19,6 +19,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
+from memd.app.heap import Heap
 from memd.core.errors import MemdError
 from memd.daemon.handler import Handler
 from memd.daemon.status import DaemonLock, StatusBook
@@ -114,6 +115,7 @@ class Runner:
         self.stopping = threading.Event()
         self.book = StatusBook(vault)
         self.handler = Handler(vault, quiet=quiet, debounce=debounce, book=self.book, log=self._log)
+        self.heap = Heap()
 
     def _log(self, message: str) -> None:
         print(f"memd daemon: {message}", file=sys.stderr, flush=True)
@@ -178,7 +180,10 @@ class Runner:
                 pass
             if self.stopping.is_set():
                 break
-            self.handler.run_due()
+            if not self.handler.run_due():
+                # Idle: what the searches served meanwhile keep (their caches) is exempted from
+                # full collections, which would otherwise walk it all in the middle of a search.
+                self.heap.settle()
             try:
                 self.book.flush()
             except MemdError as err:  # a full disk must not stop the watching

@@ -24,6 +24,7 @@ from mcp_types import ToolAnnotations
 
 from memd import __version__
 from memd.app import Memory
+from memd.app.heap import Heap
 from memd.core.errors import MemdError
 from memd.mcp.resources import Pages, add_resources
 from memd.mcp.tools import Tools
@@ -112,6 +113,7 @@ def _plain(error: Any) -> str:
 def build_server(memory: Memory) -> MCPServer[Any]:
     """An MCP server exposing the memory tools, topics and prompt of ``memory``'s vault."""
     turn = threading.Lock()
+    heap = Heap()  # a server keeps its caches for its life: no full collection walks them after each call
 
     def guarded(fn: F, failure: Callable[[MemdError], Exception] = lambda err: ToolError(err.for_door("mcp"))) -> F:
         @functools.wraps(fn)
@@ -122,6 +124,8 @@ def build_server(memory: Memory) -> MCPServer[Any]:
                 except MemdError as err:
                     # The message is written for a person or a model to act on.
                     raise failure(err) from None
+                finally:
+                    heap.settle()
 
         return call  # type: ignore[return-value]
 

@@ -1,0 +1,39 @@
+"""Garbage collection in a process that keeps serving (the daemon, the MCP server).
+
+Python's full collection walks every container object that has lived long;
+a long-lived reader keeps hundreds of thousands of them (decoded records,
+the analysed words of texts it met, parsed manifests, the vector store's row
+map), and a search leaves no garbage in cycles, so each full collection is a
+pause that frees nothing: at 100,000 records one came every 100 to 150
+searches and took 94 to 214 ms of CPU, more as the caches grew
+(``bench/bench_rss.py``, README "Servers that run for months").
+
+So a front door that keeps serving calls ``Heap.settle`` between requests:
+it collects what is new (only objects not frozen are walked, so this costs
+what the last request left), then freezes every object alive, which later
+collections skip. An object frozen while alive that dies later inside a
+cycle is not collected until the next reset: every ``reset_every`` settles
+the frozen objects are released and collected once with the rest.
+"""
+
+from __future__ import annotations
+
+import gc
+
+RESET_EVERY = 1000  # settles between two full collections
+
+
+class Heap:
+    """The collection policy of one serving process (one instance per process)."""
+
+    def __init__(self, reset_every: int = RESET_EVERY) -> None:
+        self.reset_every = max(1, reset_every)
+        self.settled = 0
+
+    def settle(self) -> None:
+        """Collect what is new since the last settle, then exempt what is alive now."""
+        self.settled += 1
+        if self.settled % self.reset_every == 0:
+            gc.unfreeze()  # this once, the full walk: cycles that died while frozen are found
+        gc.collect()
+        gc.freeze()
