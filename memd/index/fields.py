@@ -64,14 +64,16 @@ def record_from_data(data: str) -> Record:
     raw["headings"] = tuple(raw["headings"])
     raw["seqs"] = tuple(raw["seqs"])
     raw["extra"] = tuple(tuple(pair) for pair in raw["extra"])
-    if raw.keys() != _FIELDS:
-        return Record(**raw)  # not this version's form: the dataclass says what is wrong
+    if list(raw) != _NAMES:
+        return Record(**raw)  # not this version's form (or order): the dataclass says what is wrong
     # A search decodes hundreds of records it has not met before; a frozen
-    # dataclass's __init__ sets each of its fields through object.__setattr__,
-    # half the cost of a decode. The form is known complete here.
+    # dataclass's __init__ sets each field through object.__setattr__, half the
+    # cost of a decode. The form is known complete here: each slot is set directly.
     record = object.__new__(Record)
-    record.__dict__.update(raw)
+    for put, value in zip(_SLOTS, raw.values(), strict=True):
+        put(record, value)
     return record
 
 
-_FIELDS = {field.name for field in dataclass_fields(Record)}
+_NAMES = [field.name for field in dataclass_fields(Record)]
+_SLOTS = [getattr(Record, name).__set__ for name in _NAMES]
