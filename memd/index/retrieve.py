@@ -165,7 +165,8 @@ def retrieve(
         # Read once, and only for the results placement reaches (evidence_first's limit).
         found = worded.get(id(result))
         if found is None:
-            found = worded[id(result)] = result.via == "match" or bool(_terms(backend, result.record.text) & wanted)
+            found = result.via == "match" or not wanted.isdisjoint(_terms(backend, result.record.text))
+            worded[id(result)] = found
         return found
 
     results = signals.evidence_first(
@@ -202,16 +203,18 @@ TERMS_KEPT = 50_000  # texts whose analysed words are remembered per process
 # Keyed by values alone (the analysis's name and the text): a key holding the
 # backend (its bound ``analyse``) kept every backend ever searched alive, with
 # its vectors and record cache, and a long-lived process grew by megabytes a search.
-_TERMS: dict[tuple[str, str], frozenset[str]] = {}
+# Each text's distinct words are kept as a tuple: a small set's hash table takes four
+# times the memory, and a long-lived reader keeps tens of thousands of them.
+_TERMS: dict[tuple[str, str], tuple[str, ...]] = {}
 _TERMS_LOCK = threading.Lock()
 
 
-def _terms(backend: Backend, text: str) -> frozenset[str]:
-    """The analysed words of a record's text (remembered: the same records come up query after query)."""
+def _terms(backend: Backend, text: str) -> tuple[str, ...]:
+    """The distinct analysed words of a record's text (remembered: the same records come up query after query)."""
     key = (backend.analysis, text)
     found = _TERMS.get(key)
     if found is None:
-        found = frozenset(backend.analyse(text))
+        found = tuple(dict.fromkeys(backend.analyse(text)))
         with _TERMS_LOCK:
             while len(_TERMS) >= TERMS_KEPT:
                 del _TERMS[next(iter(_TERMS))]  # the oldest first: dicts keep insertion order
