@@ -4,9 +4,11 @@ Python's full collection walks every container object that has lived long;
 a long-lived reader keeps hundreds of thousands of them (decoded records,
 the analysed words of texts it met, parsed manifests, the vector store's row
 map), and a search leaves no garbage in cycles, so each full collection is a
-pause that frees nothing: at 100,000 records one came every 100 to 150
-searches and took 94 to 214 ms of CPU, more as the caches grew
-(``bench/bench_rss.py``, README "Servers that run for months").
+pause that frees nothing: at 100,000 records one came every 80 or so searches
+of the MCP server and took a median 176 ms of CPU, more as the caches grew
+(``bench/bench_rss.py``; README, "Find things", on long-lived processes).
+The daemon settles whenever its loop idles (at most once a second), so an idle
+daemon resets about every quarter of an hour.
 
 So a front door that keeps serving calls ``Heap.settle`` between requests:
 it collects what is new (only objects not frozen are walked, so this costs
