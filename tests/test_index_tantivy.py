@@ -239,6 +239,27 @@ def test_an_index_meta_of_another_shape_keeps_tantivys_block_size(tmp_path: Path
     assert (folder / "meta.json").read_text(encoding="utf-8") == '{"index_settings": "unexpected"}'
 
 
+def test_a_stopped_writer_is_read_as_the_failure_it_most_likely_met(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tantivy names no cause when its writer stops; the one-line message names the likely one."""
+    import errno
+    import resource
+    import shutil
+    from types import SimpleNamespace
+
+    stopped = ValueError("An index writer was killed.. (io::Error most likely)")
+    unlimited = (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (20_000, 20_000))
+    assert tantivy_backend._writer_stopped(tmp_path, stopped).errno == errno.EFBIG
+    monkeypatch.setattr(resource, "getrlimit", lambda which: unlimited)
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: SimpleNamespace(free=4096))
+    assert tantivy_backend._writer_stopped(tmp_path, stopped).errno == errno.ENOSPC
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: SimpleNamespace(free=10**12))
+    other = tantivy_backend._writer_stopped(tmp_path, stopped)
+    assert other.errno == errno.EIO and "io::Error" in str(other)
+
+
 def test_missing_tantivy_package_is_one_clear_line(vault: Vault, memd, monkeypatch: pytest.MonkeyPatch) -> None:
     fill(vault)
     set_backend(memd, "tantivy")
