@@ -260,6 +260,39 @@ def test_a_stopped_writer_is_read_as_the_failure_it_most_likely_met(
     assert other.errno == errno.EIO and "io::Error" in str(other)
 
 
+def test_a_merge_that_fails_after_the_commit_loses_nothing(tmp_path: Path) -> None:
+    """A background merge that cannot write (a full disk) leaves valid segments: the write stands."""
+
+    class FailingMerges:
+        def __init__(self, writer: object) -> None:
+            self.writer = writer
+
+        def wait_merging_threads(self) -> None:
+            self.writer.wait_merging_threads()  # type: ignore[attr-defined]
+            raise ValueError("An error occurred in a thread: a merge could not be written")
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.writer, name)
+
+    class Index:
+        def __init__(self, index: object) -> None:
+            self.index = index
+
+        def writer(self, *args: object) -> FailingMerges:
+            return FailingMerges(self.index.writer(*args))  # type: ignore[attr-defined]
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.index, name)
+
+    backend = tantivy_backend.TantivyBackend(tmp_path / "t", create=True)
+    backend.index = Index(backend.index)
+    records = records_for("a.md", "".join(f"- <seq={n},source=user> tea number {n}\n" for n in range(1, 30)))
+    backend.replace_files((), records)
+    assert backend.count() == len(records) and backend.by_seq([7])[0].text == "tea number 7"
+    backend.close()
+    assert tantivy_backend.TantivyBackend(tmp_path / "t").count() == len(records)
+
+
 def test_missing_tantivy_package_is_one_clear_line(vault: Vault, memd, monkeypatch: pytest.MonkeyPatch) -> None:
     fill(vault)
     set_backend(memd, "tantivy")

@@ -26,6 +26,7 @@ import functools
 import json
 import os
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -89,6 +90,14 @@ def _small_doc_blocks(folder: Path) -> None:
         return
     settings["docstore_blocksize"] = _DOC_BLOCK_BYTES
     atomic_write(meta, json.dumps(data), derived=True)
+
+
+def _merged(writer: Any) -> None:
+    """Wait for the writer's merges. A merge that fails (a full disk) leaves the
+    segments it would have joined, every one valid and listed: nothing written is
+    lost, and a later write merges them."""
+    with suppress(ValueError):
+        writer.wait_merging_threads()
 
 
 def _writer_stopped(folder: Path, err: ValueError) -> OSError:
@@ -177,13 +186,13 @@ class TantivyBackend:
             writer.commit()
         except BaseException as err:
             writer.rollback()
+            _merged(writer)
             if isinstance(err, ValueError):
                 # A write that failed (a full disk, a file-size limit) stops tantivy's writer
                 # thread, and the binding reports it as a ValueError from the next call.
                 raise _writer_stopped(self.folder, err) from None
             raise
-        finally:
-            writer.wait_merging_threads()
+        _merged(writer)
         self.index.reload()
         self.stats = stats
         stats.save(self.meta_path)
