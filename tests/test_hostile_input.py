@@ -230,6 +230,26 @@ def test_a_read_only_lock_file_still_locks(memd: Memd, vault: Vault, monkeypatch
     assert memd("add", "second").exit_code == 0
 
 
+@pytest.mark.parametrize("target_exists", [True, False], ids=["to-a-file", "dangling"])
+def test_a_link_in_the_locks_place_is_never_written_through(
+    memd: Memd, vault: Vault, tmp_path: Path, target_exists: bool
+) -> None:
+    target = tmp_path / "someone-elses-file.txt"
+    if target_exists:
+        target.write_text("IMPORTANT USER DATA\n")
+    lock = vault.meta_dir / "lock"
+    lock.unlink(missing_ok=True)
+    lock.symlink_to(target)
+    assert memd("add", "written with the lock held").exit_code == 0
+    if target_exists:
+        assert target.read_text() == "IMPORTANT USER DATA\n"
+    else:
+        assert not target.exists()
+    assert not lock.is_symlink() and lock.is_file()  # memd's own lock file now
+    assert "written with the lock held" in vault.current.read_text()
+    assert memd("add", "and again").exit_code == 0
+
+
 @pytest.mark.parametrize(
     ("setup", "name"),
     [
