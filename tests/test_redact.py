@@ -51,6 +51,24 @@ def test_assignments_keep_the_key_and_the_quotes() -> None:
 @pytest.mark.parametrize(
     "text",
     [
+        f"Prod db password=Tr0ub4dor3xyz and key sk-ant-{KEY_BODY}",
+        f"password: correct horse {'AKIA' + 'IOSFODNN7EXAMPL3'} battery staple",
+        f"my password is hunter2horse and the token ghp_{KEY_BODY}{KEY_BODY[:16]}",
+    ],
+)
+def test_a_password_on_a_line_with_another_secret_is_redacted_too(text: str) -> None:
+    # Each rule runs on what the rules before it left: a passphrase running to the end
+    # of its line reached the marker an earlier rule put there and was kept whole.
+    result = redact(text)
+    for word in ("Tr0ub4dor3xyz", "horse", "staple", "hunter2horse"):
+        assert word not in result.text
+    assert "credential" in result.kinds and not find_secrets(result.text)
+    assert redact(result.text).text == result.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "password: ${DB_PASSWORD}",
         "token = <your token here>",
         "max_tokens: 4096",

@@ -221,7 +221,10 @@ def _spans(rule: Rule, text: str, lower: str | None = None) -> list[tuple[int, i
         pos = max(pos, end)
         value = text[start:end]
         core = value.strip("\"'")
-        if start < 0 or _PLACEHOLDER.match(core) or "[REDACTED:" in value or _small_number(core):
+        # Only a value that is a marker is one already redacted: a passphrase runs to the
+        # end of its line, which may hold a secret an earlier rule replaced ("password:
+        # correct horse [REDACTED:aws-access-key] staple"), and all of it goes.
+        if start < 0 or _PLACEHOLDER.match(core) or core.startswith("[REDACTED:") or _small_number(core):
             continue
         if value[:1] in "\"'" and value[-1:] == value[:1]:
             start, end = start + 1, end - 1  # keep the quotes: the text stays valid JSON/YAML
