@@ -66,6 +66,24 @@ def test_a_restatement_folds_into_the_entry_that_says_more(memd: Memd) -> None:
     assert live_entries(memd.vault) == {"1-2": "Ran along the river with Sam"}
 
 
+@pytest.mark.parametrize("said", ["🎉🎂", "!!!", "→ ★", "---", "$"])
+def test_an_entry_of_no_words_keeps_what_it_says(memd: Memd, said: str) -> None:
+    # Emoji and punctuation hold no letters: such an entry was "contained" in any
+    # other, folded into it, and its text was in no file after the consolidation.
+    memd("add", "Sam plays piano")
+    memd("add", "--", said)
+    memd("consolidate")
+    assert sorted(live_entries(memd.vault).values()) == sorted(["Sam plays piano", said])
+    assert json.loads(memd("verify", "--json").output)["ok"]
+
+
+def test_a_proof_of_kept_words_counts_what_no_letter_spells() -> None:
+    assert not contains("Sam plays piano", "🎉🎂")
+    assert not contains("It costs 5", "It costs $5")
+    assert not contains("Sam plays piano", "!!!")
+    assert contains("Sam plays piano!!!", "!!!") and contains("Sam plays piano.", "Sam plays piano")
+
+
 def test_copies_with_different_metadata_stay_side_by_side(memd: Memd) -> None:
     memd("add", "--meta", "project=atlas", "Review the release notes")
     memd("add", "--meta", "project=zephyr", "Review the release notes")
@@ -188,6 +206,7 @@ def test_a_persons_own_edit_of_the_words_is_no_problem(memd: Memd) -> None:
 
 
 WORDS = ["ran", "met", "Anna", "Hanna", "5", "12", "km", "kg", "not", "red", "blue", "the", "river", "on", "3", "March"]
+WORDS += ["🎉", "$", "→", "!!!", "---"]  # what no letter spells is said too
 # Some said by a person or in a chat with a model, as a transcript has them: filed by person (engine/people.py).
 LABELS = ["", "", "Anna: ", "Bo: ", "User: "]
 texts = st.tuples(st.sampled_from(LABELS), st.lists(st.sampled_from(WORDS), min_size=1, max_size=5)).map(

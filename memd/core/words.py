@@ -17,15 +17,21 @@ from functools import lru_cache
 
 # A word is a run of letters or digits; an apostrophe inside a word belongs to
 # it ("don't" is not "do"), and a decimal point or separator inside a number
-# too ("2.5" is not "2 5", "10,000" stays one number).
-_WORD = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+(?:'[^\W_]+)*")
+# too ("2.5" is not "2 5", "10,000" stays one number). Any other character
+# that is not punctuation or space is a word of its own: an emoji, a currency
+# sign, an arrow ("🎉" is all an entry may say, and "$5" is not "5").
+_WORD = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+(?:'[^\W_]+)*|[^\w\s]")
 
 
 @lru_cache(maxsize=1 << 14)
 def words(text: str) -> tuple[str, ...]:
     """The words of ``text``, normalised: NFKC, case-folded, curly apostrophes straight."""
     folded = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
-    return tuple(_WORD.findall(folded))
+    return tuple(word for word in _WORD.findall(folded) if len(word) > 1 or not _punctuation(word))
+
+
+def _punctuation(char: str) -> bool:
+    return unicodedata.category(char).startswith("P") or char == "_"
 
 
 def same_words(a: str, b: str) -> bool:
@@ -36,7 +42,10 @@ def contains(container: str, part: str) -> bool:
     """``container`` says every word of ``part``, in order, as one run."""
     inner, outer = words(part), words(container)
     if not inner:
-        return True
+        # Punctuation alone ("!!!", "---") is all such a text says: it is kept only
+        # where those characters are (an empty text says nothing to lose).
+        said = "".join(part.split())
+        return not said or said in "".join(container.split())
     if len(inner) > len(outer):
         return False
     # Joined with a separator no word holds, a run of words is a substring.
