@@ -131,6 +131,30 @@ def test_bom_and_crlf_files_round_trip() -> None:
     assert [e.entry.text for e in document.entries()] == ["a"]
 
 
+def test_a_file_of_mixed_line_endings_is_read_line_by_line() -> None:
+    # One Windows line in a Unix file: splitting the whole file on CRLF made every
+    # other line part of one, and the entries and the frontmatter in it vanished.
+    text = "---\nid: x\n---\n# T\n- <seq=1> a\n- <seq=2> b\r\n- <seq=3> c\n"
+    document = parse_document(text)
+    assert document.frontmatter is not None and document.frontmatter.data == {"id": "x"}
+    assert [e.entry.text for e in document.entries()] == ["a", "b", "c"]
+    assert document.render() == text.replace("\r\n", "\n")  # written back in the file's usual ending
+    mostly_windows = parse_document(text.replace("\n", "\r\n").replace("b\r\r\n", "b\n"))
+    assert [e.entry.text for e in mostly_windows.entries()] == ["a", "b", "c"] and mostly_windows.newline == "\r\n"
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["- <seq=1> a", "# H", "plain words", "", "  continued"]), st.booleans()),
+        max_size=12,
+    )
+)
+def test_every_line_is_a_line_whatever_its_ending(lines: list[tuple[str, bool]]) -> None:
+    text = "".join(line + ("\r\n" if crlf else "\n") for line, crlf in lines)
+    document = parse_document(text)
+    assert document.render().replace("\r\n", "\n") == text.replace("\r\n", "\n")
+
+
 def test_frontmatter_written_by_memd_quotes_strings_and_keeps_order() -> None:
     frontmatter = Frontmatter.from_data({"id": "x", "summary": "yes: no, #1", "tokens": 3, "tags": ["a"]})
     assert frontmatter.lines[:2] == ('id: "x"', 'summary: "yes: no, #1"')

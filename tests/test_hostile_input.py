@@ -230,6 +230,23 @@ def test_a_read_only_lock_file_still_locks(memd: Memd, vault: Vault, monkeypatch
     assert memd("add", "second").exit_code == 0
 
 
+def test_one_windows_line_in_the_buffer_hides_nothing(memd: Memd, vault: Vault) -> None:
+    memd("add", "Dana takes oat milk")
+    with vault.current.open("ab") as buffer:
+        buffer.write(b"- Sam likes tea\r\n")  # typed in an editor that writes CRLF
+    buffer_state = json.loads(memd("status", "--json").output)["buffer"]
+    assert (buffer_state["entries"], buffer_state["unsigned"]) == (2, 1)  # the typed line counted
+    assert "oat milk" in memd("search", "oat milk").output
+    added = memd("add", "one more").output
+    assert "CURRENT.md:" in added
+    line = int(added.split("CURRENT.md:")[1].split(":")[0])
+    assert vault.current.read_text().split("\n")[line - 1].endswith("one more")  # the line it says
+    memd("consolidate")
+    assert json.loads(memd("verify", "--json").output)["ok"]
+    filed = "".join(path.read_text() for path in vault.topics_dir.glob("*.md"))
+    assert all(said in filed for said in ("Dana takes oat milk", "Sam likes tea", "one more"))
+
+
 @pytest.mark.parametrize("target_exists", [True, False], ids=["to-a-file", "dangling"])
 def test_a_link_in_the_locks_place_is_never_written_through(
     memd: Memd, vault: Vault, tmp_path: Path, target_exists: bool

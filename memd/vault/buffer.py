@@ -8,6 +8,7 @@ from typing import Any
 
 from memd.core import timeutil
 from memd.core.atomic import append_bytes, atomic_write, escape_controls, read_text, storable
+from memd.core.document import newline_of
 from memd.core.entry import make_entry
 from memd.core.errors import FormatError
 from memd.core.layout import PENDING_JOURNAL
@@ -134,9 +135,9 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
         stamp = timeutil.format_time(timeutil.now())
         empty = _SIGNED.search(text) is None
         seqs = allocate(vault, len(items), buffer_was_empty=empty, at=stamp)
-        newline = "\r\n" if "\r\n" in text else "\n"
+        newline = newline_of(text)
         lead = newline if text and not text.endswith(("\n", "\r")) else ""
-        line = (text + lead).count(newline) + 1
+        line = (text + lead).count("\n") + 1  # every line ends in "\n", whichever its ending
         added: list[Added] = []
         chunks: list[str] = []
         for seq, item in zip(seqs, items, strict=True):
