@@ -296,6 +296,16 @@ def test_names_of_a_long_topic_cost_in_proportion_to_its_length() -> None:
     assert time.process_time() - started < 5.0
 
 
+def test_the_title_of_a_long_entry_costs_in_proportion_to_its_length() -> None:
+    # Whether a word is a noun is judged from the three words before it: looking back
+    # to the text's start for each word took 57 s of CPU for a 25,000-word entry
+    # (about 4 minutes at this length); linear, it takes a fraction of a second.
+    text = " ".join(["word"] * 49_999 + ["pottery"])
+    started = time.process_time()
+    assert title(items(text)) != UNTITLED
+    assert time.process_time() - started < 10.0
+
+
 def _clusters_by_scanning_the_matrix(rows: Any, link: float) -> list[list[int]]:
     """The plain statement of ``themes.clusters``: join the most similar pair
     of the whole matrix, first in row-major order among equals (O(n^3))."""

@@ -341,10 +341,13 @@ def _nounness(raw: list[str], k: int) -> float:
     *class*", 1), a word inside one ("a *pottery* class", 0.5), else 0."""
     if _named(raw, k):
         return 1.0
+    # Only the three words before can open its phrase: looking further back made
+    # a long entry's title cost the square of its length (minutes at 25,000 words).
+    nearest = max(0, k - 3)
     start = k - 1
-    while start >= 0 and raw[start].lower() not in _DETERMINER and raw[start].lower() not in STOPWORDS:
+    while start >= nearest and raw[start].lower() not in _DETERMINER and raw[start].lower() not in STOPWORDS:
         start -= 1
-    if start < 0 or start < k - 3 or not (raw[start].lower() in _DETERMINER or raw[start].isdigit()):
+    if start < nearest or not (raw[start].lower() in _DETERMINER or raw[start].isdigit()):
         return 0.0
     following = raw[k + 1].lower() if k + 1 < len(raw) else ""
     ends = not following or following in STOPWORDS or following in _DETERMINER
