@@ -8,10 +8,10 @@ from typing import Any
 
 from memd.core import timeutil
 from memd.core.atomic import append_bytes, atomic_write, escape_controls, read_text, storable
-from memd.core.document import newline_of
 from memd.core.entry import make_entry
 from memd.core.errors import FormatError
 from memd.core.layout import PENDING_JOURNAL
+from memd.core.newlines import newline_of
 from memd.core.redact import redact_all, redact_value
 from memd.core.signature import Signature, check_meta
 from memd.core.timeexpr import with_when
