@@ -149,6 +149,7 @@ def test_a_long_topic_list_comes_in_pages(vault: Vault) -> None:
     for n in range(130):
         (topics / f"t{n:03}.md").write_text(f'---\nid: "t{n:03}"\nsummary: "subject {n}"\n---\n# T{n}\n')
     pages: list[list[str]] = []
+    seen: list[str] = []
 
     async def body(session: ClientSession) -> None:
         cursor = None
@@ -158,7 +159,49 @@ def test_a_long_topic_list_comes_in_pages(vault: Vault) -> None:
             cursor = page.next_cursor
             if cursor is None or len(pages) > 5:  # a cursor that never ends would fail, not hang
                 break
+        with pytest.raises(MCPError) as refused:  # a digit to str.isdigit, not to int
+            await session.list_resources(params=PaginatedRequestParams(cursor="²"))
+        seen.append(str(refused.value))
 
     with_session(vault, body)
     assert [len(page) for page in pages] == [100, 30]
     assert [name for page in pages for name in page] == [f"t{n:03}" for n in range(130)]
+    assert seen and "invalid cursor" in seen[0]
+
+
+def test_no_tool_shows_an_agent_a_secret_typed_by_hand(vault: Vault, memd: Memd) -> None:
+    token = "ghp_" + "Zq81x7KpLm2Vw9RtYb4Nc6Hd" * 2
+    memory = Memory.open(vault.root)
+    memory.add(["Deploys run from the atlas box", "Dana takes oat milk"])
+    memd("consolidate")
+    [topic] = [path for path in vault.topic_files() if "atlas" in path.read_text()]
+    typed = topic.read_text().replace("Deploys run from the atlas box", f"Deploys run from the atlas box, key {token}")
+    topic.write_text(typed.replace('summary: "', 'summary: "root password: hunter2 battery staple; ', 1))
+    seq = next(
+        str(e.entry.signature.seq) for e in parse_document(topic.read_text()).signed() if "atlas" in e.entry.text
+    )
+    topic_id = topic.stem
+    seen: list[Any] = []
+
+    async def body(session: ClientSession) -> None:
+        seen.append(await call(session, "memory_get", seq=seq))
+        seen.append(await call(session, "memory_history", target=seq))
+        seen.append(await call(session, "memory_list"))
+        seen.append([r.description for r in (await session.list_resources()).resources])
+        seen.append([c.text for c in (await session.read_resource(f"memd://topics/{topic_id}")).contents])
+        seen.append(await call(session, "memory_update", seq="2", text="Dana takes soy milk", reason=f"key {token}"))
+        seen.append(await call(session, "memory_forget", seq=seq))
+
+    with_session(vault, body)
+    shown = json.dumps(seen)
+    assert "atlas box" in shown and "[REDACTED:" in shown
+    for secret in (token, "hunter2", "battery staple"):
+        assert secret not in shown
+    # The topic still holds what the person typed: forget left it out of the commit.
+    forgot = seen[-1]
+    assert forgot["commit"] is None and "not committing" in forgot["warning"]
+    assert "hunter2" in topic.read_text()
+    assert not [e for e in parse_document(topic.read_text()).signed() if "atlas box" in e.entry.text]
+    assert token not in vault.current.read_text()  # the update's reason was written redacted
+    history = git(vault.root, "log", "-p", "--all").stdout
+    assert "hunter2" not in history and token not in history

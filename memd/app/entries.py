@@ -159,8 +159,11 @@ def update(
     meta: Sequence[tuple[str, str]] = (),
 ) -> Updated:
     from memd.consolidation.supersessions import encode_reason
+    from memd.core.redact import redact_value
 
-    why = " ".join(reason.split())
+    # Redacted before it is encoded for the signature: "%20ghp_..." hides the token's
+    # word boundary from the rules, and the reason went into the buffer whole.
+    why = redact_value(" ".join(reason.split()), "reason")
     if not why:
         raise FormatError("give a reason: it is recorded with the change (e.g. 'she moved in May')")
     taken = sorted({key for key, _ in meta} & RESERVED)

@@ -18,6 +18,7 @@ from memd.core.entry import Entry
 from memd.core.errors import GitError, NotFound, VaultError
 from memd.core.signature import SeqSet
 from memd.git.commits import commit_exact
+from memd.git.edits import held_warning, secrets_in
 from memd.git.log import blocked
 from memd.vault import acks
 from memd.vault.vault import Vault
@@ -73,9 +74,17 @@ def forget(vault: Vault, seqs: SeqSet) -> Forgotten:
     span = str(SeqSet.of(found))
     if blocked(vault) is not None:
         return Forgotten(span, tuple(removed), None, "not committed: " + str(blocked(vault)))
+    # A file that may hold a secret typed by hand is left out, as every commit of a
+    # person's edits leaves it (git keeps what it is given for good): the removal is
+    # committed with the rest of their edit once the secret is gone.
+    secret = {rel: lines for rel, data in written.items() if data and (lines := secrets_in(data.decode()))}
+    warning = "; ".join(held_warning(rel, found) for rel, found in sorted(secret.items())) or None
+    clean = {rel: data for rel, data in written.items() if rel not in secret}
+    if not clean:
+        return Forgotten(span, tuple(removed), None, warning)
     message = f"forget: seq {span}\n\nMemd-Removed: {span}"
     try:
-        sha = commit_exact(vault, message, written, None)
+        sha = commit_exact(vault, message, clean, None)
     except GitError as err:
         return Forgotten(span, tuple(removed), None, f"not committed: {err}")
-    return Forgotten(span, tuple(removed), sha)
+    return Forgotten(span, tuple(removed), sha, warning)

@@ -47,6 +47,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 _ASSIGNMENT_KEYS = (
     # Prefixes like db_, AWS_, mysql.; the look-behind makes a match start only
@@ -268,6 +269,31 @@ def redact_value(value: str, key: str | None = None) -> str:
         if result.startswith(lead):
             return result[len(lead) :]
     return redact(value).text
+
+
+def redact_data(data: Any) -> Any:
+    """JSON-like ``data`` (dicts, lists, strings) with every string redacted, each
+    value read with its key (``"client_secret": "..."`` says what the value is).
+    Strings keep their lines (a result cites ``path:line``)."""
+    if isinstance(data, str):
+        return redact(data, keep_lines=True).text
+    if isinstance(data, list):
+        return [redact_data(item) for item in data]
+    if isinstance(data, tuple):
+        return tuple(redact_data(item) for item in data)
+    if isinstance(data, dict):
+        return {key: _with_key(key, value) for key, value in data.items()}
+    return data
+
+
+def _with_key(key: object, value: Any) -> Any:
+    if not isinstance(value, str) or not isinstance(key, str):
+        return redact_data(value)
+    said = f"{key}: "
+    scrubbed = redact(said + value, keep_lines=True)
+    if scrubbed.findings and scrubbed.text.startswith(said):
+        return scrubbed.text[len(said) :]
+    return redact(value, keep_lines=True).text
 
 
 def redact_all(texts: Sequence[str]) -> list[Redaction]:

@@ -12,7 +12,6 @@ redact is sent exactly as it was.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 
 def redacted(messages: list[dict[str, str]]) -> list[dict[str, str]]:
@@ -21,7 +20,7 @@ def redacted(messages: list[dict[str, str]]) -> list[dict[str, str]]:
 
 
 def _content(text: str) -> str:
-    from memd.core.redact import redact
+    from memd.core.redact import redact, redact_data
 
     try:
         data = json.loads(text)
@@ -30,30 +29,5 @@ def _content(text: str) -> str:
         return scrubbed.text if scrubbed.findings else text
     # Value by value: a secret in JSON text is escaped (``\"password\": \"...\"``),
     # which the patterns may not match, while the model reads it unescaped.
-    clean = _values(data)
+    clean = redact_data(data)
     return text if clean == data else json.dumps(clean, ensure_ascii=False)
-
-
-def _values(data: Any) -> Any:
-    from memd.core.redact import redact
-
-    if isinstance(data, str):
-        return redact(data).text
-    if isinstance(data, list):
-        return [_values(item) for item in data]
-    if isinstance(data, dict):
-        return {key: _pair(key, value) for key, value in data.items()}
-    return data
-
-
-def _pair(key: str, value: Any) -> Any:
-    """A value read with its key (``"client_secret": "..."`` says what the value is)."""
-    from memd.core.redact import redact
-
-    if not isinstance(value, str):
-        return _values(value)
-    said = f"{key}: "
-    scrubbed = redact(said + value)
-    if scrubbed.findings and scrubbed.text.startswith(said):
-        return scrubbed.text[len(said) :]
-    return redact(value).text

@@ -20,6 +20,7 @@ from mcp_types import Resource
 from memd.app import Memory
 from memd.app.hooks import AGENTS_SNIPPET
 from memd.core.errors import MemdError, NotFound
+from memd.core.redact import redact
 
 TOPICS = "memd://topics/"
 PAGE = 100  # topics per resources/list page
@@ -51,7 +52,7 @@ def add_resources(server: MCPServer[Any], memory: Memory, guarded: Guard) -> Pag
     def pages(cursor: str | None) -> tuple[list[Resource], str | None]:
         if cursor is None:
             offset = 0
-        elif cursor.isdigit():
+        elif cursor.isascii() and cursor.isdigit():  # ("²" is a digit to str.isdigit, not to int)
             offset = int(cursor)
         else:
             raise ResourceError(f"invalid cursor {cursor[:40]!r}: pass back the nextCursor of the last page")
@@ -61,7 +62,7 @@ def add_resources(server: MCPServer[Any], memory: Memory, guarded: Guard) -> Pag
                 uri=topic_uri(topic["id"]),
                 name=topic["id"],
                 title=topic["id"],
-                description=topic["summary"],
+                description=redact(topic["summary"]).text,
                 mime_type="text/markdown",
             )
             for topic in found["topics"]

@@ -3,7 +3,9 @@
 
 The protocol owns stdout: the SDK points fd 1 at stderr while it serves, and
 the lifespan below points ``sys.stdout`` there too, so a stray ``print`` (or
-a child process) can never corrupt the stream. Calls run in worker threads;
+a child process) can never corrupt the stream. Every result is redacted as
+the model client redacts what it sends (``core.redact.redact_data``): what
+reaches an agent holds no secret typed by hand. Calls run in worker threads;
 one lock makes them take turns, because the index and the buffer expect one
 reader-writer per process.
 """
@@ -26,6 +28,7 @@ from memd import __version__
 from memd.app import Memory
 from memd.app.heap import Heap
 from memd.core.errors import MemdError
+from memd.core.redact import redact_data
 from memd.mcp.resources import Pages, add_resources
 from memd.mcp.tools import Tools
 
@@ -120,7 +123,9 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
             with turn:
                 try:
-                    return fn(*args, **kwargs)
+                    # An agent is told what the vault holds, never a secret typed into it by
+                    # hand (the topic's summary, an entry memd_get shows, a reason echoed back).
+                    return redact_data(fn(*args, **kwargs))
                 except MemdError as err:
                     # The message is written for a person or a model to act on.
                     raise failure(err) from None
