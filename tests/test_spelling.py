@@ -54,6 +54,25 @@ def test_known_short_and_unreadable_words_stay_as_typed() -> None:
         assert respell(query, analyse, held).query == query
 
 
+def test_a_pasted_page_costs_what_a_question_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each word looked at costs 53 spellings of its length: a 5,000-letter word took
+    # 1.4 GB, a page of one misspelt word repeated 15 s; now each is bounded.
+    import memd.index.spelling as spelling
+
+    looked: list[str] = []
+    real_edits = spelling.edits
+    monkeypatch.setattr(spelling, "edits", lambda word: looked.append(word) or real_edits(word))
+    assert respell("x" + "a" * 5000, analyse, held).query == "x" + "a" * 5000
+    assert not looked  # too long to be a misspelt word
+    page = respell("paitn " * 10_000, analyse, held)
+    assert page.query == "paint " * 10_000 and looked == ["paitn"]  # a word repeated is read once
+    assert page.words == (("paitn", "paint"),)
+    looked.clear()
+    many = " ".join(f"qqq{chr(97 + n // 26)}{chr(97 + n % 26)}" for n in range(500))
+    assert respell(many, analyse, held).query == many
+    assert len(looked) == spelling.MAX_WORDS
+
+
 def test_every_edit_is_one_letter_dropped_added_changed_or_swapped() -> None:
     found = edits("pant")
     assert {"pan", "pants", "pint", "patn"} <= found and "pant" not in found

@@ -2,7 +2,7 @@
 
 Questions are typed fast ("When did Melaniie paitn a sunrise?"), and a word
 misspelt matches nothing by its words, however well it matches in meaning.
-A query word of ``MIN_LETTERS`` letters or more that is no word of the
+A query word of ``MIN_LETTERS`` to ``MAX_LETTERS`` letters that is no word of the
 dictionary and whose analysed form no record's text holds is read as the
 spelling one edit away (a letter dropped, added, changed, or swapped with the
 next) whose analysed form the most records hold; that spelling must be a
@@ -27,6 +27,10 @@ from functools import lru_cache
 
 # Shorter words are one edit away from too many others ("bake": cake, lake, bike, back).
 MIN_LETTERS = 5
+# Longer ones are no misspelt word (a pasted hash, a key): the spellings one edit away
+# from a word of n letters are 53n long words, 1.4 GB at 5,000 letters.
+MAX_LETTERS = 30
+MAX_WORDS = 64  # distinct words of one query looked at
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _WORD = re.compile(r"[^\W\d_]+")
 
@@ -50,34 +54,47 @@ def respell(
     read: list[tuple[str, str]] = []
     out: list[str] = []
     at = 0
+    seen: dict[str, str | None] = {}  # a word repeated is read once
     for match in _WORD.finditer(query):
         word = match.group(0)
-        if len(word) < MIN_LETTERS or not word.isascii():
+        if not MIN_LETTERS <= len(word) <= MAX_LETTERS or not word.isascii():
             continue
-        terms = analyse(word)
-        if len(terms) != 1 or doc_freq(terms[0]) > 0 or spelt_right(word):
-            continue  # a stopword, a word the vault knows, or a word spelt right
-        best: tuple[int, str] | None = None
-        # A name ("Melaniie") may be read as any the vault holds; another word only as
-        # one of the dictionary ("allergy" is not "allerg", a stem the vault holds).
-        named = word[0].isupper()
-        for candidate in sorted(edits(word.lower())):
-            if not named and not spelt_right(candidate):
-                continue
-            found = analyse(candidate)
-            count = doc_freq(found[0]) if len(found) == 1 else 0
-            if count > 0 and (best is None or count > best[0]):
-                best = (count, candidate)
-        if best is None:
+        if word not in seen:
+            # A question has a few dozen words; a pasted page is not respelled past its first ones.
+            seen[word] = _nearest(word, analyse, doc_freq, spelt_right) if len(seen) < MAX_WORDS else None
+        written = seen[word]
+        if written is None:
             continue
-        written = best[1].capitalize() if named else best[1]
         out.extend((query[at : match.start()], written))
         at = match.end()
         read.append((word, written))
     if not read:
         return Respelled(query)
     out.append(query[at:])
-    return Respelled("".join(out), tuple(read))
+    return Respelled("".join(out), tuple(dict.fromkeys(read)))  # each word read again, once
+
+
+def _nearest(
+    word: str, analyse: Callable[[str], list[str]], doc_freq: Callable[[str], int], spelt_right: Callable[[str], bool]
+) -> str | None:
+    """How ``word`` is read: its most common known neighbour, or None to keep it."""
+    terms = analyse(word)
+    if len(terms) != 1 or doc_freq(terms[0]) > 0 or spelt_right(word):
+        return None  # a stopword, a word the vault knows, or a word spelt right
+    best: tuple[int, str] | None = None
+    # A name ("Melaniie") may be read as any the vault holds; another word only as
+    # one of the dictionary ("allergy" is not "allerg", a stem the vault holds).
+    named = word[0].isupper()
+    for candidate in sorted(edits(word.lower())):
+        if not named and not spelt_right(candidate):
+            continue
+        found = analyse(candidate)
+        count = doc_freq(found[0]) if len(found) == 1 else 0
+        if count > 0 and (best is None or count > best[0]):
+            best = (count, candidate)
+    if best is None:
+        return None
+    return best[1].capitalize() if named else best[1]
 
 
 def in_dictionary(word: str) -> bool:
