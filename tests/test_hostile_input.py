@@ -297,3 +297,18 @@ def test_a_state_file_with_wrong_values_is_a_warning(memd: Memd, vault: Vault, s
     assert problem in status.output
     added = memd("add", "a fact").output
     assert "<seq=1," in added or "<seq=3," in added  # never a 31-digit seq
+
+
+def test_a_name_too_long_for_the_file_system_is_no_such_document(memd: Memd, vault: Vault) -> None:
+    from memd import Memory
+    from memd.core.errors import NotFound
+
+    memory = Memory.open(vault.root)
+    for ask in (
+        lambda: memory.read("a" * 100_000),
+        lambda: memory.topic("a" * 5_000),
+        lambda: memory.grep("x", doc="b" * 5_000),
+    ):
+        with pytest.raises(NotFound):  # the file system's "File name too long" was a traceback
+            ask()
+    assert_clean(memd("read", "a" * 5_000, ok=False), "no document")

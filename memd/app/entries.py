@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from memd.core.atomic import read_text
@@ -191,7 +192,7 @@ def topic(vault: Vault, topic_id: str) -> TopicDoc:
     cleaned = topic_id.strip().strip("/").removeprefix("topics/").removesuffix(".md")
     rel = f"topics/{cleaned}.md"
     parts = rel.split("/")
-    if not cleaned or ".." in parts or "" in parts or vault.kind(rel) != "topic" or not (vault.root / rel).is_file():
+    if not cleaned or ".." in parts or "" in parts or vault.kind(rel) != "topic" or not _is_file(vault.root / rel):
         raise NotFound(
             f"no topic {topic_id!r} in the vault",
             hints={"cli": "try `memd list`", "mcp": "resources/list or memory_list names the topics"},
@@ -229,4 +230,11 @@ def _names(mark: Signature, seqs: set[int]) -> bool:
     try:
         return bool(set(SeqSet.parse(mark.get("supersedes") or "", MAX_SEQS_PER_ENTRY)) & seqs)
     except FormatError:
+        return False
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a name too long for the file system: no such topic
         return False

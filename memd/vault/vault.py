@@ -313,8 +313,11 @@ class Vault:
         root = self.root.resolve()
         # No file name holds a NUL (the operating system refuses it with a ValueError, not an OSError).
         for candidate in [] if "\x00" in cleaned else candidates:
-            path = (root / candidate).resolve()
-            if root not in path.parents or not path.is_file():
+            try:
+                path = (root / candidate).resolve()
+                if root not in path.parents or not path.is_file():
+                    continue
+            except OSError:  # a name too long for the file system (or a loop of links): no such document
                 continue
             if self.kind(path.relative_to(root).as_posix()) in DOCUMENT_KINDS:
                 return path
