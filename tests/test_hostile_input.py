@@ -312,3 +312,47 @@ def test_a_name_too_long_for_the_file_system_is_no_such_document(memd: Memd, vau
         with pytest.raises(NotFound):  # the file system's "File name too long" was a traceback
             ask()
     assert_clean(memd("read", "a" * 5_000, ok=False), "no document")
+
+
+def test_a_topic_memd_cannot_read_is_left_alone_and_never_filed_twice(
+    memd: Memd, vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import pathlib
+
+    memd("add", "Takes coffee with oat milk")
+    memd("consolidate")
+    [topic] = vault.topic_files()
+    with topic.open("a") as edited:
+        edited.write("A line typed by hand.\n")
+    locked = str(topic)
+    real_open, real_read_bytes = os.open, pathlib.Path.read_bytes
+
+    def denied(path: object) -> None:
+        if str(path) == locked:  # what chmod 000 gives a user who is not root
+            raise PermissionError(errno.EACCES, "Permission denied", locked)
+
+    def no_open(path: object, flags: int, *args: object) -> int:
+        denied(path)
+        return real_open(path, flags, *args)  # type: ignore[arg-type]
+
+    def no_read(path: pathlib.Path) -> bytes:
+        denied(path)
+        return real_read_bytes(path)
+
+    monkeypatch.setattr(os, "open", no_open)
+    monkeypatch.setattr(pathlib.Path, "read_bytes", no_read)
+    memd("add", "Runs on Tuesdays by the river")
+    outputs = []
+    for _ in range(2):  # the second run must not file the unreadable topic's entries again
+        run = memd("consolidate", ok=False)
+        assert_clean(run, topic.name)
+        outputs.append(run.output)
+    assert "cannot read" in outputs[0], outputs
+    monkeypatch.undo()
+    assert "A line typed by hand." in topic.read_text()
+    report = json.loads(memd("verify", "--json").output)
+    assert report["ok"], report
+    files = [*vault.topic_files(), vault.current]
+    holding = [e for path in files for e in vault.read(path).signed() if "coffee" in e.entry.text]
+    assert len(holding) == 1

@@ -21,6 +21,7 @@ deletion.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -58,6 +59,11 @@ def vanished(
         # A buffer memd cannot read (a folder, a pipe, a link) has not lost its
         # entries: say so in one line rather than append them again.
         read_text(vault.current, "CURRENT.md")
+    if any(_unopenable(path) for path in vault.topic_files()):
+        # The entries of a file memd cannot read (its permissions) are there all the
+        # same: put back now, they would be filed twice once it can be read again.
+        # The acknowledgements wait; the next run with every file readable decides.
+        return []
     topics = held(set(waiting)) if held is not None else seqs_in_files(vault.topic_files())
     live = seqs_in_files([vault.current]) | topics
     gone = [ack for seq, ack in sorted(waiting.items()) if seq not in live]
@@ -72,6 +78,16 @@ def vanished(
 
     superseded = superseded_in(vault.read(p) for p in vault.topic_files() if _readable(vault, p))
     return [ack for ack in gone if ack.seq not in superseded]
+
+
+def _unopenable(path: Path) -> bool:
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+    except FileNotFoundError:
+        return False  # gone since it was listed: its entries are gone with it
+    except OSError:
+        return True
+    return False
 
 
 def _readable(vault: Vault, path: object) -> bool:

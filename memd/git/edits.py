@@ -7,9 +7,10 @@ person's edits comes through here: ``memd consolidate``, ``memd sync``,
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from memd.core.atomic import _describe
 from memd.git.command import run_git
 from memd.git.commits import commit_exact
 from memd.git.log import changed_paths, disk_bytes
@@ -26,9 +27,11 @@ class HandEdits:
 
     sha: str | None
     held: dict[str, list[str]]
+    unreadable: Mapping[str, str] = field(default_factory=dict)  # path -> why memd could not read it
 
     def warnings(self) -> list[str]:
-        return [held_warning(rel, found) for rel, found in sorted(self.held.items())]
+        unread = [f"not committing {rel}: {why}" for rel, why in sorted(self.unreadable.items())]
+        return [held_warning(rel, found) for rel, found in sorted(self.held.items())] + unread
 
 
 def held_warning(rel: str, found: list[str]) -> str:
@@ -57,16 +60,22 @@ def commit_hand_edits(
         p for p in changed_paths(vault) if p != ".memd/state.json" and p not in hold and not _only_appended(vault, p)
     ]
     seen = snapshot or {}
-    files = {rel: _encode(seen[rel]) if rel in seen else disk_bytes(vault, rel) for rel in paths}
+    files: dict[str, bytes | None] = {}
+    unreadable: dict[str, str] = {}
+    for rel in paths:
+        try:
+            files[rel] = _encode(seen[rel]) if rel in seen else disk_bytes(vault, rel)
+        except OSError as err:  # its permissions: not the person's edit to lose, nor memd's to guess
+            unreadable[rel] = f"cannot read it ({_describe(err)})"
     held = {rel: found for rel, data in files.items() if data and (found := secrets_in(data.decode(errors="replace")))}
-    paths = [rel for rel in paths if rel not in held]
+    paths = [rel for rel in paths if rel not in held and rel not in unreadable]
     if not paths:
-        return HandEdits(None, held)
+        return HandEdits(None, held, unreadable)
     message = f"edit: {', '.join(paths[:5])}" + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
     message += "\n\nMemd-Auto: committed by memd for the person who edited the files"
     if removed:
         message += f"\nMemd-Removed: {removed}"
-    return HandEdits(commit_exact(vault, message, {rel: files[rel] for rel in paths}, None), held)
+    return HandEdits(commit_exact(vault, message, {rel: files[rel] for rel in paths}, None), held, unreadable)
 
 
 def secrets_in(text: str) -> list[str]:
