@@ -265,8 +265,13 @@ def test_an_agent_can_set_extra_signature_keys_but_not_the_seq(vault: Vault) -> 
         )
         refused = await session.call_tool("memory_add", {"text": "x", "meta": {"seq": "5"}})
         seen["refused"] = (refused.is_error, refused.content[0].text)
+        # A supersedes mark would retire whatever entry it names, unchecked: memory_update checks.
+        replacing = await session.call_tool("memory_add", {"text": "Sam lives in Faro", "meta": {"supersedes": "1"}})
+        seen["replacing"] = (replacing.is_error, replacing.content[0].text)
 
     with_session(vault, body)
     [added] = seen["added"]["added"]
     assert added["signature"].endswith(",project=atlas,confidence=high>")
     assert seen["refused"][0] and "seq is assigned by memd" in seen["refused"][1]
+    assert seen["replacing"][0] and "call memory_update" in seen["replacing"][1]
+    assert "Faro" not in vault.current.read_text()

@@ -75,6 +75,11 @@ class Tools:
                 f"meta cannot set {', '.join(reserved)}: seq is assigned by memd; use the time, "
                 "source and src arguments for the others"
             )
+        replacing = sorted(set(meta or {}) & {"supersedes", "reason"})
+        if replacing:
+            # memory_update checks that the entry is live, is no note of the user's own and has no
+            # update waiting; a mark set here would retire whatever entry the seq names.
+            raise ToolError(f"meta cannot set {', '.join(replacing)}: to replace a fact, call memory_update")
         return self.memory.add(text, time=time, source=source, src=src, meta=tuple((meta or {}).items())).to_json()
 
     def memory_update(
