@@ -82,6 +82,38 @@ def test_placeholders_and_prose_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("password is: hunter2", "hunter2"),
+        ("the password for the router is hunter2", "hunter2"),
+        ("my pass is hunter2", "hunter2"),
+        ("pwd for server: S3cr3t!xyz", "S3cr3t!xyz"),
+        ("the password for the office wifi is: Blue-Fox-42", "Blue-Fox-42"),
+    ],
+)
+def test_a_password_said_in_other_words_is_redacted(text: str, secret: str) -> None:
+    assert secret not in redact(text).text and find_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Password is required for login", "the pass is open", "my token is ready", "bus pass is 4 euros"],
+)
+def test_a_password_mentioned_is_no_secret(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_prose_rules_stay_linear_on_long_lines() -> None:
+    # A line of key words and qualifiers must not make the pattern backtrack.
+    import time
+
+    text = "the password for " + "the router " * 20_000 + "is"
+    started = time.process_time()
+    redact(text)
+    assert time.process_time() - started < 5.0  # a hang guard: linear is milliseconds
+
+
 def test_find_secrets_reports_lines() -> None:
     text = "first line\nkey: sk-" + KEY_BODY + "\nthird password=abcd1234"
     assert find_secrets(text) == [(2, "openai-key"), (3, "credential")]

@@ -58,10 +58,15 @@ _ASSIGNMENT_KEYS = (
 )
 # Keys whose value may be several words (a passphrase).
 _PHRASE_KEY = re.compile(r"(?i)^(?:password|passwd|pwd|passphrase|passcode)$")
-_PROSE = r"""(?ix)\b(?:my|the|our|your|his|her|their|this|that|its|a|an)\s+(?:[a-z0-9_-]{1,30}\s+){0,3}?
-    (?P<key>password|passphrase|passcode|passwd|secret(?:\s+access)?(?:\s+key)?|token|api\s*key|access\s+key
-    |private\s+key)
-    \s+(?:is|was|is\s+now|will\s+be|reads|=|:)\s+(?P<value>[^\s"'`]{4,})"""
+# "my password is ...", "the password for the router is: ...", "pwd for server: ...":
+# the key, perhaps what it is for (a few words after for/of/to/on/at), a verb or a
+# colon, the value. Said with no "my"/"the" before it, the value must look like a
+# secret ("Password is required" stays; see ``_prose_span``).
+_PROSE = r"""(?ix)(?:\b(?P<owner>my|the|our|your|his|her|their|this|that|its|a|an)\s+(?:[a-z0-9_-]{1,30}\s+){0,3}?)?
+    \b(?P<key>password|passphrase|passcode|passwd|pwd|pass|secret(?:\s+access)?(?:\s+key)?|token|api\s*key
+    |access\s+key|private\s+key)\b
+    (?:\s+(?:for|of|to|on|at)(?:\s+[\w.@-]{1,40}){1,4}?)?
+    (?:\s+(?:is|was|is\s+now|will\s+be|reads)(?:\s*:)?|\s*[=:])\s+(?P<value>[^\s"'`]{4,})"""
 _PLACEHOLDER = re.compile(
     r"^(?:\[REDACTED:[a-z-]+\]|\*+|x+|X+|\.{3,}|<.*|\{\{.*|\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|%[A-Za-z_]+%)$"
 )
@@ -127,7 +132,7 @@ def _prose_span(match: re.Match[str], text: str) -> Span | None:
     end = start + len(token)
     if _looks_secret(token):
         return start, end
-    if not _PHRASE_KEY.match(match.group("key")):
+    if not _PHRASE_KEY.match(match.group("key")) or match.group("owner") is None:
         return None
     clause = _CLAUSE.match(text, end)
     return start, end + len(clause.group(0).rstrip()) if clause else end
@@ -177,7 +182,7 @@ RULES: tuple[Rule, ...] = (
         _phrase_span,
         ("pass", "pwd", "secret", "token", "key"),
     ),
-    Rule("credential", _PROSE, "value", _prose_span, ("pass", "secret", "token", "key")),
+    Rule("credential", _PROSE, "value", _prose_span, ("pass", "pwd", "secret", "token", "key")),
 )
 
 
