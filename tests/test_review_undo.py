@@ -171,3 +171,29 @@ def test_words_a_consolidation_did_not_record_are_reported_not_invented(memd: Me
     assert "could not be restored" in result.output and "black Bianchi" in vault.current.read_text()
     assert "green Brompton" not in vault.current.read_text()
     assert verify(memd)["ok"]
+
+
+def test_a_supersedes_mark_the_entry_came_with_goes_back_with_it(memd: Memd) -> None:
+    # Undo takes back the supersessions the consolidation found; one the person gave
+    # (--meta supersedes=N) is theirs, and consolidating again must retire the old fact again.
+    vault = memd.vault
+    memd("add", "Dana lives in Berlin")
+    memd("consolidate")
+    [old] = [seq for seq, said in _live(vault).items() if said == "Dana lives in Berlin"]
+    memd("add", "--meta", f"supersedes={old}", "Dana moved to Paris")
+    memd("consolidate")
+    memd("undo")
+    [restored] = [line for line in vault.current.read_text().splitlines() if "Dana moved to Paris" in line]
+    assert f",supersedes={old}>" in restored
+    memd("consolidate")
+    assert "Dana lives in Berlin" not in _live(vault).values() and "Dana moved to Paris" in _live(vault).values()
+    report = verify(memd)
+    assert report["ok"], report["problems"]
+
+
+def _live(vault: Vault) -> dict[str, str]:
+    return {
+        str(e.entry.signature.seq): e.entry.text  # type: ignore[union-attr]
+        for path in [vault.current, *vault.topic_files()]
+        for e in vault.read(path).signed()
+    }

@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 _REASON_ESCAPE = re.compile(r" |%(?=20|25)")
 _REASON_DECODE = re.compile("%(20|25)")
 
+# The reason recorded for a mark the entry carried into the buffer (``memd add --meta
+# supersedes=N``), as against one this consolidation found: ``memd undo`` keeps the first.
+ENTRY_SAYS = "the entry says it supersedes seq"
+
 
 def encode_reason(reason: str) -> str:
     """A reason as a ``reason=`` value: one line, no spaces (``moved%20in%20May``)."""
@@ -88,7 +92,7 @@ def take_marked(space: Workspace, batch: list[Item]) -> Marked:
         for topic_id, entries in _take_from_topics(space, wanted):
             homes.setdefault(item.seqs.first, topic_id)
             replaced += entries
-        reason = reason_of(item.signature) or f"the entry says it supersedes seq {value}"
+        reason = reason_of(item.signature) or f"{ENTRY_SAYS} {value}"
         records += [Supersession(item.seqs, old.seqs, reason) for old in replaced]
         taken += replaced
     return Marked(kept, records, replaced_entries(tuple(records), taken), homes)

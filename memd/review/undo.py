@@ -181,8 +181,11 @@ def _plan(vault: Vault, repo: Repo, target: CommitInfo) -> _Plan:
 
 def _restored(message: Message, old: list[Sighting], new: list[Sighting]) -> tuple[list[Restored], list[str]]:
     """The buffer entries the consolidation took in, as entries again."""
+    from memd.consolidation.supersessions import ENTRY_SAYS
+
     buffer = message.buffer
-    superseded_here = union(*(runs(r.old) for r in message.replacements))
+    # Marks the entry brought with it ("the entry says ...") go back with the entry.
+    superseded_here = union(*(runs(r.old) for r in message.replacements if not r.reason.startswith(ENTRY_SAYS)))
     found: list[Restored] = []
     for entry in new:
         mine = minus(entry.runs, minus(entry.runs, buffer))
@@ -197,8 +200,9 @@ def _restored(message: Message, old: list[Sighting], new: list[Sighting]) -> tup
         mark = entry.supersedes
         if mark and entry.signature.get("reason") is None:
             # The supersessions this consolidation made are undone with it. An
-            # update's own mark (it came with its reason=, Memory.update) was in
-            # the buffer before, and goes back with the entry.
+            # update's own mark (it came with its reason=, Memory.update) or one
+            # given with the entry (--meta supersedes=N) was in the buffer before,
+            # and goes back with the entry.
             try:
                 left = minus(runs(SeqSet.parse(mark)), superseded_here)
             except MemdError:
