@@ -127,6 +127,18 @@ def test_memd_add_never_writes_a_secret(memd: Memd, vault: Vault) -> None:
     assert "The deploy key is [REDACTED:openai-key]" in text
 
 
+def test_a_src_with_a_password_is_redacted_once_and_linked_once(memd: Memd, vault: Vault) -> None:
+    # memd links an entry's src with its brackets %-encoded: that marker read as a
+    # password, was redacted again as "typed into the buffer", and a second link followed.
+    memd("add", "--src", "https://bob:pw123@example.com/page", "the wiki page")
+    consolidated = memd("consolidate").output
+    assert "possible secret" not in consolidated
+    lines = [line for path in vault.topic_files() for line in path.read_text().splitlines()]
+    [entry] = [line for line in lines if line.startswith("- <seq=") and "wiki" in line]
+    assert "pw123" not in entry and entry.count("[source](") == 1
+    assert memd("lint").exit_code == 0
+
+
 def test_lint_flags_a_secret_typed_by_hand(memd: Memd, vault: Vault) -> None:
     (vault.topics_dir / "servers.md").write_text(
         '---\nid: servers\nsummary: "x"\n---\n# Servers\n- <seq=1> login password=Tr0ub4dor&3\n'

@@ -67,6 +67,9 @@ _PROSE = r"""(?ix)(?:\b(?P<owner>my|the|our|your|his|her|their|this|that|its|a|a
     |access\s+key|private\s+key)\b
     (?:\s+(?:for|of|to|on|at)(?:\s+[\w.@-]{1,40}){1,4}?)?
     (?:\s+(?:is|was|is\s+now|will\s+be|reads)(?:\s*:)?|\s*[=:])\s+(?P<value>[^\s"'`]{4,})"""
+# A marker as a link writes it too: memd links an entry's src, and a URL's brackets are
+# %-encoded ("https://bob:%5BREDACTED:url-password%5D@host" is already redacted).
+_MARKERS = ("[REDACTED:", "%5BREDACTED:", "%5bREDACTED:")
 _PLACEHOLDER = re.compile(
     r"^(?:\[REDACTED:[a-z-]+\]|\*+|x+|X+|\.{3,}|<.*|\{\{.*|\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|%[A-Za-z_]+%)$"
 )
@@ -230,7 +233,7 @@ def _spans(rule: Rule, text: str, lower: str | None = None) -> list[tuple[int, i
         # Only a value that is a marker is one already redacted: a passphrase runs to the
         # end of its line, which may hold a secret an earlier rule replaced ("password:
         # correct horse [REDACTED:aws-access-key] staple"), and all of it goes.
-        if start < 0 or _PLACEHOLDER.match(core) or core.startswith("[REDACTED:") or _small_number(core):
+        if start < 0 or _PLACEHOLDER.match(core) or core.startswith(_MARKERS) or _small_number(core):
             continue
         if value[:1] in "\"'" and value[-1:] == value[:1]:
             start, end = start + 1, end - 1  # keep the quotes: the text stays valid JSON/YAML
