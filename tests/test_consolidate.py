@@ -197,6 +197,26 @@ def test_a_hand_edit_during_consolidation_wins(memd: Memd) -> None:
     assert not (memd.vault.meta_dir / "journal" / "pending.json").exists()
 
 
+def test_two_consolidations_at_once_file_the_buffer_once_and_neither_fails(memd: Memd) -> None:
+    for n in range(30):
+        memd("add", f"Note {n} about the garden beds and tomatoes")
+
+    class AnotherRunFinishesFirst(OfflineEngine):
+        other_ran = False
+
+        def summarise(self, sections: list[Section]) -> str:
+            if not AnotherRunFinishesFirst.other_ran:  # a second `memd consolidate`, started at the same time
+                AnotherRunFinishesFirst.other_ran = True
+                assert consolidate(memd.vault, engine=OfflineEngine()).entries == 30
+            return super().summarise(sections)
+
+    # The stale run's proof found every seq twice and refused, as if the vault were damaged.
+    outcome = consolidate(memd.vault, engine=AnotherRunFinishesFirst())
+    assert AnotherRunFinishesFirst.other_ran and outcome.entries == 0
+    assert json.loads(memd("verify", "--json").output)["ok"]
+    assert not (memd.vault.meta_dir / "journal" / "refused").exists()
+
+
 def test_a_topic_with_invalid_yaml_is_skipped_reported_and_never_rewritten(memd: Memd) -> None:
     broken = memd.vault.topics_dir / "coffee.md"
     broken.write_text("---\nid: coffee\nsummary: [oops\n---\n# Coffee\n- <seq=1> Takes coffee with oat milk\n")

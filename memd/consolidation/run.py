@@ -240,6 +240,11 @@ def _consolidate(
     altered = reworded([current, *space.read_documents()], after)
     if altered:
         problems.append(f"the words of seqs {SeqSet.of(altered)} would change")
+    if problems and vault.current.exists():
+        # Another consolidation that filed this buffer first (two started at once) makes
+        # every seq read here be held twice: a run on a stale buffer, not damage. Its
+        # next attempt reads the buffer as it is now.
+        _appended_since(current_text, read_text(vault.current, "CURRENT.md"))
     if problems:
         from memd.vault.lint import duplicate_places
 
