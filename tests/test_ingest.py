@@ -230,3 +230,29 @@ def test_progress_is_reported_for_transcripts(vault: Vault, tmp_path: Path) -> N
 
 def _git(vault: Vault, *args: str) -> str:
     return subprocess.run(["git", "-C", str(vault.root), *args], capture_output=True, text=True, check=True).stdout
+
+
+def test_an_import_stopped_half_way_resumes_where_it_stopped(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memd.ingest.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "APPEND_BATCH", 100)
+    note = tmp_path / "garden.md"
+    note.write_text("".join(f"- Bed {n} got tomatoes and basil on day {n}.\n" for n in range(1, 1001)))
+    stopped = pipeline.IngestJob.open(vault, note)
+    while stopped.entries < 300:  # Ctrl-C after some batches were appended, before the copy was written
+        assert not stopped.step(seconds=0)
+    assert not (vault.root / stopped.rel).exists()
+
+    result = ingest_file(vault, note)
+    # The rerun appended only the rest, linked to the copy the first run's entries name.
+    assert result.source == stopped.rel and (vault.root / stopped.rel).is_file()
+    assert result.entries == 1000 - stopped.entries
+    assert any("resumed an import stopped before it finished" in w for w in result.warnings)
+    buffered = [
+        located.entry.text for located in vault.read(vault.current).signed() if "tomatoes" in located.entry.text
+    ]
+    assert len(buffered) == len(set(buffered)) == 1000
+    assert not list((vault.meta_dir / "reserved").iterdir())
+    assert ingest_file(vault, note).duplicate  # and once more: already imported

@@ -92,6 +92,7 @@ class IngestJob:
     previous: KnownCopy | None = None
     new_turns: list[tuple[Turn, int]] = field(default_factory=list)
     done: int = 0
+    resumed: int = 0  # units an interrupted run of the same input had appended
     pending: list[NewEntry] = field(default_factory=list)
     seqs: list[int] = field(default_factory=list)
     entries: int = 0
@@ -139,7 +140,14 @@ class IngestJob:
                 return job
             earlier = sources.find_thread_copy(vault, parsed, clean) if parsed.note is None else None
             job.previous = sources.read_copy(vault, earlier) if earlier else None
-            job.rel = job.previous.rel if job.previous else reserve_path(vault, clean, stamp)
+            stopped = sources.interrupted(vault, digest) if job.previous is None else None
+            if stopped is not None:
+                # The same input, stopped before its copy was written: its first units'
+                # entries are in the buffer already, linked to this copy's path.
+                job.rel, job.done = stopped
+                job.resumed = job.done
+            else:
+                job.rel = job.previous.rel if job.previous else reserve_path(vault, clean, stamp)
         if job.previous is not None:
             fresh = _unseen(job.previous, parsed.turns)
             if not fresh:
@@ -208,6 +216,8 @@ class IngestJob:
             self.seqs += [a.seq for a in append_entries(self.vault, self.pending)]
             self.entries += len(self.pending)
             self.pending = []
+            if self.copy is not None:
+                sources.mark_progress(self.vault, self.rel, self.digest, self.done)
 
     def _finish(self) -> None:
         vault, parsed = self.vault, self.parsed
@@ -231,8 +241,16 @@ class IngestJob:
             tuple(sorted(set(self.kinds))),
             commit=sha,
             # Extraction steps the model failed were done offline: say which and why.
-            warnings=(*parsed.warnings, *self.engine.drain_notes(), *warnings),
+            warnings=(*parsed.warnings, *self.engine.drain_notes(), *warnings, *self._resumed_note()),
             new_turns=None if self.previous is None else len(self.new_turns),
+        )
+
+    def _resumed_note(self) -> tuple[str, ...]:
+        if not self.resumed:
+            return ()
+        return (
+            f"resumed an import stopped before it finished: the entries of its first {self.resumed:,} of "
+            f"{len(self.units):,} parts were already in the buffer",
         )
 
     def _update_copy(self) -> None:

@@ -27,6 +27,7 @@ conversation, or as a new section), and only they become entries.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import time
@@ -209,6 +210,33 @@ def reserve_path(vault: Vault, name: str, stamp: str) -> str:
 
 def release(vault: Vault, rel: str) -> None:
     (vault.meta_dir / "reserved" / _reservation(rel)).unlink(missing_ok=True)
+
+
+def mark_progress(vault: Vault, rel: str, digest: str, done: int) -> None:
+    """Record in ``rel``'s reservation that the import of the input with SHA-256
+    ``digest`` has appended the entries of its first ``done`` units: an import
+    stopped before its copy is written (Ctrl-C, a crash) resumes from there."""
+    from memd.core.atomic import atomic_write
+
+    record = json.dumps({"rel": rel, "sha256": digest, "done": done})
+    atomic_write(vault.meta_dir / "reserved" / _reservation(rel), record)
+
+
+def interrupted(vault: Vault, digest: str) -> tuple[str, int] | None:
+    """The reserved copy path of an import of the input ``digest`` that was stopped
+    before its copy was written, and the units it had appended; None if none."""
+    folder = vault.meta_dir / "reserved"
+    if not folder.is_dir():
+        return None
+    for entry in sorted(folder.iterdir()):
+        try:
+            record = json.loads(entry.read_text(encoding="utf-8") or "{}")
+            mine = record.get("sha256") == digest and entry.name == _reservation(record["rel"])
+            if mine and not (vault.root / record["rel"]).exists():
+                return str(record["rel"]), int(record["done"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue  # an empty reservation (an import that appended nothing yet) or damage
+    return None
 
 
 def _reservation(rel: str) -> str:
