@@ -356,3 +356,17 @@ def test_a_topic_memd_cannot_read_is_left_alone_and_never_filed_twice(
     files = [*vault.topic_files(), vault.current]
     holding = [e for path in files for e in vault.read(path).signed() if "coffee" in e.entry.text]
     assert len(holding) == 1
+
+
+def test_a_folder_named_like_a_new_topic_does_not_block_consolidation(memd: Memd, vault: Vault) -> None:
+    from memd import Memory
+
+    memory = Memory.open(vault.root)
+    memory.add("Reviewed the code of the parser")
+    planned = memory.consolidate(dry_run=True).new_topics
+    for topic_id in planned:
+        (vault.topics_dir / f"{topic_id}.md").mkdir(parents=True)  # a folder where the new topic would go
+    outcome = assert_clean(memd("consolidate", ok=False), "")
+    assert outcome == "" and json.loads(memd("verify", "--json").output)["ok"]
+    assert all((vault.topics_dir / f"{topic_id}.md").is_dir() for topic_id in planned)
+    assert any("Reviewed the code of the parser" in path.read_text() for path in vault.topic_files())

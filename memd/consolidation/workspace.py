@@ -174,7 +174,14 @@ class Workspace:
         base = slugify(f"{prefix} {title}".strip()) or "topic"
         topic_id, n = base, 2
         taken = set(self.docs) | self.skipped | self.catalog.known.keys()  # every id in use, read or not
-        while topic_id in taken:
+
+        def occupied(candidate: str) -> bool:
+            # Anything already at the path (a folder named like a topic, a link) is no place
+            # for a new topic: writing there failed every consolidation until it was moved.
+            path = self.vault.topics_dir / f"{candidate}.md"
+            return candidate in taken or path.exists() or path.is_symlink()
+
+        while occupied(topic_id):
             topic_id, n = f"{base}-{n}", n + 1
         self.docs[topic_id] = _EMPTY
         self.created.add(topic_id)
