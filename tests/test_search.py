@@ -67,9 +67,16 @@ def test_bad_time_filter_is_a_clear_error(travel: Vault, memd) -> None:
     assert result.exit_code == 1 and "invalid time" in result.output
 
 
-@pytest.mark.parametrize("query", ["", "   ", "the and of", '"', ":", "*", "(", "AND", "OR NOT", "*:*"])
-def test_empty_stopword_or_syntax_only_queries_find_nothing(travel: Vault, memd, query: str) -> None:
+@pytest.mark.parametrize("query", ["the and of", '"', ":", "*", "(", "AND", "OR NOT", "*:*"])
+def test_stopword_or_syntax_only_queries_find_nothing(travel: Vault, memd, query: str) -> None:
     assert hits(memd, query) == []
+
+
+@pytest.mark.parametrize("command", ["search", "ask"])
+@pytest.mark.parametrize("query", ["", "   "])
+def test_a_blank_query_is_a_mistake_said_not_an_empty_answer(travel: Vault, memd, command: str, query: str) -> None:
+    result = memd(command, query, ok=False)
+    assert result.exit_code == 1 and "nothing to" in result.output and "give a few words" in result.output
 
 
 @pytest.mark.parametrize("query", ['"ryokan', "ryokan:", "ryokan*", "(ryokan", "ryokan AND", 'title:"ryokan"'])

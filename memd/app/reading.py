@@ -69,6 +69,8 @@ class Reading:
         from memd.core.timeutil import time_bound
         from memd.index import Filters
 
+        _asked(query, "search for", 'memd search "oat milk"', 'query "oat milk"')
+
         self.recover()
         filters = Filters(since=time_bound(since), until=time_bound(until, end_of_day=True), source=source)
         if as_of:
@@ -157,6 +159,9 @@ class Reading:
         from memd.ask.answering import answer
         from memd.engine import get_engine
 
+        _asked(
+            question, "ask", 'memd ask "how does Dana take her coffee?"', 'question "How does Dana take her coffee?"'
+        )
         self.recover()
         engine = engine or get_engine(self.vault)
         if engine.client is not None:  # the model's agent searches with tools of its own
@@ -187,3 +192,11 @@ class Reading:
         from memd.index import IndexStore
 
         return IndexStore(self.vault)
+
+
+def _asked(query: str, verb: str, command: str, argument: str) -> None:
+    """A blank query is a mistake to say, not a search that finds nothing."""
+    if not query.strip():
+        from memd.core.errors import FormatError
+
+        raise FormatError(f"nothing to {verb}: give a few words", hints={"cli": command, "mcp": argument})
