@@ -284,6 +284,22 @@ def test_help_carries_examples_and_stays_light() -> None:
     assert out.strip() == "[]"
 
 
+def test_every_command_and_group_shows_an_example() -> None:
+    import click
+
+    from memd.cli import main
+
+    def walk(command: click.Command, path: tuple[str, ...]) -> list[tuple[tuple[str, ...], click.Command]]:
+        found = [(path, command)]
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                found += walk(sub, (*path, name))
+        return found
+
+    missing = [" ".join(path) for path, command in walk(main, ()) if path and "Example" not in (command.help or "")]
+    assert not missing, f"--help without an example: {missing}"
+
+
 def test_the_cli_as_people_type_it(memd: Memd) -> None:
     vault = str(memd.vault.root)
     runner = memd.runner

@@ -127,7 +127,12 @@ def hooks_show(ctx: click.Context, what: str) -> None:
 
 @click.group()
 def hook() -> None:
-    """Commands that hooks run; you do not need to type them."""
+    """Commands that hooks run; you do not need to type them.
+
+    \b
+    Example (what `memd hooks install claude` puts in Claude Code's settings):
+        memd --vault ~/memory hook claude-capture
+    """
 
 
 @hook.command(name="claude-capture")
