@@ -173,7 +173,7 @@ def test_a_bounded_supersedes_is_taken(memd: Memd, vault: Vault) -> None:
 def test_mcp_meta_cannot_set_an_unbounded_supersedes(memd: Memd, vault: Vault) -> None:
     from mcp.server.mcpserver.exceptions import ToolError
 
-    with pytest.raises(ToolError, match="supersedes=1-999999999999"):
+    with pytest.raises(ToolError, match="meta cannot set supersedes: to replace a fact, call memory_update"):
         mcp(vault, "memory_add", text="x", meta={"supersedes": "1-999999999999"})
     keeps_working(memd)
 
