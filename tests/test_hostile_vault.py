@@ -55,14 +55,19 @@ def test_a_nul_byte_on_stdin_is_kept_visibly_and_blocks_nothing(memd: Memd, vaul
     assert "fact \\x00 x" in memd("grep", "x00").output  # the person's words are still there, spelled out
 
 
-def test_a_nul_already_in_current_md_is_named_at_its_line(memd: Memd, vault: Vault) -> None:
+@pytest.mark.parametrize("stray", [b"\0", b"\xff\xfe"], ids=["nul", "not-utf-8"])
+def test_a_stray_byte_in_current_md_is_named_and_never_refuses_an_add(memd: Memd, vault: Vault, stray: bytes) -> None:
     memd("add", "a fact")
     clean = vault.current.read_bytes()
-    vault.current.write_bytes(clean + b"- <seq=2> written by an older memd \0 here\n")
-    result = memd("add", "x", ok=False)
-    assert result.exit_code == 1
-    assert assert_clean(result) == "Error: CURRENT.md:8: binary file where a Markdown file is expected"
-    vault.current.write_bytes(clean + b"- <seq=2> written by an older memd here\n")  # the person removes it
+    typed = clean + b"- <seq=2> written by an older memd " + stray + b" here\n"
+    vault.current.write_bytes(typed)
+    result = memd("add", "x")  # never refuse a write: the entry goes after the stray byte, untouched
+    assert "warning: saved; CURRENT.md:8: " in result.output
+    assert vault.current.read_bytes().startswith(typed) and vault.current.read_bytes().endswith(b"> x\n")
+    refused = memd("consolidate", ok=False)
+    assert refused.exit_code == 1 and assert_clean(refused).startswith("Error: CURRENT.md:8: ")
+    fixed = vault.current.read_bytes().replace(b"written by an older memd " + stray + b" here", b"written here")
+    vault.current.write_bytes(fixed)  # the person removes it
     keeps_working(memd)
 
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memd.core import timeutil
-from memd.core.atomic import append_bytes, atomic_write, escape_controls, read_text, storable
+from memd.core.atomic import append_bytes, atomic_write, escape_controls, read_bytes, read_text, storable
 from memd.core.entry import make_entry
-from memd.core.errors import FormatError
+from memd.core.errors import DocumentError, FormatError
 from memd.core.layout import PENDING_JOURNAL
 from memd.core.newlines import newline_of
 from memd.core.redact import redact_all, redact_value
@@ -99,6 +99,22 @@ class AddResult:
         return {"added": [item.to_json() for item in self.added]}
 
 
+def _buffer_text(vault: Vault) -> tuple[str, str | None]:
+    """CURRENT.md's text as far as an append needs it, and what is wrong with it.
+    A stray byte a person typed (not UTF-8, a NUL) is theirs to fix, and `memd
+    lint` and consolidation name it; it is no reason to refuse a new entry, which
+    goes after it untouched."""
+    try:
+        return read_text(vault.current, "CURRENT.md"), None
+    except DocumentError as problem:
+        try:
+            data = read_bytes(vault.current)
+        except OSError:
+            raise problem from None  # a folder, a link, no permission: it says which
+        said = f"saved; {problem} (consolidation waits until it is fixed)"
+        return data.decode("utf-8", errors="surrogateescape"), said
+
+
 def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
     """Append entries to CURRENT.md with fresh seqs; returns them once durable.
 
@@ -131,7 +147,7 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
         # Only what the append needs is read from the buffer (its newline style, its
         # length in lines, whether it holds an entry): no parse, so an add costs the
         # same with 10 or 10,000 entries waiting.
-        text = read_text(vault.current, "CURRENT.md")
+        text, problem = _buffer_text(vault)
         stamp = timeutil.format_time(timeutil.now())
         empty = _SIGNED.search(text) is None
         seqs = allocate(vault, len(items), buffer_was_empty=empty, at=stamp)
@@ -149,5 +165,6 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
             added.append(Added(seq, line, signature.render(), entry.full_text))
             line += len(entry.lines())
         append_bytes(vault.current, (lead + "".join(chunks)).encode("utf-8"))
-        warning = acks.record(vault, [acks.Ack(a.seq, chunk, stamp) for a, chunk in zip(added, chunks, strict=True)])
+        logged = acks.record(vault, [acks.Ack(a.seq, chunk, stamp) for a, chunk in zip(added, chunks, strict=True)])
+    warning = "; ".join(filter(None, [problem, logged])) or None
     return [replace(a, warning=warning) for a in added] if warning else added
