@@ -64,6 +64,8 @@ def test_a_stray_byte_in_current_md_is_named_and_never_refuses_an_add(memd: Memd
     result = memd("add", "x")  # never refuse a write: the entry goes after the stray byte, untouched
     assert "warning: saved; CURRENT.md:8: " in result.output
     assert vault.current.read_bytes().startswith(typed) and vault.current.read_bytes().endswith(b"> x\n")
+    status = memd("status")  # the one report that must work whatever the vault holds
+    assert "warning: CURRENT.md:8: " in status.output and "consolidation waits until it is fixed" in status.output
     refused = memd("consolidate", ok=False)
     assert refused.exit_code == 1 and assert_clean(refused).startswith("Error: CURRENT.md:8: ")
     fixed = vault.current.read_bytes().replace(b"written by an older memd " + stray + b" here", b"written here")

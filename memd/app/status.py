@@ -15,15 +15,27 @@ from memd.vault.vault import Vault
 
 def vault_status(vault: Vault) -> Status:
     """The status of ``vault`` (call after recovering an interrupted consolidation)."""
+    from memd.core.errors import MemdError
     from memd.core.timeutil import format_time
     from memd.engine import describe
     from memd.index.backends import describe_index
     from memd.index.embedding import describe_retrieval
     from memd.vault import acks
-    from memd.vault.buffer_status import buffer_status
+    from memd.vault.buffer_status import BufferStatus, buffer_status
     from memd.vault.state import read_state
 
-    buffer = buffer_status(vault)
+    buffer_problem = None
+    try:
+        buffer = buffer_status(vault)
+    except MemdError as err:
+        from memd.core.atomic import read_bytes
+
+        try:  # a stray byte typed into CURRENT.md (add appends after it): said, the rest reported
+            read_bytes(vault.current)
+        except OSError:
+            raise err from None  # not a file memd can read at all: the report says only that
+        buffer_problem = f"{err} (memd add still appends; consolidation waits until it is fixed)"
+        buffer = BufferStatus(0, 0, 0, vault.config.buffer_tokens, None, None, vault.config.buffer_age.total_seconds())
     state, problem = read_state(vault)
     facts = BufferFacts(
         entries=buffer.entries,
@@ -54,6 +66,7 @@ def vault_status(vault: Vault) -> Status:
             "sync": sync,
             "gitignore_missing": _missing_ignores(vault),
             "acks_problem": acks.problem(vault),
+            "buffer_problem": buffer_problem,
             "topic_health": _topic_health(vault),
         },
     )

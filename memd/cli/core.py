@@ -245,6 +245,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"hint: .gitignore does not ignore {patterns}: run `memd init` to add them", err=True)
     if facts.extra.get("acks_problem"):
         click.echo(f"warning: {facts.extra['acks_problem']}", err=True)
+    if facts.extra.get("buffer_problem"):
+        click.echo(f"warning: {facts.extra['buffer_problem']}", err=True)
     if facts.extra.get("uncommitted"):
         click.echo(f"warning: not committed yet: {facts.extra['uncommitted']} (memd retries on its next run)", err=True)
 
