@@ -215,3 +215,16 @@ def test_the_parsed_settings_are_kept_for_the_very_text_they_came_from(vault: Va
     vault.config_path.write_text("[consolidate]\nbuffer_tokens = \n")
     with pytest.raises(ConfigError, match="invalid TOML"):
         load_config(vault.config_path, cache=kept)
+
+
+def test_lint_names_a_setting_memd_does_not_know(memd: Memd, vault: Vault) -> None:
+    # Every command ignores it: a typo in a setting's name otherwise goes unseen.
+    text = vault.config_path.read_text()
+    assert "\nbuffer_tokens = " in text
+    vault.config_path.write_text(text.replace("\nbuffer_tokens = ", "\nbuffer_token = "))
+    line = next(n for n, said in enumerate(vault.config_path.read_text().splitlines(), 1) if "buffer_token =" in said)
+    lint = memd("lint")  # a warning: lint still passes
+    assert (
+        f".memd/config.toml:{line}: warning: consolidate.buffer_token is no memd setting; it is ignored "
+        "(did you mean consolidate.buffer_tokens?)"
+    ) in lint.output

@@ -55,6 +55,32 @@ def lint_vault(vault: Vault, paths: list[Path] | None = None) -> list[Problem]:
         problems += _lint_links(vault)
         problems += _lint_state(vault)
         problems += _lint_acks(vault)
+        problems += _lint_settings(vault)
+    return problems
+
+
+def _lint_settings(vault: Vault) -> list[Problem]:
+    """A key in config.toml memd does not know (a typo, ``buffer_token``) is ignored by
+    every command; said here, with the setting it is closest to."""
+    from difflib import get_close_matches
+
+    from memd.core.config_edit import effective_settings
+    from memd.core.errors import MemdError
+
+    try:
+        settings = effective_settings(vault.config_path, shown_as=vault.rel(vault.config_path))
+    except (MemdError, OSError, ValueError):
+        return []  # a broken config file is every command's one-line error already
+    known = [s.key for s in settings if s.known]
+    problems = []
+    for setting in settings:
+        if setting.known:
+            continue
+        path, _, line = setting.origin.rpartition(":")
+        near = get_close_matches(setting.key, known, n=1, cutoff=0.8)
+        hint = f" (did you mean {near[0]}?)" if near else " (`memd config list` shows the settings)"
+        path, number = (path, int(line)) if line.isdigit() else (setting.origin, 1)
+        problems.append(Problem(path, number, f"{setting.key} is no memd setting; it is ignored{hint}", "warning"))
     return problems
 
 
