@@ -370,3 +370,13 @@ def test_a_folder_named_like_a_new_topic_does_not_block_consolidation(memd: Memd
     assert outcome == "" and json.loads(memd("verify", "--json").output)["ok"]
     assert all((vault.topics_dir / f"{topic_id}.md").is_dir() for topic_id in planned)
     assert any("Reviewed the code of the parser" in path.read_text() for path in vault.topic_files())
+
+
+def test_verify_names_a_file_it_cannot_read_instead_of_calling_its_seqs_lost(memd: Memd, vault: Vault) -> None:
+    memd("add", "Takes coffee with oat milk")
+    memd("consolidate")
+    [topic] = vault.topic_files()
+    topic.write_bytes(topic.read_bytes() + b"- typed with a stray byte \xff\n")
+    report = json.loads(memd("verify", "--json", ok=False).output)
+    rel = vault.rel(topic)
+    assert report["problems"] == [f"{rel} cannot be read (not valid UTF-8), so its seqs cannot be checked"]

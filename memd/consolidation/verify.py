@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from memd.core.atomic import atomic_write, read_bytes
+from memd.core.atomic import _describe, atomic_write, read_bytes
 from memd.core.document import Document, parse_document
 from memd.core.errors import FormatError, MemdError
 from memd.core.signature import MAX_SEQS_PER_ENTRY, SeqSet
@@ -149,10 +149,14 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
     from memd.vault.journal import owed
 
     documents = []
+    unread: list[str] = []
     for path in vault.entry_files():
         try:
             documents.append(parse_document(read_bytes(path).decode("utf-8")))
-        except (OSError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError) as err:
+            # Its seqs are not lost, only out of sight: say which file, not "missing".
+            why = "not valid UTF-8" if isinstance(err, UnicodeDecodeError) else _describe(err)
+            unread.append(f"{vault.rel(path)} cannot be read ({why}), so its seqs cannot be checked")
             continue
     live = live_counts(documents)
     superseded = superseded_in(documents)
@@ -165,6 +169,7 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
         "(`memd consolidate` keeps one copy, where it may write the files)"
         for count, seqs in sorted(by_count.items())
     ]
+    problems = unread + problems
     deleted_by_hand: set[int] = set()
     commits = 0
     if blocked(vault) is None:
@@ -190,14 +195,14 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
             for commit, seqs in walk.reworded
         ]
         unrecorded = walk.last - set(live) - superseded
-        if unrecorded:
+        if unrecorded and not unread:  # (with a file unread, its seqs would look missing)
             problems.append(
                 f"seqs {_span(unrecorded)} are missing from the files and no commit removed them "
                 "(commit the deletion, or restore the lines with git)"
             )
     buffered = acks.pending(vault)
     missing = {seq for seq in buffered if seq not in live and seq not in superseded and seq not in deleted_by_hand}
-    if missing:
+    if missing and not unread:
         problems.append(
             f"acknowledged seqs {_span(missing)} are in no file and no commit removed them "
             "(deleted without a commit: memd puts them back on its next consolidation, or use `memd forget`)"
