@@ -211,6 +211,27 @@ def test_forget_removes_an_entry_on_purpose_and_it_stays_gone(memd: Memd) -> Non
     assert "no entry holds seq 99" in memd("forget", "99", ok=False).output
 
 
+def test_forget_takes_the_entry_out_of_its_topics_summary_too(memd: Memd) -> None:
+    memd("add", "Likes hiking in the Alps")
+    memd("add", "Dana's phone number is 555-0101")
+    memd("consolidate")
+    assert "Likes hiking in the Alps" in all_text(memd.vault)
+    [seq] = [s for s, text in _entries(memd.vault).items() if text == "Likes hiking in the Alps"]
+    memd("forget", seq)
+    # The summary quoted it: forgotten words leave the current files (git history keeps them).
+    assert "hiking" not in all_text(memd.vault)
+    assert "Dana's phone number is 555-0101" in all_text(memd.vault)
+    assert memd("lint").exit_code == 0 and json.loads(memd("verify", "--json").output)["ok"]
+
+
+def _entries(vault: Vault) -> dict[str, str]:
+    return {
+        str(e.entry.signature.seq): e.entry.text  # type: ignore[union-attr]
+        for path in [vault.current, *vault.topic_files()]
+        for e in vault.read(path).signed()
+    }
+
+
 # -- consolidation beside writers and people -----------------------------------------------
 
 
