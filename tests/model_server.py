@@ -53,7 +53,16 @@ class NoUsage:
     text: str
 
 
-Reply = str | Status | Delay | Length | NoUsage
+@dataclass(frozen=True)
+class Raw:
+    """A body that is no chat completion, sent with HTTP 200 (an event stream nobody
+    asked for, a proxy's HTML error page)."""
+
+    content_type: str
+    body: str
+
+
+Reply = str | Status | Delay | Length | NoUsage | Raw
 
 CHARS_PER_TOKEN = 2.8  # finer than memd's estimate (3): Qwen2.5's tokenizer gave 2.98 on memd's prompts
 OLD_EXAMPLE = {"done": True, "evidence": [{"doc": "CURRENT", "start": 12, "end": 18}]}
@@ -230,6 +239,14 @@ class ScriptedModel:
                     reply = json.dumps({"late": True})
                 if isinstance(reply, Status):
                     self._send(reply.code, {"error": {"message": "scripted failure", "type": "server_error"}})
+                    return
+                if isinstance(reply, Raw):
+                    raw = reply.body.encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", reply.content_type)
+                    self.send_header("Content-Length", str(len(raw)))
+                    self.end_headers()
+                    self.wfile.write(raw)
                     return
                 if isinstance(reply, Length):
                     reply, finish = reply.text, "length"

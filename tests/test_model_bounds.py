@@ -19,7 +19,7 @@ from memd.engine.client import prompt_size
 from memd.vault.vault import Vault
 
 from .conftest import Memd
-from .model_server import Delay, Length, NoUsage, ScriptedModel, Status, operation_of
+from .model_server import Delay, Length, NoUsage, Raw, ScriptedModel, Status, operation_of
 
 pytestmark = pytest.mark.slow  # the model path through a scripted HTTP server
 
@@ -108,6 +108,27 @@ def test_server_errors_open_the_breaker_after_two(memd: Memd, vault: Vault) -> N
         result = memd("consolidate")
         assert len(server.requests) == 2
         assert "HTTP 500, 2 failures in a row" in result.output
+    assert_nothing_lost(vault, 4)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        Raw("text/event-stream", 'data: {"choices": [{"delta": {"content": "{}"}}]}\n\ndata: [DONE]\n\n'),
+        Raw("text/html", "<html><body><h1>502 Bad Gateway</h1></body></html>"),
+    ],
+    ids=["event-stream", "html-page"],
+)
+def test_a_reply_that_is_no_chat_completion_is_a_failed_step_not_a_traceback(
+    memd: Memd, vault: Vault, raw: Raw
+) -> None:
+    with ScriptedModel() as server:
+        for step in STEPS:
+            server.always[step] = raw
+        configure(vault, server.url)
+        memd("add", "\n".join(NOTES))
+        result = memd("consolidate")  # exits 0: the steps are done offline
+        assert "not a chat completion" in result.output and "Traceback" not in result.output
     assert_nothing_lost(vault, 4)
 
 

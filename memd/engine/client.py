@@ -303,6 +303,17 @@ class ModelClient:
                 suffix = "; no more model calls in this run" if opened else ""
                 kind = "timeout" if cause == "timed out" else cause.split(":")[0]
                 raise ModelError(f"{operation}: the model call failed ({cause}){suffix}", kind) from None
+            if not hasattr(response, "choices"):
+                # The client hands back the body as text when it is no JSON: an event
+                # stream nobody asked for, a proxy's HTML error page with HTTP 200.
+                shown = " ".join(str(response).split())[:60]
+                self._record(operation, chosen, messages, None, start, max_tokens, "not a chat completion")
+                opened = self.breaker.failure("the reply is not a chat completion", repeated=True)
+                suffix = "; no more model calls in this run" if opened else ""
+                raise ModelError(
+                    f"{operation}: the model's reply is not a chat completion (it begins {shown!r}){suffix}",
+                    "not a chat completion",
+                )
             reply = self._record(operation, chosen, messages, response, start, max_tokens, None)
             self.breaker.success()
             return reply
