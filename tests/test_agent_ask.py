@@ -85,6 +85,26 @@ def test_tool_errors_go_back_to_the_model(memd: Memd, model: ScriptedModel) -> N
     assert results[0]["error"].startswith("no document 'nope'")
 
 
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        ({"tool": "read_lines", "args": {"doc": 1, "start": 1, "end": 5}}, "doc must be a string (got 1)"),
+        ({"tool": "grep_doc", "args": {"doc": ["x"], "pattern": "a"}}, "doc must be a string (got ['x'])"),
+        ({"tool": "search", "args": {"query": "Atlas", "limit": 10**9}}, "limit must be at most 200"),
+    ],
+    ids=["doc-int", "doc-list", "huge-limit"],
+)
+def test_an_argument_of_the_wrong_kind_or_size_goes_back_to_the_model(
+    memd: Memd, model: ScriptedModel, call: dict, said: str
+) -> None:
+    # A doc of 1 was a traceback; a search limit of 10^9 made the index allocate 32 GB and abort.
+    model.queue("agent_step", json.dumps({"calls": [call]}))
+    memd("ask", "Is Dana allergic to peanuts?")
+    second = [r for r in model.requests if r["messages"][0]["content"].startswith("You answer questions")][1]
+    results = json.loads(second["messages"][1]["content"])["results"]
+    assert results[0]["error"].startswith(said)
+
+
 def test_an_unusable_answer_falls_back_to_the_extractive_one_and_says_so(memd: Memd, model: ScriptedModel) -> None:
     model.always["answer"] = "no json here"
     data, notes = ask(memd, "Is Dana allergic to peanuts?")

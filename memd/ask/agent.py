@@ -297,6 +297,9 @@ def _run(vault: Vault, call: dict[str, Any]) -> dict[str, Any]:
     """Run one tool call; a bad argument is the model's problem, reported back to it."""
     name = call["tool"]
     args = {k: v for k, v in (call.get("args") or {}).items() if k in ARGS[name]}
+    wrong = _wrong_argument(args)
+    if wrong is not None:
+        return {"tool": name, "args": args, "error": wrong}
     try:
         result = TOOLS[name](vault, **args)
     except (MemdError, TypeError, ValueError) as err:
@@ -304,6 +307,34 @@ def _run(vault: Vault, call: dict[str, Any]) -> dict[str, Any]:
     if name == "search":
         result = {"results": [_brief(r) for r in result]}
     return {"tool": name, "args": args, "result": result}
+
+
+# What each argument must be, and the largest number one may ask for: a doc of 1 got as
+# far as a traceback, and a search limit of 10^9 made the index allocate 32 GB and abort.
+_KINDS: dict[str, type] = {
+    "query": str,
+    "pattern": str,
+    "doc": str,
+    "limit": int,
+    "context": int,
+    "offset": int,
+    "start": int,
+    "end": int,
+}
+_MOST: dict[str, int] = {"limit": 200, "context": 20, "offset": 1_000_000, "start": 10_000_000, "end": 10_000_000}
+
+
+def _wrong_argument(args: dict[str, Any]) -> str | None:
+    for key, value in args.items():
+        kind = _KINDS[key]
+        if value is None and key == "end":
+            continue
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            shown = repr(value)[:40]
+            return f"{key} must be {'a string' if kind is str else 'a whole number'} (got {shown})"
+        if isinstance(value, int) and value > _MOST[key]:
+            return f"{key} must be at most {_MOST[key]:,} (got {value:,})"
+    return None
 
 
 def _brief(hit: dict[str, Any]) -> dict[str, Any]:
