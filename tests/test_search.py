@@ -146,3 +146,12 @@ def test_extra_signature_keys_are_searchable(vault: Vault, memd) -> None:
     memd("add", "Renew the passport", "--meta", "project=kyoto-trip")
     memd("add", "Buy running shoes")
     assert [h["meta"] for h in hits(memd, "kyoto")][:1] == [{"project": "kyoto-trip"}]
+
+
+def test_a_huge_limit_returns_what_there_is(vault: Vault, memd) -> None:
+    from memd import Memory
+
+    memd("add", "Takes coffee with oat milk")
+    # tantivy sizes its collector by the limit: 10^9 made it allocate 32 GB and abort the process.
+    found = Memory.open(vault.root).search("coffee", limit=10**9).results
+    assert [hit["text"] for hit in found] == ["Takes coffee with oat milk"]

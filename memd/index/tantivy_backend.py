@@ -268,7 +268,8 @@ class TantivyBackend:
         query = search_query(self.schema, searcher, terms, filters)
         if query is None:
             return []
-        found = searcher.search(query, limit=limit, count=False)
+        # tantivy sizes its collector by the limit asked: 10^9 aborted the process (32 GB).
+        found = searcher.search(query, limit=min(limit, max(1, searcher.num_docs)), count=False)
         return [Hit(self._record(searcher, address), float(score)) for score, address in found.hits]
 
     @_damage_is_one_line
