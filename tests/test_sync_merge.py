@@ -78,6 +78,24 @@ def test_an_entry_filed_differently_on_both_sides_lives_where_the_remote_put_it(
     assert live(files) == [1, 1000000001]
 
 
+def test_entries_filed_into_existing_topics_on_both_sides_live_where_the_remote_put_them() -> None:
+    # Both devices consolidated the same two buffer entries into topics that existed
+    # already. The topic here changed only here, so it was kept whole with the entries
+    # the remote's place wins for: every later sync was refused ("would be in two entries").
+    violin = topic("violin", entry(1, "Violin lessons with Clara every Friday"))
+    vienna = topic("vienna", entry(2, "Oboe reeds come from the Vienna shop"))
+    a, b = entry(1000000001, "Duet practice moved to Monday"), entry(1000000002, "Clara bought a new violin bow")
+    base = {"CURRENT.md": HEAD + a + b, "topics/violin.md": violin, "topics/vienna.md": vienna}
+    ours = {"CURRENT.md": HEAD, "topics/violin.md": violin + b + entry(1000000003, "Friday lesson cancelled")}
+    ours["topics/vienna.md"] = vienna + a
+    theirs = {"CURRENT.md": HEAD, "topics/violin.md": violin}
+    theirs["topics/vienna.md"] = vienna + entry(2000000001, "Vienna shop reeds are cheaper now") + a + b
+    result = merged(base, ours, theirs)
+    assert live(result) == [1, 2, 1000000001, 1000000002, 1000000003, 2000000001]
+    assert "<seq=1000000002," not in result["topics/violin.md"] and "<seq=1000000003," in result["topics/violin.md"]
+    assert "tokens: 3" not in result["topics/violin.md"]  # counted again for what it holds now
+
+
 def test_a_file_left_with_no_entries_by_the_merge_goes() -> None:
     base = {"CURRENT.md": HEAD + entry(1, "one")}
     ours = {"CURRENT.md": HEAD, "topics/a.md": topic("a", entry(1, "one"))}

@@ -139,6 +139,15 @@ class _Merge:
                 f"{count} seq(s) consolidated on both devices: kept where the remote put them ({move})"
             )
 
+    def _moved_out(self, side: Side, path: str) -> bool:
+        """Whether an entry ``side`` holds in ``path`` has a seq the merge places elsewhere."""
+        return any(
+            self.final.get(seq) != place
+            for place, entry in side.entries.items()
+            if place[0] == path and entry.signature is not None
+            for seq in entry.signature.seq
+        )
+
     def _changed(self, side: Side, place: Place | None, was: Place | None) -> bool:
         """Whether a side moved a seq, or changed the words of the entry holding it."""
         if place != was:
@@ -186,10 +195,17 @@ class _Merge:
                 self.resolved.append(f"{path}: deleted {where} but changed on the other side; kept the changes")
             tokens = list(side.tokens[path])
             front, rebuilt = side.docs[path].frontmatter, False
-        elif mine == theirs or theirs == base:
-            return mine  # what changed in it changed here only (a seq moved out of it would change it)
-        elif mine == base:
+        elif mine == theirs or (theirs == base and not self._moved_out(self.o, path)):
+            return mine  # what changed in it changed here only
+        elif mine == base and not self._moved_out(self.t, path):
             return theirs
+        elif theirs == base or mine == base:
+            # Changed on one side only, but it holds a seq the merge places elsewhere (both
+            # devices consolidated the same entries: the remote's place wins): its entries
+            # are written again, each with the seqs it keeps, so none is held twice.
+            side = self.o if theirs == base else self.t
+            tokens = list(side.tokens[path])
+            front, rebuilt = side.docs[path].frontmatter, True
         else:
             tokens = self._tokens(path)
             front, rebuilt = self._frontmatter(path)
