@@ -32,9 +32,10 @@ from memd.engine import get_engine
 from memd.engine.base import Engine
 from memd.ingest import sources
 from memd.ingest.formats import Parsed, Rejected, Turn, parse
+from memd.ingest.reservations import interrupted, mark_progress, release, reserve_path
 from memd.ingest.scrub import scrub
 from memd.ingest.smalltalk import bears_fact, restates
-from memd.ingest.sources import KnownCopy, SourceCopy, find_ingested, render, reserve_path
+from memd.ingest.sources import KnownCopy, SourceCopy, find_ingested, render
 from memd.ingest.turns import ASSISTANT
 from memd.ingest.units import Unit, units_of
 from memd.vault.buffer import NewEntry, append_entries
@@ -140,7 +141,7 @@ class IngestJob:
                 return job
             earlier = sources.find_thread_copy(vault, parsed, clean) if parsed.note is None else None
             job.previous = sources.read_copy(vault, earlier) if earlier else None
-            stopped = sources.interrupted(vault, digest) if job.previous is None else None
+            stopped = interrupted(vault, digest) if job.previous is None else None
             if stopped is not None:
                 # The same input, stopped before its copy was written: its first units'
                 # entries are in the buffer already, linked to this copy's path.
@@ -217,14 +218,14 @@ class IngestJob:
             self.entries += len(self.pending)
             self.pending = []
             if self.copy is not None:
-                sources.mark_progress(self.vault, self.rel, self.digest, self.done)
+                mark_progress(self.vault, self.rel, self.digest, self.done)
 
     def _finish(self) -> None:
         vault, parsed = self.vault, self.parsed
         with vault.locked():
             if self.copy is not None:
                 atomic_write(vault.root / self.rel, self.copy.text)
-                sources.release(vault, self.rel)
+                release(vault, self.rel)
             else:
                 self._update_copy()
             sha, warnings = (
