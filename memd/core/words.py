@@ -31,7 +31,7 @@ def words(text: str) -> tuple[str, ...]:
 
 
 def _punctuation(char: str) -> bool:
-    return unicodedata.category(char).startswith("P") or char == "_"
+    return unicodedata.category(char).startswith("P")
 
 
 def same_words(a: str, b: str) -> bool:
