@@ -141,12 +141,10 @@ class _Merge:
 
     def _moved_out(self, side: Side, path: str) -> bool:
         """Whether an entry ``side`` holds in ``path`` has a seq the merge places elsewhere."""
-        return any(
-            self.final.get(seq) != place
-            for place, entry in side.entries.items()
-            if place[0] == path and entry.signature is not None
-            for seq in entry.signature.seq
-        )
+        # The file's own entries (its tokens), not every entry of the side: this is asked of
+        # each file one side changed, and a vault holds tens of thousands of entries.
+        places = [(path, key) for kind, key in side.tokens.get(path, []) if kind == "E"]
+        return any(self.final.get(seq) != place for place in places for seq in side.entries[place].signature.seq)  # type: ignore[union-attr]
 
     def _changed(self, side: Side, place: Place | None, was: Place | None) -> bool:
         """Whether a side moved a seq, or changed the words of the entry holding it."""
