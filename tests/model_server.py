@@ -62,7 +62,15 @@ class Raw:
     body: str
 
 
-Reply = str | Status | Delay | Length | NoUsage | Raw
+@dataclass(frozen=True)
+class Trickle:
+    """A valid reply sent one byte every ``every`` seconds: each read gets a byte well
+    within any read timeout, and the whole takes as long as the body is bytes long."""
+
+    every: float
+
+
+Reply = str | Status | Delay | Length | NoUsage | Raw | Trickle
 
 CHARS_PER_TOKEN = 2.8  # finer than memd's estimate (3): Qwen2.5's tokenizer gave 2.98 on memd's prompts
 OLD_EXAMPLE = {"done": True, "evidence": [{"doc": "CURRENT", "start": 12, "end": 18}]}
@@ -248,6 +256,9 @@ class ScriptedModel:
                     self.end_headers()
                     self.wfile.write(raw)
                     return
+                if isinstance(reply, Trickle):
+                    self._trickle(reply.every, {"choices": [{"message": {"content": "{}"}}], "pad": "x" * 10_000})
+                    return
                 if isinstance(reply, Length):
                     reply, finish = reply.text, "length"
                 if isinstance(reply, NoUsage):
@@ -273,6 +284,21 @@ class ScriptedModel:
                         "total_tokens": prompt + len(reply.split()),
                     }
                 self._send(200, data)
+
+            def _trickle(self, every: float, data: dict[str, Any]) -> None:
+                raw = json.dumps(data).encode()
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(raw)))
+                    self.end_headers()
+                    self.wfile.flush()
+                    for at in range(len(raw)):
+                        self.wfile.write(raw[at : at + 1])
+                        self.wfile.flush()
+                        time.sleep(every)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up, as it should
 
             def _send(self, code: int, data: dict[str, Any]) -> None:
                 raw = json.dumps(data).encode()

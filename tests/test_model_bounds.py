@@ -8,6 +8,7 @@ import json
 import re
 import socket
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from memd.engine.client import prompt_size
 from memd.vault.vault import Vault
 
 from .conftest import Memd
-from .model_server import Delay, Length, NoUsage, Raw, ScriptedModel, Status, operation_of
+from .model_server import Delay, Length, NoUsage, Raw, ScriptedModel, Status, Trickle, operation_of
 
 pytestmark = pytest.mark.slow  # the model path through a scripted HTTP server
 
@@ -74,6 +75,24 @@ def test_a_hanging_endpoint_costs_at_most_two_timeouts_per_consolidation(memd: M
     health = endpoint_health(vault)
     assert health is not None and health["last_cause"] == "timed out" and health["open_until"]
     assert health["state"].startswith("paused until")
+
+
+def test_an_endpoint_that_trickles_its_reply_is_cut_at_the_call_timeout(memd: Memd, vault: Vault) -> None:
+    # A byte every 0.2 s never lets a read wait the 1 s timeout; the whole reply would take
+    # half an hour. The call as a whole is bounded, so the run ends with the steps offline.
+    with ScriptedModel() as server:
+        for step in STEPS:
+            server.always[step] = Trickle(0.2)
+        configure(vault, server.url)
+        memd("add", "\n".join(NOTES))
+        finished: list[str] = []
+        worker = threading.Thread(target=lambda: finished.append(memd("consolidate").output), daemon=True)
+        worker.start()
+        worker.join(120)  # a hang guard, far above the two 1 s timeouts the run may spend
+        assert finished, "consolidate still waiting on a trickling endpoint"
+        assert [c["error"] for c in calls(vault)] == ["timed out", "timed out"]
+        assert "timed out, 2 failures in a row" in finished[0]
+    assert_nothing_lost(vault, 4)
 
 
 def test_the_daemon_status_shows_the_endpoints_health(memd: Memd, vault: Vault) -> None:

@@ -9,7 +9,9 @@ processing it (HTTP 4xx) books nothing. Endpoint failures feed the circuit
 breaker (breaker.py); a call cut short by memd's own time budget is not one.
 An HTTP 400 counts when it repeats the previous failure's cause. Only HTTP
 429 is retried here; a timeout, a refused connection or a 5xx is reported at
-once, so one bad step costs one timeout at most.
+once, so one bad step costs one timeout at most. The timeout bounds the whole
+call, not only each read: a server trickling its reply byte by byte is cut
+off like a silent one.
 
 The context window is the configured one (``llm.context_tokens``), else what
 the server reports (llama.cpp's ``/props``, a ``/models`` entry or its
@@ -27,13 +29,16 @@ the first call, never at start-up.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import math
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 from urllib.parse import urlparse
 
 from memd.core.config import LLMSettings
@@ -49,6 +54,10 @@ CHARS_PER_TOKEN = 2.7  # under what common tokenizers give on memd's prompts (Qw
 MESSAGE_OVERHEAD = 4  # role markers and separators a chat template adds per message
 PROBE_SECONDS = 3.0
 MAX_WAIT = 10.0  # longest pause before retrying a rate-limited call
+# A call's whole deadline is its timeout plus this: the HTTP client's own timeout,
+# which names its cause better, fires first for a server that is merely silent.
+DEADLINE_GRACE = 1.0
+_T = TypeVar("_T")
 _STEP_ERRORS = {400, 413, 422}  # the request's own fault: the next step may well succeed
 
 
@@ -229,14 +238,17 @@ class ModelClient:
             request = urllib.request.Request(url, headers={"Authorization": f"Bearer {self._key}"})
             try:
                 self.breaker.check()
-                with urllib.request.urlopen(request, timeout=seconds) as response:
-                    answered = True
-                    found = context_in(json.loads(response.read(1_000_000)), model)
+                body = _within(seconds + DEADLINE_GRACE, functools.partial(_read, request, seconds))
+                answered = True
+                found = context_in(json.loads(body), model)
             except Unavailable:
                 return None, answered
             except urllib.error.HTTPError:
                 answered = True
                 continue  # this server does not offer that route
+            except _Overdue:
+                self.breaker.failure("timed out")
+                return None, answered
             except (urllib.error.URLError, TimeoutError, OSError) as err:
                 reason = getattr(err, "reason", err)
                 timed_out = isinstance(reason, TimeoutError)
@@ -269,10 +281,24 @@ class ModelClient:
             cut = timeout < self.settings.timeout  # the run's budget, not the endpoint's timeout, bounds it
             start = time.monotonic()
             try:
-                response = client.chat.completions.create(
-                    model=chosen, messages=messages, temperature=0, max_tokens=max_tokens, timeout=timeout
+                create = functools.partial(
+                    client.chat.completions.create,
+                    model=chosen,
+                    messages=messages,
+                    temperature=0,
+                    max_tokens=max_tokens,
+                    timeout=timeout,
                 )
-            except openai.APIError as err:
+                response = _within(timeout + DEADLINE_GRACE, create)
+            except _Overdue as overdue:
+                self._client = None  # its connection is still held by the abandoned read
+                failure: Exception | None = overdue
+            except openai.APIError as caught:
+                failure = caught
+            else:
+                failure = None
+            if failure is not None:
+                err = failure  # the endpoint's error, or the deadline's
                 status = getattr(err, "status_code", None)
                 cause = _describe(err)
                 refused = status is not None and 400 <= status < 500  # nothing was computed
@@ -376,6 +402,43 @@ class ModelClient:
         return Reply(text, finish, prompt, completion)
 
 
+def _read(request: Any, seconds: float) -> bytes:
+    import urllib.request
+
+    with urllib.request.urlopen(request, timeout=seconds) as response:
+        return bytes(response.read(1_000_000))
+
+
+class _Overdue(Exception):
+    """The call's whole deadline passed (its reads each came in time)."""
+
+
+def _within(seconds: float, call: Callable[[], _T]) -> _T:
+    """``call()``'s result, or _Overdue once ``seconds`` have passed.
+
+    The HTTP client's timeout bounds each read, not the call: an endpoint that
+    sends a byte every few seconds would hold a run for as long as it likes.
+    The call runs on a thread of its own, waited for until the deadline and
+    then left behind (a daemon thread: it ends with its socket, or the process)."""
+    box: list[Any] = []
+
+    def work() -> None:
+        try:
+            box.append((True, call()))
+        except BaseException as err:  # handed to the caller, whatever it is
+            box.append((False, err))
+
+    thread = threading.Thread(target=work, name="memd-model-call", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if not box:
+        raise _Overdue(f"no complete reply within {seconds:.0f}s")
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return cast(_T, value)
+
+
 def _retry_after(err: Any, attempt: int) -> float:
     response = getattr(err, "response", None)
     header = response.headers.get("retry-after") if response is not None else None
@@ -386,6 +449,8 @@ def _retry_after(err: Any, attempt: int) -> float:
 
 
 def _describe(err: Exception) -> str:
+    if isinstance(err, _Overdue):
+        return "timed out"
     status = getattr(err, "status_code", None)
     if status:
         return f"HTTP {status}"
