@@ -197,3 +197,29 @@ def _live(vault: Vault) -> dict[str, str]:
         for path in [vault.current, *vault.topic_files()]
         for e in vault.read(path).signed()
     }
+
+
+def test_undo_twice_goes_back_two_consolidations_of_the_same_topic(memd: Memd) -> None:
+    # The second undo's topic was changed after its consolidation, by the consolidation the
+    # first undo took back: the two cancel out, so nothing later stands in the way.
+    vault = memd.vault
+    head = git(vault.root, "rev-parse", "HEAD").strip()
+    memd("add", "Dana's bike is a green Brompton")
+    memd("consolidate")
+    memd("add", "Dana rides the green Brompton to work")
+    memd("consolidate")
+    memd("undo")
+    memd("undo")
+    assert files(vault) == tree(vault, head)
+    said = sorted(buffer(vault).values())
+    assert said == ["Dana rides the green Brompton to work", "Dana's bike is a green Brompton"]
+    report = verify(memd)
+    assert report["ok"], report["problems"]
+    # A later change that does not cancel out still stands in the way.
+    memd("consolidate")
+    [topic] = [p for p in vault.topic_files() if "Brompton" in p.read_text()]
+    memd("add", "Dana sold the Brompton")
+    memd("consolidate")
+    topic.write_text(topic.read_text() + "\nA note by hand.\n")
+    first = memd("undo", ok=False)
+    assert "later commits changed the same topics" in first.output and "edit: " in first.output

@@ -143,7 +143,10 @@ def _plan(vault: Vault, repo: Repo, target: CommitInfo) -> _Plan:
         if tokens[i + 1].startswith(repo.prefix)
     }
     paths = sorted(status)
-    later = repo.commits(f"{target.sha}..HEAD", "--", *paths) if paths else []
+    # Only a topic that is no longer as the consolidation left it stands in the way: later
+    # commits that cancel out (a later consolidation and its undo) change nothing to revert over.
+    changed = _changed_since(repo, target.sha, paths)
+    later = repo.commits(f"{target.sha}..HEAD", "--", *changed) if changed else []
     if later:
         names = "; ".join(f"{c.short} {c.subject} ({c.author}, {c.date[:10]})" for c in later[:10])
         raise UndoRefused(
@@ -177,6 +180,14 @@ def _plan(vault: Vault, repo: Repo, target: CommitInfo) -> _Plan:
         )
     outcome = UndoOutcome(target, tuple(restored), tuple(topics), text(withdrawn), warnings=tuple(warnings))
     return _Plan(outcome, changes, _message(target, outcome))
+
+
+def _changed_since(repo: Repo, sha: str, paths: list[str]) -> list[str]:
+    """Those of ``paths`` whose committed content differs from what ``sha`` holds."""
+    if not paths:
+        return []
+    listing = repo.git("diff", "--no-renames", "--name-only", "-z", sha, "HEAD", "--", *paths)
+    return sorted(p[len(repo.prefix) :] for p in listing.split("\0") if p and p.startswith(repo.prefix))
 
 
 def _restored(message: Message, old: list[Sighting], new: list[Sighting]) -> tuple[list[Restored], list[str]]:
