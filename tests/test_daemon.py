@@ -346,6 +346,18 @@ def test_daemon_commands_without_a_running_daemon(memd: Memd) -> None:
     assert memd("daemon", "stop").output.strip() == "no daemon was running"
 
 
+def test_status_of_a_daemon_that_was_killed_says_it_ended_without_stopping(memd: Memd, vault: Vault) -> None:
+    # What a daemon killed with SIGKILL leaves: its record says running, and no process holds the lock.
+    (vault.meta_dir / "daemon.json").write_text(
+        json.dumps({"pid": 4242, "state": "running", "updated": "2026-11-30T10:00:00Z", "errors": 0})
+    )
+    shown = memd("daemon", "status").output
+    assert shown.startswith("daemon: not running (it ended without stopping, last heard from 2026-11-30T10:00:00Z")
+    assert ".memd/logs/daemon.log" in shown
+    data = json.loads(memd("daemon", "status", "--json").output)
+    assert data["running"] is False and data["state"] == "ended"
+
+
 def test_install_writes_a_systemd_user_unit(memd: Memd, vault: Vault) -> None:
     shown = memd("daemon", "install", "--print").output
     assert f"-m memd --vault {vault.root} daemon run" in shown

@@ -102,6 +102,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         memd daemon status --json
     """
     from memd.daemon import read_status, running_pid
+    from memd.daemon.status import log_path
 
     vault = get_vault(ctx)
     pid = running_pid(vault)
@@ -109,10 +110,19 @@ def status(ctx: click.Context, as_json: bool) -> None:
     data["running"] = pid is not None
     if pid is not None:
         data["pid"] = pid
+    elif data.get("state") not in (None, "stopped"):
+        # Its record says running, yet nothing holds the lock: it was killed or crashed
+        # and never wrote that it stopped.
+        data["state"] = "ended"
     if as_json:
         emit_json(data)
         return
-    if pid is None:
+    if pid is None and data.get("state") == "ended":
+        click.echo(
+            f"daemon: not running (it ended without stopping, last heard from {data.get('updated', '?')}; "
+            f"its log: {vault.rel(log_path(vault))})"
+        )
+    elif pid is None:
         click.echo("daemon: not running" + (f" (last stopped {data['updated']})" if data.get("updated") else ""))
     else:
         click.echo(f"daemon: running (pid {pid}, {data.get('watching') or '?'}, since {data.get('started', '?')})")
