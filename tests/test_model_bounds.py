@@ -130,6 +130,17 @@ def test_server_errors_open_the_breaker_after_two(memd: Memd, vault: Vault) -> N
     assert_nothing_lost(vault, 4)
 
 
+def test_a_refused_key_says_where_the_key_comes_from(memd: Memd, vault: Vault) -> None:
+    with ScriptedModel() as server:
+        for step in STEPS:
+            server.always[step] = Status(401)
+        configure(vault, server.url)
+        memd("add", "\n".join(NOTES))
+        result = memd("consolidate")
+        assert "HTTP 401" in result.output and "check $OPENAI_API_KEY" in result.output
+    assert_nothing_lost(vault, 4)
+
+
 @pytest.mark.parametrize(
     "raw",
     [

@@ -217,7 +217,9 @@ SETTINGS: tuple[SettingSpec, ...] = (
         attr="llm.api_key_env",
     ),
     SettingSpec("llm", "timeout", "duration", "60s", "how long to wait for one model call", attr="llm.timeout"),
-    SettingSpec("llm", "max_retries", "count", 2, "retries of a failed or invalid model call", attr="llm.max_retries"),
+    SettingSpec(
+        "llm", "max_retries", "count", 2, "retries of a rate-limited (HTTP 429) model call", attr="llm.max_retries"
+    ),
     SettingSpec(
         "llm",
         "context_tokens",

@@ -327,6 +327,8 @@ class ModelClient:
                 else:
                     opened = self.breaker.failure(cause)
                 suffix = "; no more model calls in this run" if opened else ""
+                if status in (401, 403):
+                    suffix = f"; the endpoint refused the key: check ${self.settings.api_key_env}{suffix}"
                 kind = "timeout" if cause == "timed out" else cause.split(":")[0]
                 raise ModelError(f"{operation}: the model call failed ({cause}){suffix}", kind) from None
             if not hasattr(response, "choices"):
