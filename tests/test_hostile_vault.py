@@ -73,6 +73,23 @@ def test_a_stray_byte_in_current_md_is_named_and_never_refuses_an_add(memd: Memd
     keeps_working(memd)
 
 
+def test_a_topic_with_a_byte_that_is_no_utf_8_stays_searchable_and_is_named(memd: Memd, vault: Vault) -> None:
+    memd("add", "Dana likes green tea")
+    memd("consolidate")
+    [topic] = vault.topic_files()
+    topic.write_bytes(topic.read_bytes() + b"\n- caf\xe9 notes about the tea shop\n")  # typed in Latin-1
+    found = memd("search", "tea").output
+    assert "Dana likes green tea" in found and "caf\ufffd notes about the tea shop" in found
+    status = memd("status")
+    assert f"warning: skipped {vault.rel(topic)}:" in status.output and "not valid UTF-8" in status.output
+    memd("add", "Dana buys oolong on Fridays")
+    memd("consolidate")  # files the new entry elsewhere, leaves the unreadable topic alone
+    assert topic.read_bytes().count(b"caf\xe9") == 1, "memd never rewrites the file it cannot read"
+    assert "Dana buys oolong on Fridays" in memd("search", "oolong").output
+    verified = memd("verify", ok=False)
+    assert "topics/dana-and-green.md cannot be read (not valid UTF-8)" in verified.output
+
+
 @pytest.mark.parametrize(
     ("args", "shown"),
     [

@@ -211,7 +211,9 @@ def test_status_reports_topic_health(memd: Memd, vault: Vault) -> None:
     health = json.loads(memd("status", "--json").output)["topic_health"]
     assert health["count"] == len(vault.topic_files()) >= 1
     assert 0 < health["median_tokens"] <= health["max_tokens"]
-    assert set(health) == {"count", "median_tokens", "max_tokens", "tiny", "huge"}
+    assert (
+        set(health) == {"count", "median_tokens", "max_tokens", "tiny", "huge", "skipped"} and health["skipped"] == []
+    )
     line = next(x for x in memd("status").output.splitlines() if x.startswith("topics"))
     assert f"largest {health['max_tokens']}" in line and "tiny" in line
 

@@ -101,7 +101,7 @@ def endpoint_health(vault: Vault) -> dict[str, Any] | None:
     return describe(read_health(health_path(vault.meta_dir)))
 
 
-def _topic_health(vault: Vault) -> dict[str, int] | None:
+def _topic_health(vault: Vault) -> dict[str, Any] | None:
     from memd.core.errors import MemdError
 
     try:
@@ -110,7 +110,7 @@ def _topic_health(vault: Vault) -> dict[str, int] | None:
         return None
 
 
-def topic_health(vault: Vault) -> dict[str, int]:
+def topic_health(vault: Vault) -> dict[str, Any]:
     """Topic sizes from the catalog (kept in step with the files incrementally):
     how many, median and largest in tokens, how many are tiny (under a tenth
     of ``merge_tokens``: a fragment routing left alone) and how many are over
@@ -121,6 +121,7 @@ def topic_health(vault: Vault) -> dict[str, int]:
         catalog = Catalog.open(vault)
     try:
         sizes = sorted(row.tokens for row in catalog.known.values() if row.problem is None)
+        skipped = [problem for _, problem in catalog.problems()]
     finally:
         catalog.close()
     middle = len(sizes) // 2
@@ -131,6 +132,7 @@ def topic_health(vault: Vault) -> dict[str, int]:
         "max_tokens": sizes[-1] if sizes else 0,
         "tiny": sum(1 for size in sizes if size < vault.config.merge_tokens // 10),
         "huge": sum(1 for size in sizes if size > vault.config.split_tokens),
+        "skipped": skipped,  # topics consolidation leaves alone until a person fixes them, and why
     }
 
 

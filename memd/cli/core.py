@@ -247,6 +247,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"warning: {facts.extra['acks_problem']}", err=True)
     if facts.extra.get("buffer_problem"):
         click.echo(f"warning: {facts.extra['buffer_problem']}", err=True)
+    for problem in (health or {}).get("skipped") or []:
+        click.echo(f"warning: {problem}; consolidation leaves that topic alone until it is fixed", err=True)
     if facts.extra.get("uncommitted"):
         click.echo(f"warning: not committed yet: {facts.extra['uncommitted']} (memd retries on its next run)", err=True)
 

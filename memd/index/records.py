@@ -96,10 +96,15 @@ def indexed_records(root: Path, rel: str, held: frozenset[str] = frozenset()) ->
     # What is left out of a copy's records is part of what they were made from.
     digest = content_hash(data + "\0".join(["", *sorted(held)]).encode("utf-8"))
     try:
-        # A secret typed by hand is not copied into the index (lines keep their numbers).
-        return digest, records_for(rel, redact(decode_markdown(data, rel), keep_lines=True).text, held)
+        text = decode_markdown(data, rel)
     except DocumentError:
-        return digest, []  # binary or not UTF-8: `memd lint` reports it; nothing to index
+        if b"\x00" in data:
+            return digest, []  # binary: `memd lint` reports it; nothing to index
+        # A stray byte that is no UTF-8 (`memd lint` and `memd status` name it) does not hide
+        # the rest of the file from search: it reads as U+FFFD, every line where it was.
+        text = data.decode("utf-8", "replace")
+    # A secret typed by hand is not copied into the index (lines keep their numbers).
+    return digest, records_for(rel, redact(text, keep_lines=True).text, held)
 
 
 def records_for(rel: str, text: str, held: frozenset[str] = frozenset()) -> list[Record]:
