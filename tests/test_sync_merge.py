@@ -96,6 +96,24 @@ def test_entries_filed_into_existing_topics_on_both_sides_live_where_the_remote_
     assert "tokens: 3" not in result["topics/violin.md"]  # counted again for what it holds now
 
 
+def test_a_topic_s_summary_stops_quoting_an_entry_the_merge_moved_out() -> None:
+    # Both devices filed the same buffer entry; the remote's place wins, and the topic it
+    # left here no longer quotes it in its summary (memd list and the topic's page show it).
+    violin = topic("violin", entry(1, "Violin lessons with Clara every Friday"))
+    vienna = topic("vienna", entry(2, "Oboe reeds come from the Vienna shop"))
+    bow = entry(1000000002, "Clara bought a new violin bow")
+    base = {"CURRENT.md": HEAD + bow, "topics/violin.md": violin, "topics/vienna.md": vienna}
+    summary = "summary: Violin lessons with Clara every Friday · Clara bought a new violin bow"
+    ours = {"CURRENT.md": HEAD, "topics/violin.md": (violin + bow).replace("summary: about violin", summary)}
+    ours["topics/vienna.md"] = vienna
+    theirs = {"CURRENT.md": HEAD, "topics/violin.md": violin, "topics/vienna.md": vienna + bow}
+    result = merged(base, ours, theirs)
+    assert live(result) == [1, 2, 1000000002]
+    mine = result["topics/violin.md"]
+    assert mine is not None and "<seq=1000000002," not in mine
+    assert parse_document(mine).frontmatter.data["summary"] == "Violin lessons with Clara every Friday"  # type: ignore[union-attr]
+
+
 def test_a_file_left_with_no_entries_by_the_merge_goes() -> None:
     base = {"CURRENT.md": HEAD + entry(1, "one")}
     ours = {"CURRENT.md": HEAD, "topics/a.md": topic("a", entry(1, "one"))}

@@ -13,10 +13,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memd.core.atomic import atomic_write, read_text
-from memd.core.document import Frontmatter, parse_document
+from memd.core.document import parse_document
 from memd.core.entry import Entry
-from memd.core.errors import GitError, MemdError, NotFound, VaultError
+from memd.core.errors import GitError, NotFound, VaultError
 from memd.core.signature import SeqSet
+from memd.core.summary import without_quotes
 from memd.git.commits import commit_exact
 from memd.git.edits import held_warning, secrets_in
 from memd.git.log import blocked
@@ -64,7 +65,7 @@ def forget(vault: Vault, seqs: SeqSet) -> Forgotten:
                 found |= held
             gone = {id(e.entry) for e in hits}
             kept = tuple(b for b in document.blocks if not (isinstance(b, Entry) and id(b) in gone))
-            frontmatter = _unquoted(document.frontmatter, [e.entry.full_text for e in hits])
+            frontmatter = without_quotes(document.frontmatter, [e.entry.full_text for e in hits])
             new_text = replace(document, blocks=kept, frontmatter=frontmatter).render()
             if not atomic_write(path, new_text, unless_changed=text.encode("utf-8")):
                 raise VaultError(f"{rel} changed while memd was reading it; nothing was forgotten, try again")
@@ -89,30 +90,3 @@ def forget(vault: Vault, seqs: SeqSet) -> Forgotten:
     except GitError as err:
         return Forgotten(span, tuple(removed), None, f"not committed: {err}")
     return Forgotten(span, tuple(removed), sha, warning)
-
-
-def _unquoted(frontmatter: Frontmatter | None, forgotten: list[str]) -> Frontmatter | None:
-    """A topic's frontmatter without the summary's sentences that quote a forgotten
-    entry (a summary is a few entries' sentences, joined by " · "): forgotten words
-    leave the current files, and only git history keeps them."""
-    if frontmatter is None:
-        return None
-    try:
-        data = dict(frontmatter.data)
-    except MemdError:
-        return frontmatter  # a frontmatter a person broke is theirs to mend (lint names it)
-    summary = data.get("summary")
-    if not isinstance(summary, str):
-        return frontmatter
-    said = [" ".join(text.split()) for text in forgotten]
-    pieces = summary.split(" · ")
-    kept = [piece for piece in pieces if not any(_quotes(piece, text) for text in said)]
-    if kept == pieces:
-        return frontmatter
-    data["summary"] = " · ".join(kept)
-    return Frontmatter.from_data(data)
-
-
-def _quotes(piece: str, text: str) -> bool:
-    core = piece.strip().removesuffix("…").strip()  # a long sentence is cut, with an ellipsis
-    return len(core) >= 3 and core in text

@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+from memd.core.summary import SEPARATOR
 from memd.engine.base import Item, Section
 from memd.engine.text import _SPEAKER, STOPWORDS, Vector, Weights, add_into, cosine, speakers, terms, vocabulary
 
@@ -180,7 +181,7 @@ def summary(sections: list[Section]) -> str:
             break
     if not chosen:
         chosen = ranked[:1]
-    return " · ".join(_cut(pieces[i][1]) for i in sorted(chosen))
+    return SEPARATOR.join(_cut(pieces[i][1]) for i in sorted(chosen))
 
 
 def _fact_score(text: str, vector: Vector, words: list[str], centroid: Vector) -> float:

@@ -39,6 +39,7 @@ from memd.core.document import Document, Frontmatter, parse_document
 from memd.core.entry import Entry
 from memd.core.errors import FormatError, MemdError
 from memd.core.signature import SeqSet
+from memd.core.summary import without_quotes
 from memd.sync.diff3 import diff3
 from memd.sync.frontmatter import KeyConflict, merge_frontmatter, recount
 from memd.sync.hunks import clip, describe_hunk, resolve_hunk
@@ -215,10 +216,21 @@ class _Merge:
             return None
         if rebuilt and front is not None:
             front = recount(front, lines)
+        if front is not None:
+            front = without_quotes(front, self._gone(path, lines))
         document = Document(
             tuple(_line(text) for text in lines), front, style.final_newline or not lines, style.newline, style.bom
         )
         return document.render()
+
+    def _gone(self, path: str, lines: list[str]) -> list[str]:
+        """The words of entries either side held in ``path`` that its merged ``lines`` no
+        longer hold (moved to another topic): its summary stops quoting them."""
+        held = [entry for (where, _), entry in [*self.o.entries.items(), *self.t.entries.items()] if where == path]
+        if not held:
+            return []
+        kept = {" ".join(located.entry.full_text.split()) for located in parse_document("\n".join(lines)).signed()}
+        return [entry.full_text for entry in held if " ".join(entry.full_text.split()) not in kept]
 
     def _tokens(self, path: str) -> list[Token]:
         empty: list[Token] = []
