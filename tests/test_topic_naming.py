@@ -386,3 +386,12 @@ def test_a_summary_leaves_out_the_greeting_and_name_a_fact_is_said_with() -> Non
     told = summary([Section("Shelter", tuple(said))])
     assert "Maria: I volunteer at the homeless shelter every Friday." in told
     assert "Yeah John" not in told and "let's" not in told
+
+
+def test_a_secret_s_mark_never_names_a_topic(memd: Memd, vault: Vault) -> None:
+    memd("add", "The wifi password is hunter2secret for the router")
+    memd("add", "password: tr0ub4dor&3 for the router's admin page")
+    memd("consolidate")
+    [topic] = vault.topic_files()
+    heading = next(line for line in topic.read_text().splitlines() if line.startswith("# "))
+    assert "redacted" not in topic.name and "REDACTED" not in heading and "router" in heading.lower()

@@ -167,7 +167,7 @@ def normalised(vec: Vector) -> Vector:
     return {t: v / norm for t, v in vec.items()}
 
 
-_REDACTED = re.compile(r"\[REDACTED:[a-z-]+\]")
+REDACTED = re.compile(r"\[REDACTED:[a-z-]+\]")  # the mark left where a secret was
 
 
 def slugify(text: str, max_length: int = 48) -> str:
@@ -183,7 +183,7 @@ def slugify(text: str, max_length: int = 48) -> str:
     from memd.core.layout import WINDOWS_RESERVED
     from memd.core.redact import redact
 
-    clean = _REDACTED.sub(" ", redact(unicodedata.normalize("NFC", text)).text)
+    clean = REDACTED.sub(" ", redact(unicodedata.normalize("NFC", text)).text)
     chars: list[str] = []
     for ch in clean:
         folded = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()

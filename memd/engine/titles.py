@@ -22,7 +22,18 @@ from functools import lru_cache
 
 from memd.core.summary import SEPARATOR
 from memd.engine.base import Item, Section
-from memd.engine.text import _SPEAKER, STOPWORDS, Vector, Weights, add_into, cosine, speakers, terms, vocabulary
+from memd.engine.text import (
+    _SPEAKER,
+    REDACTED,
+    STOPWORDS,
+    Vector,
+    Weights,
+    add_into,
+    cosine,
+    speakers,
+    terms,
+    vocabulary,
+)
 
 # Words of photo captions and reactions, and words too vague to name
 # anything ("day", "things"): in a title they say how something was said,
@@ -277,7 +288,7 @@ def _words_of(text: str) -> tuple[_Word, ...]:
     halved again and again), and is read once while it stays among the last
     few thousand texts named."""
     found: list[_Word] = []
-    raw, starts = _tokens(_said(text))
+    raw, starts = _tokens(REDACTED.sub(" ", _said(text)))  # a secret's mark names nothing
     runs = _name_runs(raw, starts)
     for k, token in enumerate(raw):
         lowered = token.lower().removesuffix("'s")  # "fam's" is about the fam
