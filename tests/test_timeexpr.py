@@ -42,6 +42,27 @@ def test_expressions_resolve_against_the_day_of_writing(text: str, expected: lis
     assert [span.render() for span in resolve(text, MONDAY)] == expected
 
 
+NOVEMBER = date(2026, 11, 20)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Dana moved to Kyoto in May", "2026-05"),  # the nearest May is next May; the verb says this one
+        ("I went to Paris in April.", "2026-04"),
+        ("Started a new job in June and loves it", "2026-06"),
+        ("since May I have run daily", "2026-05"),
+        ("We will fly out in April", "2027-04"),
+        ("they'll be here in June", "2027-06"),
+        ("I need a new bed in May", "2027-05"),  # no tense: the nearest May
+        ("in June we fly out", "2026-06"),
+        ("I went hiking. We fly to Rome in May", "2027-05"),  # another sentence's verb says nothing of this one
+    ],
+)
+def test_a_month_without_a_year_follows_its_sentence_s_tense(text: str, expected: str) -> None:
+    assert [span.render() for span in resolve(text, NOVEMBER)] == [expected]
+
+
 @pytest.mark.parametrize("text", ["I may go", "on Friday we met", "recently", "the other day", "a sunday roast"])
 def test_vague_or_ambiguous_phrases_give_no_date(text: str) -> None:
     assert resolve(text, MONDAY) == []

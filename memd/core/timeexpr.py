@@ -9,7 +9,10 @@ date filters and "when did ..." questions see the absolute date.
 
 Conventions: weeks run Monday to Sunday; "last Friday" is the latest Friday
 before the day of writing, "next Friday" the first one after it; a month
-named without a year ("in June") is the June nearest the day of writing.
+named without a year ("in June") is the June nearest the day of writing,
+unless its sentence plainly tells of the past ("moved to Kyoto in May",
+written in November: this May) or of the future ("will fly out in April":
+next April).
 Vague phrases ("recently", "the other day") and bare weekdays ("on Friday",
 past or future?) are left alone: no date is better than a wrong one.
 Everything here is pure: text and a date in, dates out.
@@ -228,8 +231,45 @@ def _span(match: re.Match[str], today: date) -> Span | None:
             return _month(year, month)
         if which == "this":
             return _month(today.year, month)
+        if which in ("in", "during", "since"):
+            tense = "past" if which == "since" else _tense(match.string, match.start())
+            if tense == "past":  # "moved to Kyoto in May", written in November: this May, not next
+                return _month(today.year if month <= today.month else today.year - 1, month)
+            if tense == "future":  # "will fly out in April", written in November: next April
+                return _month(today.year if month >= today.month else today.year + 1, month)
         return _nearest_month(today, month)
     return None
+
+
+# What says a sentence tells of the past or of the future. Only plain cues count: a past
+# verb after its subject ("I moved", "Dana finally moved") or opening the sentence
+# ("Moved to Kyoto in May"), a past auxiliary; a future auxiliary or intention. With
+# cues of both kinds, or none, a month named without a year is the nearest one.
+_FUTURE = re.compile(
+    r"\b(?:will|won't|shall|gonna|going to|plan(?:s|ning)? to|hop(?:e|es|ing) to|want(?:s)? to|about to"
+    r"|looking forward|can't wait|upcoming)\b|'ll\b",
+    re.IGNORECASE,
+)
+_PAST = re.compile(
+    r"\b(?i:was|were|had|did|went|got|came|took|bought|met|left|saw|began|told|said|found|gave|ran|wrote"
+    r"|spent|flew|felt|kept|lost|won|sold|paid|built|drove|ate|became|brought|caught|taught)\b"
+    r"|\b(?:(?i:i|we|he|she|they|you)|[A-Z][a-z]+)(?: (?:just|finally|also|already|first|then|even|actually))?"
+    r" [a-z]+[^\We]ed\b"  # not "need", "feed", "proceed"
+    r"|^\W*[A-Z][a-z]*[^\We]ed\b",
+)
+_SENTENCE_END = re.compile(r"[.!?\n]")
+
+
+def _tense(text: str, at: int) -> str | None:
+    """ "past", "future" or None for the sentence of ``text`` holding position ``at``."""
+    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, at)), default=0)
+    end_match = _SENTENCE_END.search(text, at)
+    sentence = text[start : end_match.start() if end_match else len(text)]
+    future = bool(_FUTURE.search(sentence))
+    past = bool(_PAST.search(sentence))
+    if future == past:
+        return None
+    return "future" if future else "past"
 
 
 def _shifted(today: date, count: int, unit: str) -> Span:
