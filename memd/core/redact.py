@@ -70,6 +70,7 @@ _PROSE = r"""(?ix)(?:\b(?P<owner>my|the|our|your|his|her|their|this|that|its|a|a
 # A marker as a link writes it too: memd links an entry's src, and a URL's brackets are
 # %-encoded ("https://bob:%5BREDACTED:url-password%5D@host" is already redacted).
 _MARKERS = ("[REDACTED:", "%5BREDACTED:", "%5bREDACTED:")
+MARK = re.compile(r"\[REDACTED:[a-z-]+\]")  # what a redacted secret leaves: no word of anything it names
 _PLACEHOLDER = re.compile(
     r"^(?:\[REDACTED:[a-z-]+\]|\*+|x+|X+|\.{3,}|<.*|\{\{.*|\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|%[A-Za-z_]+%)$"
 )

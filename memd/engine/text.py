@@ -167,9 +167,6 @@ def normalised(vec: Vector) -> Vector:
     return {t: v / norm for t, v in vec.items()}
 
 
-REDACTED = re.compile(r"\[REDACTED:[a-z-]+\]")  # the mark left where a secret was
-
-
 def slugify(text: str, max_length: int = 48) -> str:
     """A readable slug that is a safe file name on Windows, macOS and Linux;
     empty when nothing usable is left.
@@ -181,9 +178,9 @@ def slugify(text: str, max_length: int = 48) -> str:
     ``con``, ``com1``...) get a suffix.
     """
     from memd.core.layout import WINDOWS_RESERVED
-    from memd.core.redact import redact
+    from memd.core.redact import MARK, redact
 
-    clean = REDACTED.sub(" ", redact(unicodedata.normalize("NFC", text)).text)
+    clean = MARK.sub(" ", redact(unicodedata.normalize("NFC", text)).text)
     chars: list[str] = []
     for ch in clean:
         folded = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()

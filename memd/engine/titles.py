@@ -20,11 +20,11 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+from memd.core.redact import MARK
 from memd.core.summary import SEPARATOR
 from memd.engine.base import Item, Section
 from memd.engine.text import (
     _SPEAKER,
-    REDACTED,
     STOPWORDS,
     Vector,
     Weights,
@@ -288,7 +288,7 @@ def _words_of(text: str) -> tuple[_Word, ...]:
     halved again and again), and is read once while it stays among the last
     few thousand texts named."""
     found: list[_Word] = []
-    raw, starts = _tokens(REDACTED.sub(" ", _said(text)))  # a secret's mark names nothing
+    raw, starts = _tokens(MARK.sub(" ", _said(text)))  # a secret's mark names nothing
     runs = _name_runs(raw, starts)
     for k, token in enumerate(raw):
         lowered = token.lower().removesuffix("'s")  # "fam's" is about the fam

@@ -13,20 +13,18 @@ with everything else it does); ``process_inbox_file`` runs one to the end.
 from __future__ import annotations
 
 import os
-import re
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
 from memd.core.errors import MemdError
 from memd.core.layout import is_scratch
-from memd.core.redact import redact_value
+from memd.core.redact import MARK, redact_value
 from memd.core.timeutil import format_time, now
 from memd.ingest.formats import Rejected
 from memd.ingest.pipeline import MAX_BYTES, IngestJob, IngestResult
 from memd.vault.vault import Vault
 
-_REDACTED = re.compile(r"\[REDACTED:[a-z-]+\]")
 DONE = "done"
 REJECTED = "rejected"
 
@@ -117,7 +115,7 @@ def _reject(vault: Vault, path: Path, reason: str, detail: str = "") -> InboxOut
 def _move(path: Path, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     # A key in the dropped file's name does not live on in done/ or rejected/.
-    name = Path(_REDACTED.sub("redacted", redact_value(path.name)))
+    name = Path(MARK.sub("redacted", redact_value(path.name)))
     target, n = folder / name.name, 2
     while target.exists():
         target, n = folder / f"{name.stem}-{n}{name.suffix}", n + 1
