@@ -33,12 +33,10 @@ import functools
 import ipaddress
 import json
 import math
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any
 from urllib.parse import urlparse
 
 from memd.core.config import LLMSettings
@@ -46,6 +44,7 @@ from memd.core.errors import ConfigError, MemdError
 from memd.core.ledger import Call, record
 from memd.core.tokens import count_tokens
 from memd.engine.breaker import Breaker, Unavailable
+from memd.engine.deadline import DEADLINE_GRACE, Overdue, read_url, within
 from memd.engine.outgoing import redacted
 from memd.engine.output import BadOutput, Reply
 from memd.engine.window import CONTEXT_ERROR, DEFAULT_CONTEXT, context_in, requested_in, server_message, window_in
@@ -54,10 +53,6 @@ CHARS_PER_TOKEN = 2.7  # under what common tokenizers give on memd's prompts (Qw
 MESSAGE_OVERHEAD = 4  # role markers and separators a chat template adds per message
 PROBE_SECONDS = 3.0
 MAX_WAIT = 10.0  # longest pause before retrying a rate-limited call
-# A call's whole deadline is its timeout plus this: the HTTP client's own timeout,
-# which names its cause better, fires first for a server that is merely silent.
-DEADLINE_GRACE = 1.0
-_T = TypeVar("_T")
 _STEP_ERRORS = {400, 413, 422}  # the request's own fault: the next step may well succeed
 
 
@@ -238,7 +233,7 @@ class ModelClient:
             request = urllib.request.Request(url, headers={"Authorization": f"Bearer {self._key}"})
             try:
                 self.breaker.check()
-                body = _within(seconds + DEADLINE_GRACE, functools.partial(_read, request, seconds))
+                body = within(seconds + DEADLINE_GRACE, functools.partial(read_url, request, seconds))
                 answered = True
                 found = context_in(json.loads(body), model)
             except Unavailable:
@@ -246,7 +241,7 @@ class ModelClient:
             except urllib.error.HTTPError:
                 answered = True
                 continue  # this server does not offer that route
-            except _Overdue:
+            except Overdue:
                 self.breaker.failure("timed out")
                 return None, answered
             except (urllib.error.URLError, TimeoutError, OSError) as err:
@@ -289,16 +284,15 @@ class ModelClient:
                     max_tokens=max_tokens,
                     timeout=timeout,
                 )
-                response = _within(timeout + DEADLINE_GRACE, create)
-            except _Overdue as overdue:
+                response = within(timeout + DEADLINE_GRACE, create)
+            except Overdue as overdue:
                 self._client = None  # its connection is still held by the abandoned read
-                failure: Exception | None = overdue
+                err: Exception | None = overdue
             except openai.APIError as caught:
-                failure = caught
+                err = caught
             else:
-                failure = None
-            if failure is not None:
-                err = failure  # the endpoint's error, or the deadline's
+                err = None
+            if err is not None:  # the endpoint's error, or the deadline's
                 status = getattr(err, "status_code", None)
                 cause = _describe(err)
                 refused = status is not None and 400 <= status < 500  # nothing was computed
@@ -404,43 +398,6 @@ class ModelClient:
         return Reply(text, finish, prompt, completion)
 
 
-def _read(request: Any, seconds: float) -> bytes:
-    import urllib.request
-
-    with urllib.request.urlopen(request, timeout=seconds) as response:
-        return bytes(response.read(1_000_000))
-
-
-class _Overdue(Exception):
-    """The call's whole deadline passed (its reads each came in time)."""
-
-
-def _within(seconds: float, call: Callable[[], _T]) -> _T:
-    """``call()``'s result, or _Overdue once ``seconds`` have passed.
-
-    The HTTP client's timeout bounds each read, not the call: an endpoint that
-    sends a byte every few seconds would hold a run for as long as it likes.
-    The call runs on a thread of its own, waited for until the deadline and
-    then left behind (a daemon thread: it ends with its socket, or the process)."""
-    box: list[Any] = []
-
-    def work() -> None:
-        try:
-            box.append((True, call()))
-        except BaseException as err:  # handed to the caller, whatever it is
-            box.append((False, err))
-
-    thread = threading.Thread(target=work, name="memd-model-call", daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if not box:
-        raise _Overdue(f"no complete reply within {seconds:.0f}s")
-    ok, value = box[0]
-    if not ok:
-        raise value
-    return cast(_T, value)
-
-
 def _retry_after(err: Any, attempt: int) -> float:
     response = getattr(err, "response", None)
     header = response.headers.get("retry-after") if response is not None else None
@@ -451,7 +408,7 @@ def _retry_after(err: Any, attempt: int) -> float:
 
 
 def _describe(err: Exception) -> str:
-    if isinstance(err, _Overdue):
+    if isinstance(err, Overdue):
         return "timed out"
     status = getattr(err, "status_code", None)
     if status:
