@@ -82,6 +82,18 @@ def test_topics_get_frontmatter_with_summary_and_update_log(memd: Memd) -> None:
     assert data["update_log"][0].endswith("consolidation 1: +3 entries")
 
 
+def test_a_topic_logs_the_entries_one_run_filed_there_as_one_count(memd: Memd) -> None:
+    notes = [
+        f"Note {i}: the team met about the Atlas launch, Dana said the vendor contract renews in March"
+        for i in range(8)
+    ]
+    memd("add", "\n".join(notes))
+    memd("consolidate")
+    [path] = memd.vault.topic_files()
+    log = memd.vault.read(path).frontmatter.data["update_log"]  # type: ignore[union-attr]
+    assert [line.split(" ", 1)[1] for line in log] == ["consolidation 1: +8 entries"]
+
+
 def test_new_entries_join_the_matching_topic_and_section_and_hand_notes_are_adopted(memd: Memd) -> None:
     topic = memd.vault.topics_dir / "running.md"
     topic.write_text(

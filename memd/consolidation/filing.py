@@ -5,6 +5,7 @@ value live at the end."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -67,10 +68,9 @@ def file_batch(
         space.apply(topic_id, mark_supersessions(update.sections, sources, records))
         run.superseded.extend(update.superseded)
         run.replaced.update(replaced_entries(update.superseded, sources))
-        added = len(block.items)
-        log = [f"+{added} entr{'y' if added == 1 else 'ies'}"]
+        log = run.logs.setdefault(topic_id, [])
+        _count_added(log, len(block.items))
         log += [f"seq {s.new} supersedes seq {s.old} ({s.reason})" for s in update.superseded]
-        run.logs.setdefault(topic_id, []).extend(log)
         titles = {str(i.seqs): sec.title for sec in update.sections for i in sec.items}
         run.moves.extend(Move(str(item.seqs), topic_id, titles.get(str(item.seqs), "")) for item in block.items)
     run.replaced.update(replaced_entries(rewrite.superseded, batch))
@@ -90,6 +90,21 @@ def file_batch(
             holder = run.moves[-1].topic  # never unrecorded: verify counts on the log
         if holder is not None:
             run.logs.setdefault(holder, []).append(f"seq {record.new} supersedes seq {record.old} ({record.reason})")
+
+
+_ADDED = re.compile(r"\+(\d+) entr(?:y|ies)")
+
+
+def _count_added(log: list[str], added: int) -> None:
+    """Count ``added`` entries in a topic's log for this run: one "+N entries" however
+    many blocks the run filed there (thirty notes on one subject are "+30 entries",
+    not thirty "+1 entry")."""
+    for at, line in enumerate(log):
+        if (match := _ADDED.fullmatch(line)) is not None:
+            added += int(match.group(1))
+            log[at] = f"+{added} entr{'y' if added == 1 else 'ies'}"
+            return
+    log.append(f"+{added} entr{'y' if added == 1 else 'ies'}")
 
 
 def batches_of(items: list[Item], limit: int) -> list[list[Item]]:
