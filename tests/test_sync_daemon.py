@@ -87,3 +87,28 @@ def test_an_unreachable_remote_backs_off_and_local_writes_go_on(tmp_path: Path) 
     handler.run_due()
     assert handler.book.data["last_sync"]["ok"] is True and handler.sync_failures == 0
     assert handler.next_sync == clock.now + 600
+
+
+def test_a_conflict_the_daemon_meets_is_recorded_whole_with_its_files_and_how_to_decide(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path)
+    laptop = first_device(tmp_path, remote, "laptop")
+    add(laptop, "Takes coffee with oat milk", "Runs the Lisbon half marathon in March")
+    laptop("consolidate")
+    laptop("sync")
+    desktop = clone_device(tmp_path, remote, "desktop")
+    for device, milk in ((laptop, "almond milk"), (desktop, "soy milk")):
+        [topic] = [path for path in device.vault.topic_files() if "oat milk" in path.read_text()]
+        lines = [
+            line.replace("oat milk", milk) if line.startswith("- <seq=") else line
+            for line in topic.read_text().split("\n")
+        ]
+        topic.write_text("\n".join(lines))  # the entry, as a person edits it (not the summary quoting it)
+    laptop("sync")
+
+    handler = daemon(desktop, Clock())
+
+    error = handler.book.data["last_sync"]["error"]
+    assert error.startswith("sync stopped, a person must decide") and "\n" not in error
+    assert "topics/" in error and "git merge origin/main" in error  # below the message's first line
+    handler.book.flush()
+    assert "git merge origin/main" in desktop("daemon", "status").output

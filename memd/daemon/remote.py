@@ -28,8 +28,10 @@ class RemoteSync(Core):
             self.sync_failures += 1
             wait = min(interval * 2**self.sync_failures, max(interval, MAX_SYNC_BACKOFF))
             self.next_sync = self.clock() + wait
-            self.book.record("last_sync", ok=False, remote=remote, error=str(err).splitlines()[0], retry_in=round(wait))
-            self.log(f"sync with {remote} failed ({str(err).splitlines()[0]}); next try in {wait:g}s")
+            # Whole, on one line: a conflict's message names its files and how to decide below its first line.
+            error = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
+            self.book.record("last_sync", ok=False, remote=remote, error=error, retry_in=round(wait))
+            self.log(f"sync with {remote} failed ({error}); next try in {wait:g}s")
             return
         self.sync_failures = 0
         self.next_sync = self.clock() + interval
