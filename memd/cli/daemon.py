@@ -101,19 +101,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
     Example:
         memd daemon status --json
     """
-    from memd.daemon import read_status, running_pid
-    from memd.daemon.status import log_path
+    from memd.daemon.status import daemon_state, log_path
 
     vault = get_vault(ctx)
-    pid = running_pid(vault)
-    data = read_status(vault) or {}
-    data["running"] = pid is not None
-    if pid is not None:
-        data["pid"] = pid
-    elif data.get("state") not in (None, "stopped"):
-        # Its record says running, yet nothing holds the lock: it was killed or crashed
-        # and never wrote that it stopped.
-        data["state"] = "ended"
+    data = daemon_state(vault)
+    pid = data.get("pid") if data["running"] else None
     if as_json:
         emit_json(data)
         return

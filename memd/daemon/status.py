@@ -16,7 +16,9 @@ pid. ``.memd/daemon.json`` says what the daemon is doing::
 ``held_files`` lists edits memd will not commit because lint finds a possible
 secret in them (the person removes it, or commits the file themselves).
 ``read_status`` adds ``endpoint``, the model endpoint's health, when a model
-was ever called (see ``memd.engine.breaker``).
+was ever called (see ``memd.engine.breaker``); ``daemon_state`` adds what the
+lock says (running or not, and ``ended`` for a daemon that never wrote that it
+stopped).
 """
 
 from __future__ import annotations
@@ -104,6 +106,20 @@ def read_status(vault: Vault) -> dict[str, Any] | None:
     endpoint = endpoint_health(vault)
     if endpoint is not None:
         data["endpoint"] = endpoint
+    return data
+
+
+def daemon_state(vault: Vault) -> dict[str, Any]:
+    """The daemon's status as a reader should see it: its record plus ``running``
+    and ``pid`` from the lock, and ``state: ended`` for a daemon that was killed or
+    crashed (its record still says it runs, yet nothing holds the lock)."""
+    pid = running_pid(vault)
+    data = read_status(vault) or {}
+    data["running"] = pid is not None
+    if pid is not None:
+        data["pid"] = pid
+    elif data.get("state") not in (None, "stopped"):
+        data["state"] = "ended"
     return data
 
 
