@@ -407,3 +407,28 @@ def test_a_damaged_device_registry_is_named_and_writes_go_on(tmp_path: Path) -> 
     assert result.output.count("\n") == 1 and ".memd/devices.json is not valid JSON" in result.output
     assert add(laptop, "still writing") == [SPAN + 1]
     assert json.loads(laptop("status", "--json").output)["sync"]["device"]["problem"]
+
+
+@pytest.mark.slow
+def test_the_history_of_an_entry_filed_on_another_device_reads_the_same_on_both(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path)
+    laptop = first_device(tmp_path, remote, "laptop")
+    add(laptop, *SHARED)
+    laptop("consolidate")
+    laptop("sync")
+    desktop = clone_device(tmp_path, remote, "desktop")
+    [seq] = add(desktop, "Drinks decaf coffee after 2pm")
+    desktop("consolidate")
+    desktop("sync")
+    add(laptop, "Prefers a flat white coffee in the morning")
+    laptop("consolidate")  # into the same topic, before the laptop has seen the desktop's
+    laptop("sync")
+
+    def steps(device: Memd) -> list[tuple[str, str | None]]:
+        life = json.loads(device("history", str(seq), "--json").output)
+        return [(step["kind"], step["commit"]) for step in life["steps"]]
+
+    # Not "removed by memd without a record" by the laptop's own consolidation, then
+    # "not committed": that commit never held the entry.
+    assert steps(laptop) == steps(desktop)
+    assert [action for action, _ in steps(laptop)] == ["added", "filed"]

@@ -58,7 +58,13 @@ class Follow:
         """Walk the followed files' versions after ``cursor``; returns the commit
         to start again from when the entry moved to a file not followed."""
         followed = sorted({"CURRENT.md", *self.where})
-        versions = self.repo.versions("--reverse", f"{cursor}..HEAD", "--", *followed)
+        # Only commits descended from ``cursor``: after a sync's merge, the other side's
+        # commits (older than the merge, newer than ``cursor``) never held this entry's
+        # version of the files, and walking them read as if memd had removed it. Every
+        # merge that changed a followed file is read (``-m``), against each parent.
+        versions = self.repo.versions(
+            "--reverse", "--ancestry-path", "--full-history", "-m", f"{cursor}..HEAD", "--", *followed
+        )
         starting = [f"{cursor}:{path}" for path in followed]
         blobs = self.repo.read([*starting, *(blob for _, files in versions for _, _, blob in files if blob)])
         keys = {path: self._key(_text(blobs.get(f"{cursor}:{path}"))) for path in followed}
@@ -102,7 +108,9 @@ class Follow:
         new = [s for found in {**self.where, **files}.values() for s in found]
         if any(not any(overlaps(o.runs, n.runs) for n in new) for o in old):
             # It left the files being followed: look at everything this commit changed.
-            everything = self.repo.changes("-1", commit.sha, "--", *MEMORY_PATHS)[0][1]
+            # A merge's changes against each of its parents (``-m``): a sync may have moved it.
+            listed = self.repo.changes("-1", "-m", commit.sha, "--", *MEMORY_PATHS)
+            everything = dict.fromkeys(change for _, changed in listed for change in changed)
             rest = tuple((status, path) for status, path in everything if path not in files)
             files = {**files, **self.read(commit, rest)}
         for path, found in files.items():
