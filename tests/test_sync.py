@@ -432,3 +432,27 @@ def test_the_history_of_an_entry_filed_on_another_device_reads_the_same_on_both(
     # "not committed": that commit never held the entry.
     assert steps(laptop) == steps(desktop)
     assert [action for action, _ in steps(laptop)] == ["added", "filed"]
+
+
+@pytest.mark.slow
+def test_a_topic_renamed_on_one_device_keeps_the_note_added_on_the_other(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path)
+    laptop = first_device(tmp_path, remote, "laptop")
+    add(laptop, *SHARED)
+    laptop("consolidate")
+    laptop("sync")
+    desktop = clone_device(tmp_path, remote, "desktop")
+    old = topic_with(laptop, "oat milk")
+    old.rename(old.with_name("my-coffee.md"))  # as a file manager or Obsidian renames it
+    laptop("sync")
+    mine = topic_with(desktop, "oat milk")
+    mine.write_text(mine.read_text().replace("\n# ", "\nThe grinder is on the top shelf.\n\n# ", 1))
+
+    assert "renamed to topics/my-coffee.md on the remote" in desktop("sync").output
+    laptop("sync")
+
+    for device in (laptop, desktop):
+        holding = [path.name for path in device.vault.topic_files() if "oat milk" in path.read_text()]
+        assert holding == ["my-coffee.md"] and not (device.vault.topics_dir / old.name).exists()
+        assert "grinder is on the top shelf" in (device.vault.topics_dir / "my-coffee.md").read_text()
+        verify_ok(device)

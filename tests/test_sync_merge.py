@@ -140,6 +140,38 @@ def test_removed_there_but_changed_here_is_kept() -> None:
     assert any("changed here; kept" in line for line in result.resolved)
 
 
+@pytest.mark.parametrize("renamed_here", [False, True])
+def test_a_topic_renamed_on_one_device_takes_the_changes_the_other_made_under_its_old_name(renamed_here: bool) -> None:
+    base = {
+        "CURRENT.md": HEAD + entry(3, "coffee after lunch"),
+        "topics/coffee.md": topic("coffee", entry(1, "oat milk")),
+    }
+    renamed = {"CURRENT.md": base["CURRENT.md"], "topics/my-coffee.md": base["topics/coffee.md"]}
+    # The other device adds a note by hand and files seq 3 there.
+    edited = {
+        "CURRENT.md": HEAD,
+        "topics/coffee.md": topic(
+            "coffee", "The grinder is on the top shelf.\n", entry(1, "oat milk"), entry(3, "coffee after lunch")
+        ),
+    }
+    ours, theirs = (renamed, edited) if renamed_here else (edited, renamed)
+
+    result = merge_documents(base, ours, theirs)
+    files = merged(base, ours, theirs)
+
+    assert sorted(files) == ["CURRENT.md", "topics/my-coffee.md"]  # one topic, under its new name
+    assert "grinder is on the top shelf" in files["topics/my-coffee.md"] and live(files) == [1, 3]
+    assert any("topics/coffee.md: renamed to topics/my-coffee.md" in line for line in result.resolved)
+
+
+def test_a_topic_without_an_id_is_known_by_its_seqs_across_a_rename() -> None:
+    old = "# Coffee\n" + entry(1, "oat milk") + entry(2, "flat white")
+    base = {"topics/coffee.md": old}
+    ours = {"topics/drinks.md": old}
+    theirs = {"topics/coffee.md": old + entry(3, "decaf after 2pm")}
+    assert merged(base, ours, theirs) == {"topics/drinks.md": old + entry(3, "decaf after 2pm")}
+
+
 def test_the_same_line_changed_differently_is_left_to_the_person() -> None:
     base = {"topics/t.md": topic("t", "Some prose.\n", entry(1, "one"))}
     ours = {"topics/t.md": topic("t", "Some prose, mine.\n", entry(1, "one"))}

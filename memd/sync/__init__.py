@@ -2,7 +2,8 @@
 
 - ``merge.py``: the three-way merge of memd's own documents, entry by entry,
   over ``sides.py`` (each side cut into entries and lines), ``diff3.py``,
-  ``hunks.py`` (a region both sides changed) and ``frontmatter.py``;
+  ``hunks.py`` (a region both sides changed), ``frontmatter.py`` and ``renames.py``
+  (a topic renamed on one side, changed under its old name on the other);
   ``files.py``: state, registry, the rest;
 - ``gitops.py``: fetch, push, trees, blobs and commits through git's plumbing;
 - ``integrate.py``: a fast-forward or a merge commit, planned on objects;

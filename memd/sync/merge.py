@@ -24,8 +24,9 @@ live is live exactly once.
 
 This module holds the decisions, the two steps and the check, because they
 share what was resolved and what is left to a person. Reading a side into
-tokens (``sides.py``) and settling one region both sides changed
-(``hunks.py``) are separate ideas, each with its own module.
+tokens (``sides.py``), settling one region both sides changed
+(``hunks.py``) and following a topic renamed on one side (``renames.py``)
+are separate ideas, each with its own module.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from memd.core.summary import without_quotes
 from memd.sync.diff3 import diff3
 from memd.sync.frontmatter import KeyConflict, merge_frontmatter, recount
 from memd.sync.hunks import clip, describe_hunk, resolve_hunk
+from memd.sync.renames import find_renames, follow
 from memd.sync.sides import Place, Side, Token, same_entry
 
 
@@ -70,7 +72,22 @@ class DocMerge:
 
 def merge_documents(base: Mapping[str, str], ours: Mapping[str, str], theirs: Mapping[str, str]) -> DocMerge:
     """Merge CURRENT.md and the topics (vault-relative path -> text on each side)."""
-    return _Merge(Side.read(base), Side.read(ours), Side.read(theirs), base, ours, theirs).run()
+    renames = find_renames(base, ours, theirs)
+    if not renames:
+        return _Merge(Side.read(base), Side.read(ours), Side.read(theirs), base, ours, theirs).run()
+    # Merged under the new names: base and the side that kept the old name read as renamed.
+    base_view = follow(follow(base, renames, here=True), renames, here=False)
+    ours_view, theirs_view = follow(ours, renames, here=True), follow(theirs, renames, here=False)
+    merged = _Merge(
+        Side.read(base_view), Side.read(ours_view), Side.read(theirs_view), base_view, ours_view, theirs_view
+    ).run()
+    if merged.conflicts:
+        return merged
+    # What to write is what differs from this device's files as they are, under their own names.
+    final = {**ours_view, **merged.files}
+    files = {path: text for path, text in final.items() if text != ours.get(path)}
+    files.update({path: None for path in ours if path not in final})
+    return replace(merged, files=files, resolved=(*(str(r) for r in renames), *merged.resolved))
 
 
 @dataclass
