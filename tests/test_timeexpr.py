@@ -57,6 +57,10 @@ NOVEMBER = date(2026, 11, 20)
         ("I need a new bed in May", "2027-05"),  # no tense: the nearest May
         ("in June we fly out", "2026-06"),
         ("I went hiking. We fly to Rome in May", "2027-05"),  # another sentence's verb says nothing of this one
+        ("Dana said the vendor contract renews in March", "2027-03"),  # the saying is past, the renewal is not
+        ("Ana told me that the lease ends in May", "2027-05"),
+        ("Ana told me in May", "2026-05"),  # the telling itself was in May
+        ("He said they moved to Oslo in June", "2026-06"),
     ],
 )
 def test_a_month_without_a_year_follows_its_sentence_s_tense(text: str, expected: str) -> None:

@@ -258,11 +258,25 @@ _PAST = re.compile(
     r"|^\W*[A-Z][a-z]*[^\We]ed\b",
 )
 _SENTENCE_END = re.compile(r"[.!?\n]")
+# "Dana said the contract renews in March": the saying is past, what was said is not. When
+# a clause follows a verb of saying (``_clause_between``), the month is read in that clause;
+# "told me in May" (no clause between) is still the telling's own time.
+_REPORTED = re.compile(r"\b(?i:said|says|told|tells)\b")
+
+
+def _clause_between(words: str) -> bool:
+    """Whether the words between a verb of saying and a month make a clause of their own."""
+    parts = words.split()
+    return bool(parts) and (parts[0].lower() == "that" or len(parts) >= 3)
 
 
 def _tense(text: str, at: int) -> str | None:
-    """ "past", "future" or None for the sentence of ``text`` holding position ``at``."""
+    """ "past", "future" or None for the sentence of ``text`` holding position ``at``
+    (from its reported words on, when it reports speech before ``at``)."""
     start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, at)), default=0)
+    reported = [m for m in _REPORTED.finditer(text, start, at) if _clause_between(text[m.end() : at])]
+    if reported:
+        start = reported[-1].end()
     end_match = _SENTENCE_END.search(text, at)
     sentence = text[start : end_match.start() if end_match else len(text)]
     future = bool(_FUTURE.search(sentence))
