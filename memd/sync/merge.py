@@ -73,15 +73,13 @@ class DocMerge:
 def merge_documents(base: Mapping[str, str], ours: Mapping[str, str], theirs: Mapping[str, str]) -> DocMerge:
     """Merge CURRENT.md and the topics (vault-relative path -> text on each side)."""
     renames = find_renames(base, ours, theirs)
-    if not renames:
-        return _Merge(Side.read(base), Side.read(ours), Side.read(theirs), base, ours, theirs).run()
     # Merged under the new names: base and the side that kept the old name read as renamed.
     base_view = follow(follow(base, renames, here=True), renames, here=False)
     ours_view, theirs_view = follow(ours, renames, here=True), follow(theirs, renames, here=False)
     merged = _Merge(
         Side.read(base_view), Side.read(ours_view), Side.read(theirs_view), base_view, ours_view, theirs_view
     ).run()
-    if merged.conflicts:
+    if not renames or merged.conflicts:
         return merged
     # What to write is what differs from this device's files as they are, under their own names.
     final = {**ours_view, **merged.files}
