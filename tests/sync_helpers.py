@@ -95,3 +95,38 @@ def verify_ok(memd: Memd) -> dict[str, object]:
     report = json_of(result.output)
     assert report["ok"], f"{memd.vault.root.name}: {report['problems']}"
     return report
+
+
+# What the first device knows before the second is cloned (``sharing``).
+SHARED = [
+    "Dana takes her coffee with oat milk and no sugar",
+    "Dana prefers a flat white in the morning",
+    "Dana runs the river loop on Saturdays",
+    "Dana trains for the autumn half marathon with intervals",
+]
+
+
+def sharing(tmp_path: Path) -> tuple[Memd, Memd]:
+    """Two devices of one remote that share ``SHARED``: written and consolidated on
+    the laptop, synced, then the desktop cloned."""
+    remote = bare_remote(tmp_path)
+    laptop = first_device(tmp_path, remote, "laptop")
+    add(laptop, *SHARED)
+    laptop("consolidate")
+    laptop("sync")
+    return laptop, clone_device(tmp_path, remote, "desktop")
+
+
+def topic_with(memd: Memd, words: str) -> Path:
+    for path in memd.vault.topic_files():
+        if words in path.read_text(encoding="utf-8"):
+            return path
+    raise AssertionError(f"no topic holds {words!r}")
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    """A person's edit of the entry that says ``old`` (the topic's summary may quote it too)."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    at = next(n for n, line in enumerate(lines) if line.startswith("- <seq=") and old in line)
+    lines[at] = lines[at].replace(old, new, 1)
+    path.write_text("\n".join(lines), encoding="utf-8")

@@ -9,6 +9,8 @@ import re
 import socket
 import subprocess
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ from memd.engine.client import prompt_size
 from memd.vault.vault import Vault
 
 from .conftest import Memd
-from .model_server import Delay, Length, NoUsage, Raw, ScriptedModel, Status, Trickle, operation_of
+from .model_server import Delay, Length, NoUsage, Raw, Reply, ScriptedModel, Status, Trickle, operation_of
 
 pytestmark = pytest.mark.slow  # the model path through a scripted HTTP server
 
@@ -37,6 +39,18 @@ def configure(vault: Vault, url: str, extra: str = "") -> None:
     vault.config_path.write_text(
         f'[llm]\nbase_url = "{url}"\nmodel = "scripted"\nmax_retries = 0\ntimeout = "1s"\ngating = "off"\n{extra}'
     )
+
+
+@contextmanager
+def every_step_answering(memd: Memd, vault: Vault, reply: Reply) -> Iterator[ScriptedModel]:
+    """A scripted endpoint that gives ``reply`` to every model step, configured for the
+    vault, with ``NOTES`` in its buffer."""
+    with ScriptedModel() as server:
+        for step in STEPS:
+            server.always[step] = reply
+        configure(vault, server.url)
+        memd("add", "\n".join(NOTES))
+        yield server
 
 
 def calls(vault: Vault) -> list[dict]:
@@ -56,11 +70,7 @@ def closed_port() -> int:
 
 @pytest.mark.slow
 def test_a_hanging_endpoint_costs_at_most_two_timeouts_per_consolidation(memd: Memd, vault: Vault) -> None:
-    with ScriptedModel() as server:
-        for step in STEPS:
-            server.always[step] = Delay(1.5)
-        configure(vault, server.url)
-        memd("add", "\n".join(NOTES))
+    with every_step_answering(memd, vault, Delay(1.5)) as server:
         result = memd("consolidate")
         assert len(server.requests) == 2
         assert [c["error"] for c in calls(vault)] == ["timed out", "timed out"]
@@ -80,11 +90,7 @@ def test_a_hanging_endpoint_costs_at_most_two_timeouts_per_consolidation(memd: M
 def test_an_endpoint_that_trickles_its_reply_is_cut_at_the_call_timeout(memd: Memd, vault: Vault) -> None:
     # A byte every 0.2 s never lets a read wait the 1 s timeout; the whole reply would take
     # half an hour. The call as a whole is bounded, so the run ends with the steps offline.
-    with ScriptedModel() as server:
-        for step in STEPS:
-            server.always[step] = Trickle(0.2)
-        configure(vault, server.url)
-        memd("add", "\n".join(NOTES))
+    with every_step_answering(memd, vault, Trickle(0.2)):
         finished: list[str] = []
         worker = threading.Thread(target=lambda: finished.append(memd("consolidate").output), daemon=True)
         worker.start()
@@ -119,11 +125,7 @@ def test_a_refused_connection_fails_fast_and_opens_the_breaker(memd: Memd, vault
 
 
 def test_server_errors_open_the_breaker_after_two(memd: Memd, vault: Vault) -> None:
-    with ScriptedModel() as server:
-        for step in STEPS:
-            server.always[step] = Status(500)
-        configure(vault, server.url)
-        memd("add", "\n".join(NOTES))
+    with every_step_answering(memd, vault, Status(500)) as server:
         result = memd("consolidate")
         assert len(server.requests) == 2
         assert "HTTP 500, 2 failures in a row" in result.output
@@ -131,11 +133,7 @@ def test_server_errors_open_the_breaker_after_two(memd: Memd, vault: Vault) -> N
 
 
 def test_a_refused_key_says_where_the_key_comes_from(memd: Memd, vault: Vault) -> None:
-    with ScriptedModel() as server:
-        for step in STEPS:
-            server.always[step] = Status(401)
-        configure(vault, server.url)
-        memd("add", "\n".join(NOTES))
+    with every_step_answering(memd, vault, Status(401)):
         result = memd("consolidate")
         assert "HTTP 401" in result.output and "check $OPENAI_API_KEY" in result.output
     assert_nothing_lost(vault, 4)
@@ -152,11 +150,7 @@ def test_a_refused_key_says_where_the_key_comes_from(memd: Memd, vault: Vault) -
 def test_a_reply_that_is_no_chat_completion_is_a_failed_step_not_a_traceback(
     memd: Memd, vault: Vault, raw: Raw
 ) -> None:
-    with ScriptedModel() as server:
-        for step in STEPS:
-            server.always[step] = raw
-        configure(vault, server.url)
-        memd("add", "\n".join(NOTES))
+    with every_step_answering(memd, vault, raw):
         result = memd("consolidate")  # exits 0: the steps are done offline
         assert "not a chat completion" in result.output and "Traceback" not in result.output
     assert_nothing_lost(vault, 4)

@@ -14,14 +14,22 @@ import pytest
 from memd.vault.seqspace import SPAN, space_of
 
 from .conftest import REPO, Memd
-from .sync_helpers import add, bare_remote, clone_device, files, first_device, git, live, memory_files, verify_ok
+from .sync_helpers import (
+    SHARED,
+    add,
+    bare_remote,
+    clone_device,
+    edit,
+    files,
+    first_device,
+    git,
+    live,
+    memory_files,
+    sharing,
+    topic_with,
+    verify_ok,
+)
 
-SHARED = [
-    "Dana takes her coffee with oat milk and no sugar",
-    "Dana prefers a flat white in the morning",
-    "Dana runs the river loop on Saturdays",
-    "Dana trains for the autumn half marathon with intervals",
-]
 FROM_LAPTOP = [
     "Dana started violin lessons with a teacher called Mira",
     "Dana practises violin scales for twenty minutes each evening",
@@ -32,21 +40,6 @@ FROM_DESKTOP = [
     "Dana waters the orchid once a week with rain water",
     "Dana's sourdough starter is called Bubbles",
 ]
-
-
-def topic_with(memd: Memd, words: str) -> Path:
-    for path in memd.vault.topic_files():
-        if words in path.read_text(encoding="utf-8"):
-            return path
-    raise AssertionError(f"no topic holds {words!r}")
-
-
-def edit(path: Path, old: str, new: str) -> None:
-    """A person's edit of the entry that says ``old`` (the topic's summary may quote it too)."""
-    lines = path.read_text(encoding="utf-8").split("\n")
-    at = next(n for n, line in enumerate(lines) if line.startswith("- <seq=") and old in line)
-    lines[at] = lines[at].replace(old, new, 1)
-    path.write_text("\n".join(lines), encoding="utf-8")
 
 
 @pytest.mark.slow
@@ -93,12 +86,7 @@ def test_two_devices_apart_then_synced_in_either_order(tmp_path: Path, first: st
 
 
 def test_the_same_line_edited_on_two_devices_stops_sync_and_changes_nothing(tmp_path: Path) -> None:
-    remote = bare_remote(tmp_path)
-    laptop = first_device(tmp_path, remote, "laptop")
-    add(laptop, *SHARED)
-    laptop("consolidate")
-    laptop("sync")
-    desktop = clone_device(tmp_path, remote, "desktop")
+    laptop, desktop = sharing(tmp_path)
     edit(topic_with(laptop, "oat milk"), "oat milk", "almond milk")
     edit(topic_with(desktop, "oat milk"), "oat milk", "soy milk")
     laptop("sync")
@@ -118,12 +106,7 @@ def test_the_same_line_edited_on_two_devices_stops_sync_and_changes_nothing(tmp_
 
 @pytest.mark.slow
 def test_a_conflict_a_person_resolves_by_keeping_both_lines_ends_with_every_seq_once(tmp_path: Path) -> None:
-    remote = bare_remote(tmp_path)
-    laptop = first_device(tmp_path, remote, "laptop")
-    add(laptop, *SHARED)
-    laptop("consolidate")
-    laptop("sync")
-    desktop = clone_device(tmp_path, remote, "desktop")
+    laptop, desktop = sharing(tmp_path)
     edit(topic_with(laptop, "oat milk"), "oat milk", "almond milk")
     edit(topic_with(desktop, "oat milk"), "oat milk", "soy milk")
     laptop("sync")
@@ -411,12 +394,7 @@ def test_a_damaged_device_registry_is_named_and_writes_go_on(tmp_path: Path) -> 
 
 @pytest.mark.slow
 def test_the_history_of_an_entry_filed_on_another_device_reads_the_same_on_both(tmp_path: Path) -> None:
-    remote = bare_remote(tmp_path)
-    laptop = first_device(tmp_path, remote, "laptop")
-    add(laptop, *SHARED)
-    laptop("consolidate")
-    laptop("sync")
-    desktop = clone_device(tmp_path, remote, "desktop")
+    laptop, desktop = sharing(tmp_path)
     [seq] = add(desktop, "Drinks decaf coffee after 2pm")
     desktop("consolidate")
     desktop("sync")
@@ -436,12 +414,7 @@ def test_the_history_of_an_entry_filed_on_another_device_reads_the_same_on_both(
 
 @pytest.mark.slow
 def test_a_topic_renamed_on_one_device_keeps_the_note_added_on_the_other(tmp_path: Path) -> None:
-    remote = bare_remote(tmp_path)
-    laptop = first_device(tmp_path, remote, "laptop")
-    add(laptop, *SHARED)
-    laptop("consolidate")
-    laptop("sync")
-    desktop = clone_device(tmp_path, remote, "desktop")
+    laptop, desktop = sharing(tmp_path)
     old = topic_with(laptop, "oat milk")
     old.rename(old.with_name("my-coffee.md"))  # as a file manager or Obsidian renames it
     laptop("sync")

@@ -10,7 +10,7 @@ import pytest
 from memd.daemon.handler import MAX_SYNC_BACKOFF, Handler
 
 from .conftest import Memd
-from .sync_helpers import add, bare_remote, clone_device, first_device, git, live
+from .sync_helpers import add, bare_remote, clone_device, edit, first_device, git, live, sharing, topic_with
 
 pytestmark = pytest.mark.slow  # several clones and git remotes per test
 
@@ -90,19 +90,9 @@ def test_an_unreachable_remote_backs_off_and_local_writes_go_on(tmp_path: Path) 
 
 
 def test_a_conflict_the_daemon_meets_is_recorded_whole_with_its_files_and_how_to_decide(tmp_path: Path) -> None:
-    remote = bare_remote(tmp_path)
-    laptop = first_device(tmp_path, remote, "laptop")
-    add(laptop, "Takes coffee with oat milk", "Runs the Lisbon half marathon in March")
-    laptop("consolidate")
-    laptop("sync")
-    desktop = clone_device(tmp_path, remote, "desktop")
-    for device, milk in ((laptop, "almond milk"), (desktop, "soy milk")):
-        [topic] = [path for path in device.vault.topic_files() if "oat milk" in path.read_text()]
-        lines = [
-            line.replace("oat milk", milk) if line.startswith("- <seq=") else line
-            for line in topic.read_text().split("\n")
-        ]
-        topic.write_text("\n".join(lines))  # the entry, as a person edits it (not the summary quoting it)
+    laptop, desktop = sharing(tmp_path)
+    edit(topic_with(laptop, "oat milk"), "oat milk", "almond milk")
+    edit(topic_with(desktop, "oat milk"), "oat milk", "soy milk")
     laptop("sync")
 
     handler = daemon(desktop, Clock())
