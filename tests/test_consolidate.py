@@ -418,6 +418,73 @@ def test_the_example_vaults_buffer_goes_where_a_person_would_file_it(tmp_path: P
     }
 
 
+ATLAS_LAUNCH = [
+    "Atlas launch checklist: Dana reviews the invoice service rollback plan on Monday",
+    "Dana says the Atlas launch needs a feature flag for the new tax rounding",
+    "The Atlas launch dry run is booked for Thursday afternoon",
+    "Priya wants a go/no-go meeting two days before the Atlas launch",
+    "Load test for Atlas passed at 3x peak traffic after the index fix",
+    "Marco asked for a finance sign-off slot the week of the Atlas launch",
+    "Atlas launch comms: email customers 48 hours before cut-over",
+    "Dana is on call for the first night after the Atlas launch",
+    "We will freeze billing deploys from Dec 5 until the Atlas launch is done",
+    "Atlas dashboards: invoice error rate, queue depth, p99 latency",
+    "Rollback for Atlas takes about 40 minutes according to Dana",
+    "The Atlas launch retro is planned for Dec 15",
+]
+
+
+def test_notes_on_a_project_join_its_topic(tmp_path: Path) -> None:
+    import shutil
+
+    from memd.app.memory import Memory
+
+    from .conftest import REPO
+
+    root = tmp_path / "example"
+    shutil.copytree(REPO / "vault", root, ignore=shutil.ignore_patterns("index", "lock"))
+    memory = Memory.open(root)
+    memory.add(ATLAS_LAUNCH)
+    outcome = consolidate(Vault(root), dry_run=True)
+    # By words, a buffer full of "Atlas" made the word weigh nothing: the notes
+    # opened three topics of their own, and the dry run "on Thursday" went to running.
+    filed = {m.seqs: m.topic for m in outcome.moves}
+    launch = [topic for seqs, topic in filed.items() if int(seqs) > 36]
+    assert launch == ["work-atlas-project"] * len(ATLAS_LAUNCH)
+
+
+@pytest.mark.parametrize("grouping", ["words", "meaning"])
+def test_notes_on_different_subjects_open_topics_of_their_own(
+    memd: Memd, monkeypatch: pytest.MonkeyPatch, grouping: str
+) -> None:
+    # A lone note joins a topic only when close enough in meaning: notes on
+    # five subjects in an empty vault do not all land in the first topic opened.
+    monkeypatch.setenv("MEMD_GROUPING", grouping)
+    notes = [
+        "The boiler makes a banging noise when the heating comes on",
+        "Signed up for the Lisbon half marathon in March",
+        "Car insurance renewal came in at 610, shop around",
+        "Started Spanish lessons on Wednesdays at the library",
+        "Dentist appointment on 3 October for a filling",
+    ]
+    for note in notes:
+        memd("add", note)
+    memd("consolidate")
+    assert len(memd.vault.topic_files()) == len(notes)
+    assert "ok: 5 live seqs" in memd("verify").output
+
+
+def test_notes_in_a_language_the_model_cannot_read_go_by_words(memd: Memd) -> None:
+    # MiniLM reads English: Japanese and German notes come out close to each
+    # other whatever they say, so they are not grouped by meaning.
+    for note in ["東京の寿司屋が好き", "東京で寿司を食べた", "Trinkt Kaffee mit Hafermilch"]:
+        memd("add", note)
+    memd("consolidate")
+    topics = {path.stem: path.read_text() for path in memd.vault.topic_files()}
+    assert len(topics) == 2
+    assert [stem for stem, text in topics.items() if "Hafermilch" in text and "東京" not in text]
+
+
 def test_verify_resumes_from_its_checkpoint_and_full_walks_everything(memd: Memd) -> None:
     for note in COFFEE:
         memd("add", note)

@@ -213,6 +213,9 @@ def test_a_repeated_query_is_embedded_once() -> None:
             seen.append(list(texts))
             return model.embed(texts)  # type: ignore[no-any-return]
 
+        def knows(self, word: str) -> bool:
+            return model.knows(word)
+
     counting = Counting()
     first = embed_query(counting, "where did I park the car")
     again = embed_query(counting, "where did I park the car")

@@ -21,9 +21,7 @@ def _offline(vault: Vault) -> Engine:
     from memd.engine.offline import OfflineEngine
     from memd.index.meaning import Meaning
 
-    if vault.config.grouping != "meaning":
-        return OfflineEngine()
-    return OfflineEngine(Meaning(vault.config.embedding, vault.index_dir))
+    return OfflineEngine(Meaning(vault.config.embedding, vault.index_dir), grouping=vault.config.grouping)
 
 
 def _llm(vault: Vault) -> Engine:

@@ -1,4 +1,4 @@
-"""The offline engine: deterministic rules and lexical statistics, no model.
+"""The offline engine: deterministic rules, lexical statistics and sentence vectors; no language model.
 
 Every decision here is explainable from the words of the entries: tf-idf
 vectors, cosine similarity and BM25-style fit with fixed thresholds. This
@@ -6,7 +6,8 @@ module answers each step of the seam (base.py) and keeps what is its own,
 sentence extraction and placing entries in sections; the rules it applies
 live beside it, one idea to a module: duplicates and supersession in
 ``rules.py``, grouping, splitting and merging in ``clustering.py``, routing
-in ``coverage.py``, titles and summaries in ``titles.py``.
+in ``coverage.py``, titles and summaries in ``titles.py``; by meaning (with the
+embedding model) in ``themes.py``, for notes and, with grouping "meaning", for all.
 """
 
 from __future__ import annotations
@@ -33,13 +34,24 @@ class OfflineEngine:
     uses_model = False
     client = None  # no model: `memd ask` answers extractively
 
-    def __init__(self, meaning: Meaning | None = None) -> None:
-        # Sentence vectors (the vault's embedding model) for grouping, routing
-        # and splitting by meaning and subject (themes.py); words alone without.
+    def __init__(self, meaning: Meaning | None = None, *, grouping: str = "meaning") -> None:
+        # Sentence vectors (the vault's embedding model). With grouping
+        # "meaning" they group, route and split everything by meaning and
+        # subject (themes.py); with "words" a transcript goes by words and by
+        # speaker (people.py) and only notes, entries with no speaker, go by
+        # meaning: by words alone twelve notes on one project opened three
+        # topics beside the project's (bench/bench_routing.py measures it).
+        # Words alone without a model.
         self.meaning = meaning
+        self.grouping = grouping
         self._new_titles: dict[str, str] = {}  # a planned topic's title, by the first seq of each block sent to it
 
     def _meaning(self) -> Meaning | None:
+        """The model, when everything goes by meaning."""
+        return self._notes_meaning() if self.grouping == "meaning" else None
+
+    def _notes_meaning(self) -> Meaning | None:
+        """The model, for notes."""
         return self.meaning if self.meaning is not None and self.meaning.available else None
 
     def begin(self, run: str) -> None:
@@ -73,8 +85,16 @@ class OfflineEngine:
         if meaning is not None and kept:
             blocks = themes.group(kept, meaning.vectors([item.text for item in kept]), titles.title)
             return Rewrite(tuple(blocks), tuple(superseded))
-        # In a transcript each speaker's part of a block goes to their own topic (people.py).
-        return Rewrite(tuple(people.by_speaker(clustering.group(kept))), tuple(superseded))
+        notes_meaning = self._notes_meaning()
+        notes = [item for item in kept if _is_note(item, notes_meaning)] if notes_meaning is not None else []
+        if notes_meaning is None or not notes:
+            # In a transcript each speaker's part of a block goes to their own topic (people.py).
+            return Rewrite(tuple(people.by_speaker(clustering.group(kept))), tuple(superseded))
+        said = [item for item in kept if not _is_note(item, notes_meaning)]
+        found = themes.group(notes, notes_meaning.vectors([item.text for item in notes]), titles.title)
+        found += people.by_speaker(clustering.group(said)) if said else []
+        order = {id(item): n for n, item in enumerate(kept)}
+        return Rewrite(tuple(sorted(found, key=lambda b: order[id(b.items[0])])), tuple(superseded))
 
     # --- planning -------------------------------------------------------
 
@@ -86,15 +106,31 @@ class OfflineEngine:
         model: by subject and meaning instead (themes.routes)."""
         meaning = self._meaning()
         if meaning is not None:
-            talking = speakers(item.text for block in blocks for item in block.items)
-            found = themes.routes(blocks, topics, meaning, titles.title, talking)
-            # A new topic's first section is headed by the topic's own title.
-            self._new_titles = {
-                str(blocks[r.block].items[0].seqs): r.new_title for r in found if r.topic is None and r.new_title
-            }
-            return found
+            return self._by_meaning(blocks, list(range(len(blocks))), topics, meaning)
         chosen = [scored.route for scored in self.plan_scored(blocks, topics, background)]
-        return people.routes(blocks, topics, chosen, lambda block, mine: self._best(block, mine, background))
+        found = people.routes(blocks, topics, chosen, lambda block, mine: self._best(block, mine, background))
+        meaning = self._notes_meaning()
+        notes = [b for b, bl in enumerate(blocks) if all(_is_note(i, meaning) for i in bl.items)] if meaning else []
+        if meaning is None or not notes:
+            return found
+        by_meaning = {route.block: route for route in self._by_meaning(blocks, notes, topics, meaning)}
+        return [by_meaning.get(route.block, route) for route in found]
+
+    def _by_meaning(
+        self, blocks: list[Block], chosen: list[int], topics: list[TopicInfo], meaning: Meaning
+    ) -> list[Route]:
+        """Routes by subject and meaning (themes.routes) of the ``chosen`` blocks, numbered as in ``blocks``."""
+        mine = [blocks[b] for b in chosen]
+        talking = speakers(item.text for block in blocks for item in block.items)
+        found = [
+            Route(chosen[r.block], r.topic, r.new_title, r.titled)
+            for r in themes.routes(mine, topics, meaning, titles.title, talking)
+        ]
+        # A new topic's first section is headed by the topic's own title.
+        self._new_titles = {
+            str(blocks[r.block].items[0].seqs): r.new_title for r in found if r.topic is None and r.new_title
+        }
+        return found
 
     def _best(self, block: Block, topics: list[TopicInfo], background: Background | None) -> str:
         """Of ``topics`` (one person's), the one whose words fit ``block`` best."""
@@ -173,6 +209,12 @@ class OfflineEngine:
 
     def title(self, items: list[Item]) -> str:
         return titles.title(items)
+
+
+def _is_note(item: Item, meaning: Meaning) -> bool:
+    """Whether an entry goes by meaning among words: a note (not a turn of a
+    transcript, "Dana: ...") in a language the model reads."""
+    return themes.subject(item.text) is None and meaning.reads(item.text)
 
 
 def _by_words(sections: list[Section], lists: list[list[Item]], items: list[Item]) -> list[int | None]:

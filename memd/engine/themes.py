@@ -28,7 +28,7 @@ from collections import Counter
 from typing import Any
 
 from memd.engine.base import Block, Item, Route, Section, TopicInfo
-from memd.engine.text import _SPEAKER, STOPWORDS, Weights, speakers, vocabulary
+from memd.engine.text import _SPEAKER, STOPWORDS, Vector, Weights, cosine, speakers, terms, vocabulary
 
 MEANING_WEIGHT = 0.6
 WORDS_WEIGHT = 0.25
@@ -193,6 +193,7 @@ def routes(
 
     subjects = [topic_subject(t.text) for t in topics]
     centres = [_centre(meaning, t.text.splitlines()) for t in topics]
+    block_words, topic_words = _word_vectors(blocks, topics)
     planned: list[tuple[str, str | None, Any, int]] = []  # title, subject, summed vector, count
     out = []
     for b, block in enumerate(blocks):
@@ -202,11 +203,18 @@ def routes(
         own = _block_subject(block)
         # A block of one or two entries is a remark on a subject, not a subject
         # of its own: it joins the closest topic of its subject however far.
-        best, best_score = None, ROUTE_LINK if len(block.items) >= FEW else -1.0
-        for topic, who, c in zip(topics, subjects, centres, strict=True):
+        # Notes have no subject (no speaker): however short, they join only a
+        # topic close enough, existing or planned, or a lone note about the
+        # boiler would land in the first topic this run opened.
+        best, best_score = None, ROUTE_LINK if len(block.items) >= FEW or own is None else -1.0
+        for topic, who, c, words in zip(topics, subjects, centres, topic_words, strict=True):
             if c is None or (own is not None and who != own):
                 continue
             score = float(c @ centre)
+            if own is None:
+                # A note goes by its words as well as its meaning: to MiniLM "the Atlas
+                # dry run is booked for Thursday" is about running (0.42 against 0.27).
+                score += cosine(block_words[b], words)
             if score >= best_score:
                 best, best_score = topic.id, score
         fresh, fresh_score = -1, best_score
@@ -235,6 +243,22 @@ def routes(
             members.setdefault(route.new_title, []).extend(blocks[route.block].items)
     named = {first: title(items, people) for first, items in members.items()}
     return [Route(r.block, None, named[r.new_title]) if r.topic is None and r.new_title in named else r for r in out]
+
+
+def _word_vectors(blocks: list[Block], topics: list[TopicInfo]) -> tuple[list[Vector], list[Vector]]:
+    """Tf-idf vectors of the blocks of notes (empty for a speaker's) and of the
+    topics, with word weights over the topics and the buffer taken as one text:
+    a word every note of the buffer shares ("Atlas", twelve notes on its launch)
+    still tells the topics apart."""
+    notes = [_block_subject(block) is None for block in blocks]
+    if not any(notes) or not topics:
+        return [{} for _ in blocks], [{} for _ in topics]
+    texts = ["\n".join(item.text for item in block.items) for block in blocks]
+    ignore = speakers([*texts, *(t.text for t in topics)])
+    block_terms = [terms(text, ignore) if note else [] for text, note in zip(texts, notes, strict=True)]
+    topic_terms = [terms(f"{t.summary}\n{t.text}", ignore) for t in topics]
+    weights = Weights([*topic_terms, sorted({term for found in block_terms for term in found})])
+    return [weights.vector(found) for found in block_terms], [weights.vector(found) for found in topic_terms]
 
 
 def place(sections: list[list[Item]], items: list[Item], meaning: Any) -> int | None:
@@ -342,7 +366,10 @@ def _block_subject(block: Block) -> str | None:
 def _centre(meaning: Any, lines: list[str]) -> Any | None:
     import numpy as np
 
-    lines = [line for line in lines if len(line.split()) > 2][-TOPIC_LINES:]
+    # Headings are a word or two; a topic of notes that short is read whole.
+    lines = ([line for line in lines if len(line.split()) > 2] or [line for line in lines if line.strip()])[
+        -TOPIC_LINES:
+    ]
     if not lines:
         return None
     total = meaning.vectors(lines).sum(axis=0)

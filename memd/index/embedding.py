@@ -31,6 +31,9 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Any:
         """Unit-length float32 vectors, one row per text (a numpy array)."""
 
+    def knows(self, word: str) -> bool:
+        """Whether ``word`` (lower case) is a whole word of the model's vocabulary."""
+
     def __hash__(self) -> int:
         """By identity: query vectors are remembered per model object."""
 

@@ -19,17 +19,23 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memd.core.atomic import atomic_write
+from memd.core.atomic import atomic_write, own_folder
+from memd.core.errors import WriteError
 
 if TYPE_CHECKING:
     from memd.index.embedding import Embedder
 
 FILE_NAME = "meaning.npz"
 KEEP = 60_000  # vectors kept (90 MB at most); the oldest go first
+# English notes, short and informal, have at least two thirds of their words in
+# MiniLM's vocabulary; French, Spanish, German and Japanese ones half or less.
+READ_SHARE = 0.6
+_WORDS = re.compile(r"[^\W\d_]+")
 TEXT_CHARS = 1500  # as much of a text as search's vectors read (memd.index.vectors.TEXT_CHARS)
 
 
@@ -59,6 +65,17 @@ class Meaning:
             except ModelUnavailable:
                 self._embedder = None
         return self._embedder is not None
+
+    def reads(self, text: str) -> bool:
+        """Whether the model reads ``text``: more than READ_SHARE of its words are
+        whole words of its vocabulary. MiniLM reads English; a note in Japanese or
+        German comes out near every other text it cannot read (cosine 0.25-0.4
+        between unrelated ones, 0.07 between "Trinkt Kaffee mit Hafermilch" and
+        "Takes coffee with oat milk"), so its meaning says nothing."""
+        words = _WORDS.findall(text.lower())
+        if not words or not self.available or self._embedder is None:
+            return False
+        return sum(self._embedder.knows(word) for word in words) > READ_SHARE * len(words)
 
     def vectors(self, texts: Sequence[str]) -> Any:
         """Unit float32 vectors, one row per text (texts seen before are not embedded again)."""
@@ -142,9 +159,10 @@ class Meaning:
             vectors=np.stack([v for _, v in kept]) if kept else np.zeros((0, self._dim()), np.float32),
         )
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Never through a link standing in for .memd/index: it would carry the cache out of the vault.
+            own_folder(self.path.parent).mkdir(parents=True, exist_ok=True)
             atomic_write(self.path, buffer.getvalue())
-        except OSError:
+        except (OSError, WriteError):
             return  # derived state: the next run embeds again
         self._dirty = False
 

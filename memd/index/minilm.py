@@ -186,6 +186,9 @@ class MiniLM:
             norm2=(t[p + "output.LayerNorm.weight"], t[p + "output.LayerNorm.bias"]),
         )
 
+    def knows(self, word: str) -> bool:
+        return self.tokenizer.token_to_id(word) is not None
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), HIDDEN), dtype=np.float32)
         if not texts:
