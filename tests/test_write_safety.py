@@ -364,8 +364,35 @@ def run_memd(vault: Path, *args: str, crash_at: int | None = None) -> int:
 def test_a_kill_anywhere_then_a_hand_edit_an_ingest_and_a_kill_during_recovery_lose_nothing(
     memd: Memd, tmp_path: Path
 ) -> None:
-    subjects = ["violin", "sourdough", "kayak", "chess", "orchid", "telescope", "pottery", "marathon"]
-    memd("add", "\n".join(f"{s} lesson {k}: notes about {s} gear and {s} teachers" for s in subjects for k in range(3)))
+    # Eight subjects, so the consolidation writes many topics and has many points to be killed at
+    # (notes cut from one template, "violin lesson 1: notes about violin gear", are one topic by meaning).
+    notes = [
+        "Violin lesson moved to Tuesdays, bring the rosin",
+        "The violin teacher wants slower scales in third position",
+        "Bought a new violin bow, carbon fibre",
+        "Sourdough starter needs feeding twice a day in summer",
+        "The sourdough loaf came out flat, proof it longer",
+        "Sourdough: 75% hydration, bake at 250 with the lid on",
+        "Kayak trip on the river on Saturday, hire the double",
+        "Practise the kayak roll in the pool first",
+        "Kayak paddles from the club are too long for me",
+        "Chess club meets on Thursday evenings at the library",
+        "Lost the chess game to a knight fork again",
+        "Study the Sicilian defence opening for chess",
+        "The orchid on the windowsill has two new flower spikes",
+        "Water the orchid once a week by soaking the roots",
+        "Repot the orchid in bark after it flowers",
+        "Telescope: Saturn's rings visible from the garden at 11pm",
+        "Collimate the telescope mirror before the next clear night",
+        "Bought a red torch for the telescope sessions",
+        "Pottery class: the glaze on my bowl ran in the kiln",
+        "Centre the clay properly before pulling up the walls",
+        "The pottery studio is open on Sundays for practice",
+        "Marathon training: 30 km long run this weekend",
+        "Marathon shoes have 500 km on them, replace before race day",
+        "Carb loading starts three days before the marathon",
+    ]
+    memd("add", "\n".join(notes))
     start = tmp_path / "start"
     shutil.copytree(memd.vault.root, start)
     note = tmp_path / "later.md"
