@@ -86,11 +86,12 @@ class OfflineEngine:
             blocks = themes.group(kept, meaning.vectors([item.text for item in kept]), titles.title)
             return Rewrite(tuple(blocks), tuple(superseded))
         notes_meaning = self._notes_meaning()
-        notes = [item for item in kept if _is_note(item, notes_meaning)] if notes_meaning is not None else []
-        if notes_meaning is None or not notes:
+        noted = [_is_note(item, notes_meaning) for item in kept] if notes_meaning is not None else []
+        if notes_meaning is None or not any(noted):
             # In a transcript each speaker's part of a block goes to their own topic (people.py).
             return Rewrite(tuple(people.by_speaker(clustering.group(kept))), tuple(superseded))
-        said = [item for item in kept if not _is_note(item, notes_meaning)]
+        notes = [item for item, note in zip(kept, noted, strict=True) if note]
+        said = [item for item, note in zip(kept, noted, strict=True) if not note]
         found = themes.group(notes, notes_meaning.vectors([item.text for item in notes]), titles.title)
         found += people.by_speaker(clustering.group(said)) if said else []
         order = {id(item): n for n, item in enumerate(kept)}

@@ -367,9 +367,8 @@ def _centre(meaning: Any, lines: list[str]) -> Any | None:
     import numpy as np
 
     # Headings are a word or two; a topic of notes that short is read whole.
-    lines = ([line for line in lines if len(line.split()) > 2] or [line for line in lines if line.strip()])[
-        -TOPIC_LINES:
-    ]
+    longer = [line for line in lines if len(line.split()) > 2]
+    lines = (longer or [line for line in lines if line.strip()])[-TOPIC_LINES:]
     if not lines:
         return None
     total = meaning.vectors(lines).sum(axis=0)
