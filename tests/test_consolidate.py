@@ -522,3 +522,13 @@ def test_a_line_typed_into_a_topic_no_entry_goes_to_is_signed_and_no_seq_is_skip
     # Seqs were reserved for the typed line once, and used: the next seq follows the last one given.
     assert json.loads(memd("status", "--json").output)["next_seq"] == 4
     assert json.loads(memd("verify", "--json").output)["ok"]
+
+
+def test_notes_on_a_new_project_are_named_after_it(memd: Memd) -> None:
+    # "Atlas" is in every note: word weights taken over the notes count it for
+    # nothing, so by words alone the topic was "Launch and Dana".
+    for note in ATLAS_LAUNCH:
+        memd("add", note)
+    memd("consolidate")
+    [topic] = memd.vault.topic_files()
+    assert topic.stem.startswith("atlas") and memd.vault.read(topic).title().startswith("Atlas")

@@ -395,3 +395,35 @@ def test_a_secret_s_mark_never_names_a_topic(memd: Memd, vault: Vault) -> None:
     [topic] = vault.topic_files()
     heading = next(line for line in topic.read_text().splitlines() if line.startswith("# "))
     assert "redacted" not in topic.name and "REDACTED" not in heading and "router" in heading.lower()
+
+
+GARDEN = items(
+    "planted the tomatoes in the raised bed, six plants",
+    "Tomatoes need feeding every week once the flowers come",
+    "planted basil between the tomatoes to keep pests off",
+    "first tomatoes picked today, the cherry ones",
+    "Compost bin is full, planted garlic where the tomatoes were",
+    "tomatoes split after the heavy rain, water them evenly",
+    "Blight on two of the tomatoes, planted them too close",
+    "Saved seeds from the best tomatoes for next year",
+)
+
+
+def test_notes_are_named_by_the_words_closest_to_what_they_are_about() -> None:
+    from memd.index.meaning import Meaning
+
+    meaning = Meaning("minilm-l6", None)
+    if not meaning.available:
+        pytest.skip("the embedding model is not installed")
+    # By meaning the word every note says names them, not a verb's past
+    # ("planted", said in half of them). By words a word in most of the notes
+    # weighs nothing, and they were "Flowers and week".
+    name = title(GARDEN, meaning=meaning)
+    assert name.startswith("Tomatoes") and "planted" not in name.lower()
+    # A name keeps its capital though a note opens with it.
+    family = items("Ellie's wedding is in June", "Booked a hotel near the venue for Ellie's wedding", "Call Ellie")
+    assert "Ellie" in title(family, meaning=meaning)
+    # A transcript's turns are named as before: the model names notes only.
+    assert title(MELANIE, frozenset({"caroline", "melanie"}), meaning) == title(
+        MELANIE, frozenset({"caroline", "melanie"})
+    )

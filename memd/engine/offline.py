@@ -54,6 +54,10 @@ class OfflineEngine:
         """The model, for notes."""
         return self.meaning if self.meaning is not None and self.meaning.available else None
 
+    def _title(self, items: list[Item], people: frozenset[str] = frozenset()) -> str:
+        """``titles.title``, naming notes by meaning when the model is there."""
+        return titles.title(items, people, self._notes_meaning())
+
     def begin(self, run: str) -> None:
         pass
 
@@ -83,7 +87,7 @@ class OfflineEngine:
         kept, superseded = supersede(fold_duplicates(items))
         meaning = self._meaning()
         if meaning is not None and kept:
-            blocks = themes.group(kept, meaning.vectors([item.text for item in kept]), titles.title)
+            blocks = themes.group(kept, meaning.vectors([item.text for item in kept]), self._title)
             return Rewrite(tuple(blocks), tuple(superseded))
         notes_meaning = self._notes_meaning()
         noted = [_is_note(item, notes_meaning) for item in kept] if notes_meaning is not None else []
@@ -92,7 +96,7 @@ class OfflineEngine:
             return Rewrite(tuple(people.by_speaker(clustering.group(kept))), tuple(superseded))
         notes = [item for item, note in zip(kept, noted, strict=True) if note]
         said = [item for item, note in zip(kept, noted, strict=True) if not note]
-        found = themes.group(notes, notes_meaning.vectors([item.text for item in notes]), titles.title)
+        found = themes.group(notes, notes_meaning.vectors([item.text for item in notes]), self._title)
         found += people.by_speaker(clustering.group(said)) if said else []
         order = {id(item): n for n, item in enumerate(kept)}
         return Rewrite(tuple(sorted(found, key=lambda b: order[id(b.items[0])])), tuple(superseded))
@@ -125,7 +129,7 @@ class OfflineEngine:
         talking = speakers(item.text for block in blocks for item in block.items)
         found = [
             Route(chosen[r.block], r.topic, r.new_title, r.titled)
-            for r in themes.routes(mine, topics, meaning, titles.title, talking)
+            for r in themes.routes(mine, topics, meaning, self._title, talking)
         ]
         # A new topic's first section is headed by the topic's own title.
         self._new_titles = {
@@ -180,14 +184,14 @@ class OfflineEngine:
             first = block.title
             if not any(s.title for s in sections) and block.items:
                 first = self._new_titles.get(str(block.items[0].seqs), first)
-            title = first if first not in {s.title for s in sections} else titles.title(new_section)
+            title = first if first not in {s.title for s in sections} else self._title(new_section)
             result.append(Section(title, tuple(new_section)))
         return TopicUpdate(tuple(result), tuple(superseded))
 
     def split(self, section: Section, parts: int, *, named: bool = True) -> list[Section]:
         meaning = self._meaning()
         if meaning is not None:
-            return themes.split(section, parts, meaning, titles.title if named else None)
+            return themes.split(section, parts, meaning, self._title if named else None)
         # Named here all the same: the words' split leaves the people around out of its titles.
         return clustering.split(section, parts)
 
@@ -209,7 +213,7 @@ class OfflineEngine:
         return [self.summarise(sections) for sections in topics]
 
     def title(self, items: list[Item]) -> str:
-        return titles.title(items)
+        return self._title(items)
 
 
 def _is_note(item: Item, meaning: Meaning) -> bool:

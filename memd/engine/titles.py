@@ -16,9 +16,11 @@ person, a number or a time) before general remarks ("Pets bring so much joy").
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from functools import lru_cache
+from typing import Any
 
 from memd.core.redact import MARK
 from memd.core.summary import SEPARATOR
@@ -90,7 +92,7 @@ SUMMARY_FACTS = 2  # sentences in a summary
 SUMMARY_CHARS = 110  # the most characters of each
 
 
-def title(items: list[Item], people: frozenset[str] = frozenset()) -> str:
+def title(items: list[Item], people: frozenset[str] = frozenset(), meaning: Any = None) -> str:
     """``Noun and noun``: the things the items talk about most ("Pottery and
     painting", "Atlas cut-over"); whom they are about when no noun stands
     out. ``people``: names (lowercase) of everyone speaking around these items,
@@ -99,10 +101,14 @@ def title(items: list[Item], people: frozenset[str] = frozenset()) -> str:
     The subject ("Melanie") is left out of the title on purpose: every section
     of one person's topics would carry it, and search reads titles (measured on
     LoCoMo, with the subject: 0.8105 / 0.7794 recall on the two halves of the
-    dev slice; without: 0.8237 / 0.7813). It is a tag instead (``related.py``)."""
+    dev slice; without: 0.8237 / 0.7813). It is a tag instead (``related.py``).
+
+    ``meaning`` (the embedding model, ``memd.index.meaning``): notes, entries
+    with no speaker, are named by the words closest in meaning to all of them
+    (``salient``)."""
     if not items:
         return "Notes"
-    found = salient(items, 2, people)
+    found = salient(items, 2, people, meaning if meaning is not None and _notes(items, meaning) else None)
     if found:
         text = _compound(found, [item.text for item in items]) or " and ".join(found)
         return text[0].upper() + text[1:]
@@ -222,8 +228,19 @@ def _fact_score(text: str, vector: Vector, words: list[str], centroid: Vector) -
     return score * (1.0 + 0.25 * min(specific, 2))
 
 
-def salient(items: list[Item], count: int, people: frozenset[str] = frozenset()) -> list[str]:
-    """The heaviest recurring nouns of the items, as people wrote them."""
+def _notes(items: list[Item], meaning: Any) -> bool:
+    """Whether the items are notes the model reads: no speaker's turn, in its language."""
+    return not any(_SPEAKER.match(item.text) for item in items) and all(meaning.reads(item.text) for item in items)
+
+
+def salient(items: list[Item], count: int, people: frozenset[str] = frozenset(), meaning: Any = None) -> list[str]:
+    """The heaviest recurring nouns of the items, as people wrote them.
+
+    With ``meaning``: the recurring words closest in meaning to the items as a
+    whole. Notes are terse ("Left knee hurts after runs longer than 15 km"):
+    few of their nouns follow an article, and the word that names them
+    recurs in most of them ("Atlas" in every note on its launch), where word
+    weights taken over the items count it for nothing."""
     texts = [item.text for item in items]
     ignore = set(speakers(texts)) | people
     words = [terms(text, frozenset(ignore)) for text in texts]
@@ -250,18 +267,27 @@ def salient(items: list[Item], count: int, people: frozenset[str] = frozenset())
                     names.setdefault(term, Counter())[name] += 1
         spread.update(seen)
     floor = 2 if len(items) >= 3 else 1
-    candidates = [t for t in weight if t in surface and len(t) > 2 and not t.isdigit() and spread[t] >= floor]
+    # By meaning every recurring word is a candidate, the commonest too (see above).
+    pool = surface if meaning is not None else weight
+    candidates = [t for t in pool if t in surface and len(t) > 2 and not t.isdigit() and spread[t] >= floor]
     # Nouns name things (a superlative or an adverb does not); other words only when there are none.
     candidates = [t for t in candidates if not surface[t].most_common(1)[0][0].endswith(("est", "ly"))] or candidates
-    if any(nouns.get(t, 0.0) >= 1 for t in candidates):
+    if meaning is None and any(nouns.get(t, 0.0) >= 1 for t in candidates):
         candidates = [t for t in candidates if nouns.get(t, 0.0) >= 1]
     if not candidates:
         candidates = [t for t in weight if t in surface and len(t) > 2 and not t.isdigit()]
-    ranked = sorted(candidates, key=lambda t: (-(weight[t] * spread[t] * (1 + nouns.get(t, 0.0))), t))
+    if meaning is not None and candidates:
+        ranked = _closest(candidates, surface, spread, meaning, texts)
+    else:
+        ranked = sorted(candidates, key=lambda t: (-(weight[t] * spread[t] * (1 + nouns.get(t, 0.0))), t))
     found: list[str] = []
     taken: set[str] = set()
     for t in ranked:
         written = surface[t].most_common(1)[0][0]
+        if meaning is not None:
+            # A note's first word is lowercased ("Ellie's wedding is on 6 June"):
+            # a word written with a capital anywhere else is a name ("Called Ellie").
+            written = next((w for w, _ in surface[t].most_common() if w[0].isupper()), written)
         # "Matt Patterson" is one name, not "Matt and Patterson": a word written
         # mostly as part of one name stands for the whole of it.
         name, times = names[t].most_common(1)[0] if t in names else (written, 0)
@@ -275,6 +301,31 @@ def salient(items: list[Item], count: int, people: frozenset[str] = frozenset())
         if len(found) == count:
             break
     return found
+
+
+def _closest(
+    candidates: list[str], surface: dict[str, Counter[str]], spread: Counter[str], meaning: Any, texts: list[str]
+) -> list[str]:
+    """``candidates`` by how close each word's meaning is to the texts' mean
+    vector, counted more the more of the texts say it."""
+    import numpy as np
+
+    centre = meaning.vectors(texts).sum(axis=0)
+    centre = centre / (np.linalg.norm(centre) or 1.0)
+    words = [surface[t].most_common(1)[0][0] for t in candidates]
+    # A verb's past ("planted", "ordered") tells what was done, not what about.
+    kept = [t for t, word in zip(candidates, words, strict=True) if not _past(word)]
+    if kept and len(kept) < len(candidates):
+        return _closest(kept, surface, spread, meaning, texts)
+    scores = meaning.vectors(words) @ centre
+    fit = {t: float(score) * math.log(1 + spread[t]) for t, score in zip(candidates, scores, strict=True)}
+    return sorted(candidates, key=lambda t: (-fit[t], t))
+
+
+def _past(word: str) -> bool:
+    """A word that reads as a verb's past: "planted", "Ordered" (opening a note), not "bed" or "speed"."""
+    word = word.lower()
+    return len(word) > 4 and word.endswith("ed") and not word.endswith("eed")
 
 
 # (the word lowercased, as a title writes it, its terms, how surely it is a noun, the name it is part of)
