@@ -604,3 +604,29 @@ def test_five_minutes_of_adders_a_consolidation_loop_a_stale_editor_and_the_daem
     assert done["ok"] >= done["failed"], done
     memd("add", "After the storm")
     memd("consolidate")
+
+
+def test_forget_takes_a_heading_left_empty_and_a_topic_left_empty_with_it(memd: Memd) -> None:
+    # The heading and the file name were made from the words forgotten.
+    running = memd.vault.topics_dir / "running.md"
+    garden = memd.vault.topics_dir / "garden.md"
+    running.write_text(
+        '---\nid: "running"\n---\n# Running\nMy runs.\n\n## Plan\n- Long run on Sundays\n\n'
+        "## Injuries\n- Left knee hurts after 15 km\n\n## Races\n"
+    )
+    garden.write_text('---\nid: "garden"\n---\n# Garden\n- Tomatoes need staking in June\n')
+    memd("add", "Dentist on Friday")
+    memd("consolidate")
+    seqs = {text: seq for seq, text in _entries(memd.vault).items()}
+    # Obsidian links the topics (as consolidation's related.py would).
+    running.write_text(running.read_text().replace('id: "running"\n', 'id: "running"\nrelated:\n- "[[garden]]"\n'))
+    subprocess.run(["git", "-C", str(memd.vault.root), "commit", "-qam", "link"], check=True)
+    memd("forget", seqs["Left knee hurts after 15 km"])
+    text = running.read_text()
+    assert "Injuries" not in text and "knee" not in text
+    # What still heads something, or a person wrote with nothing under it, stays.
+    assert "## Plan\n- <seq=" in text and "## Races" in text and "My runs." in text
+    memd("forget", seqs["Tomatoes need staking in June"])
+    assert not garden.exists() and "garden" not in running.read_text()
+    assert git(memd.vault, "status", "--porcelain") == ""
+    assert memd("lint").exit_code == 0 and json.loads(memd("verify", "--json").output)["ok"]

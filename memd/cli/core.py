@@ -322,6 +322,8 @@ def forget(ctx: click.Context, seqs: str, as_json: bool) -> None:
     Deleting a line by hand works too, but memd puts back an entry it
     acknowledged in the last 24 hours when it vanishes without a commit (an
     editor saving an old copy looks the same); `forget` says you meant it.
+    A heading left with nothing under it goes too, and a topic left empty
+    is deleted.
 
     \b
     Examples:
