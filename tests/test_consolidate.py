@@ -532,3 +532,20 @@ def test_notes_on_a_new_project_are_named_after_it(memd: Memd) -> None:
     memd("consolidate")
     [topic] = memd.vault.topic_files()
     assert topic.stem.startswith("atlas") and memd.vault.read(topic).title().startswith("Atlas")
+
+
+def test_a_note_headed_by_a_label_is_no_speakers_turn(memd: Memd) -> None:
+    # "TODO:" says what kind of note it is: a topic called "todo", tagged as
+    # a person, would gather every to-do whatever it is about.
+    for note in [
+        "TODO: renew the car insurance before Friday",
+        "Idea: a weekly review every Sunday evening",
+        "TODO: book the MOT for the car",
+        "Reminder: call Mum on her birthday",
+    ]:
+        memd("add", note)
+    memd("consolidate")
+    stems = {path.stem for path in memd.vault.topic_files()}
+    assert not stems & {"todo", "idea", "reminder"}
+    [car] = [path for path in memd.vault.topic_files() if "insurance" in path.read_text()]
+    assert "MOT" in car.read_text() and "todo" not in memd.vault.read(car).frontmatter.data.get("tags", [])  # type: ignore[union-attr]

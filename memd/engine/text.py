@@ -49,6 +49,25 @@ def stem(word: str) -> str:
 # "Caroline: ..." or "Dr. Ada Lee: ..." in a transcript names the speaker, not
 # the subject; a label is one to three capitalised words.
 _SPEAKER = re.compile(r"^\s*[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}:\s+")
+# Labels people head a note with ("TODO: renew the insurance", "Idea: ..."):
+# they say what kind of note it is, never who is speaking.
+NOTE_LABELS = frozenset(
+    """
+    todo to-do note notes nb ps fyi idea ideas reminder remember update question answer decision decided
+    action task tip warning important done next status goal plan summary edit bug fix issue context result
+    thought quote link ref re agenda followup follow-up later tomorrow today tonight
+    """.split()
+)
+
+
+def speaker(text: str) -> str | None:
+    """The speaker of a transcript's turn ("Melanie: ..." -> "Melanie"); None
+    for a note, labelled ("TODO: ...") or not."""
+    match = _SPEAKER.match(text)
+    if match is None:
+        return None
+    name = match.group(0).strip().rstrip(":").strip()
+    return None if name.lower() in NOTE_LABELS else name
 
 
 def speakers(texts: Iterable[str]) -> frozenset[str]:

@@ -28,7 +28,7 @@ from collections import Counter
 from typing import Any
 
 from memd.engine.base import Block, Item, Route, Section, TopicInfo
-from memd.engine.text import _SPEAKER, STOPWORDS, Vector, Weights, cosine, speakers, terms, vocabulary
+from memd.engine.text import _SPEAKER, STOPWORDS, Vector, Weights, cosine, speaker, speakers, terms, vocabulary
 
 MEANING_WEIGHT = 0.6
 WORDS_WEIGHT = 0.25
@@ -45,9 +45,8 @@ _SENTENCE_END = frozenset('.!?:;"')
 
 
 def subject(text: str) -> str | None:
-    """The speaker of a transcript turn ("Melanie: ..." -> "Melanie"), else None."""
-    match = _SPEAKER.match(text)
-    return match.group(0).strip().rstrip(":").strip() if match else None
+    """The speaker of a transcript turn ("Melanie: ..." -> "Melanie"), else None (``text.speaker``)."""
+    return speaker(text)
 
 
 def names(text: str) -> frozenset[str]:

@@ -32,6 +32,7 @@ from memd.engine.text import (
     Weights,
     add_into,
     cosine,
+    speaker,
     speakers,
     terms,
     vocabulary,
@@ -230,7 +231,7 @@ def _fact_score(text: str, vector: Vector, words: list[str], centroid: Vector) -
 
 def _notes(items: list[Item], meaning: Any) -> bool:
     """Whether the items are notes the model reads: no speaker's turn, in its language."""
-    return not any(_SPEAKER.match(item.text) for item in items) and all(meaning.reads(item.text) for item in items)
+    return not any(speaker(item.text) for item in items) and all(meaning.reads(item.text) for item in items)
 
 
 def salient(items: list[Item], count: int, people: frozenset[str] = frozenset(), meaning: Any = None) -> list[str]:
@@ -420,7 +421,7 @@ def _nounness(raw: list[str], k: int) -> float:
 def _subject(items: list[Item]) -> str | None:
     """Whom the items are about: the speaker of most of them, else a name
     (a capitalised word inside a sentence) most of them mention."""
-    said = Counter(m.group(0).strip().rstrip(":").strip() for item in items if (m := _SPEAKER.match(item.text)))
+    said = Counter(name for item in items if (name := speaker(item.text)))
     if said:
         name, count = said.most_common(1)[0]
         return name if count * 2 > len(items) else None
