@@ -427,3 +427,13 @@ def test_notes_are_named_by_the_words_closest_to_what_they_are_about() -> None:
     assert title(MELANIE, frozenset({"caroline", "melanie"}), meaning) == title(
         MELANIE, frozenset({"caroline", "melanie"})
     )
+
+
+def test_when_something_happens_never_names_it() -> None:
+    notes = items(
+        "Mum's hip operation is on 14 October at St Mary's",
+        "Visiting Mum every weekend in October after the surgery",
+        "Mum walks with a frame since October, physio on Tuesdays",
+    )
+    assert "October" not in title(notes) and "weekend" not in title(notes).lower()
+    assert title(notes).startswith("Mum")

@@ -51,6 +51,14 @@ UNTITLED = frozenset(
     day days time times life moment moments thing things stuff lot bit way loving
     someone something anything everything nothing everyone anyone ones next later right long
     """.split()
+) | frozenset(
+    # When, not what: "October and Mum" is about Mum, "Vegetarian and weekends" about eating.
+    """
+    january february march april june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays
+    saturdays sundays weekend weekends week weeks weekday weekdays month months year years morning mornings
+    afternoon afternoons evening evenings night nights tonight today tomorrow yesterday
+    """.split()
 )
 _DETERMINER = frozenset(
     "a an the my your his her our their its this that these those some any another each every first new old".split()
