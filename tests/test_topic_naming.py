@@ -437,3 +437,23 @@ def test_when_something_happens_never_names_it() -> None:
     )
     assert "October" not in title(notes) and "weekend" not in title(notes).lower()
     assert title(notes).startswith("Mum")
+
+
+def test_a_section_of_thousands_of_notes_is_named_from_a_few_dozen_of_them() -> None:
+    from memd.engine.titles import TITLE_TEXTS, TITLE_WORDS
+    from memd.index.meaning import Meaning
+
+    embedded: list[int] = []
+
+    class Counting(Meaning):
+        def vectors(self, texts: Sequence[str]) -> Any:
+            embedded.append(len(texts))
+            return super().vectors(texts)
+
+    meaning = Counting("minilm-l6", None)
+    if not meaning.available:
+        pytest.skip("the embedding model is not installed")
+    crops, places = ["tomatoes", "beans", "courgettes"], ["greenhouse", "allotment", "patio"]
+    notes = items(*(f"watered the {crops[n % 3]} in the {places[n % 7 % 3]}, picked {n} so far" for n in range(3000)))
+    name = title(notes, meaning=meaning)
+    assert name and sum(embedded) <= TITLE_TEXTS + TITLE_WORDS

@@ -97,6 +97,8 @@ _CLAUSE = re.compile(r"[.,;:!?()\u2014\u2013\"]|\s-\s")
 _TIME_WORDS = frozenset(
     "sometime someday soon again together today tonight tomorrow yesterday lately already anymore".split()
 )
+TITLE_WORDS = 64  # the most words a title of notes weighs by meaning
+TITLE_TEXTS = 64  # the most notes whose mean they are weighed against
 SUMMARY_FACTS = 2  # sentences in a summary
 SUMMARY_CHARS = 110  # the most characters of each
 
@@ -316,19 +318,22 @@ def _closest(
     candidates: list[str], surface: dict[str, Counter[str]], spread: Counter[str], meaning: Any, texts: list[str]
 ) -> list[str]:
     """``candidates`` by how close each word's meaning is to the texts' mean
-    vector, counted more the more of the texts say it."""
+    vector, counted more the more of the texts say it. The words most texts
+    say are weighed against the mean of texts spread evenly over them, a few
+    dozen of each: a section of thousands of notes is named without
+    embedding every one of its notes and words."""
     import numpy as np
 
-    centre = meaning.vectors(texts).sum(axis=0)
-    centre = centre / (np.linalg.norm(centre) or 1.0)
-    words = [surface[t].most_common(1)[0][0] for t in candidates]
+    words = {t: surface[t].most_common(1)[0][0] for t in candidates}
     # A verb's past ("planted", "ordered") tells what was done, not what about.
-    kept = [t for t, word in zip(candidates, words, strict=True) if not _past(word)]
-    if kept and len(kept) < len(candidates):
-        return _closest(kept, surface, spread, meaning, texts)
-    scores = meaning.vectors(words) @ centre
-    fit = {t: float(score) * math.log(1 + spread[t]) for t, score in zip(candidates, scores, strict=True)}
-    return sorted(candidates, key=lambda t: (-fit[t], t))
+    weighed = [t for t in candidates if not _past(words[t])] or candidates
+    weighed = sorted(weighed, key=lambda t: (-spread[t], t))[:TITLE_WORDS]
+    sample = texts[:: max(1, len(texts) // TITLE_TEXTS)][:TITLE_TEXTS]
+    centre = meaning.vectors(sample).sum(axis=0)
+    centre = centre / (np.linalg.norm(centre) or 1.0)
+    scores = meaning.vectors([words[t] for t in weighed]) @ centre
+    fit = {t: float(score) * math.log(1 + spread[t]) for t, score in zip(weighed, scores, strict=True)}
+    return sorted(weighed, key=lambda t: (-fit[t], t))
 
 
 def _past(word: str) -> bool:
