@@ -630,3 +630,15 @@ def test_forget_takes_a_heading_left_empty_and_a_topic_left_empty_with_it(memd: 
     assert not garden.exists() and "garden" not in running.read_text()
     assert git(memd.vault, "status", "--porcelain") == ""
     assert memd("lint").exit_code == 0 and json.loads(memd("verify", "--json").output)["ok"]
+
+
+def test_forget_keeps_a_topic_left_empty_when_a_person_edited_it_since_the_last_commit(memd: Memd) -> None:
+    memd("add", "Shed roof leaks in the corner")
+    memd("consolidate")
+    [topic] = memd.vault.topic_files()
+    [seq] = _entries(memd.vault)
+    # A tag typed by hand and not committed yet lives nowhere but in this file.
+    topic.write_text(topic.read_text().replace("---\n#", "tags:\n- diy\n---\n#", 1))
+    memd("forget", seq)
+    assert topic.exists() and "diy" in topic.read_text() and "leaks" not in topic.read_text()
+    assert json.loads(memd("verify", "--json").output)["ok"]

@@ -9,8 +9,10 @@ hand.
 Forgotten words leave the current files, not only the entries: a summary's
 sentence quoting one, a heading left with nothing under it (memd named it
 after the entries it held), and a topic left with nothing at all, whose
-file name and title were made from them; the links other topics keep to
-it go too. Git history keeps everything, as it keeps every edit.
+file name and title were made from them, when it is as last committed (an
+edit not yet committed lives nowhere else: the topic is kept, emptied); the
+links other topics keep to it go too. Git history keeps everything, as it
+keeps every edit.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from memd.core.errors import GitError, MemdError, NotFound, VaultError
 from memd.core.layout import doc_id
 from memd.core.signature import SeqSet
 from memd.core.summary import without_quotes
+from memd.git.command import run_git
 from memd.git.commits import commit_exact
 from memd.git.edits import held_warning, secrets_in
 from memd.git.log import blocked
@@ -71,7 +74,7 @@ def forget(vault: Vault, seqs: SeqSet) -> Forgotten:
                 removed.append((rel, located.line, located.entry.full_text))
                 found |= held
             kept = _without(document.blocks, {id(e.entry) for e in hits})
-            if path != vault.current and not any(_holds(block) for block in kept):
+            if path != vault.current and not any(_holds(block) for block in kept) and _as_committed(vault, rel):
                 if read_bytes(path) != text.encode("utf-8"):
                     raise VaultError(f"{rel} changed while memd was reading it; nothing was forgotten, try again")
                 path.unlink()
@@ -131,6 +134,13 @@ def _without(blocks: tuple[Block, ...], gone: set[int]) -> tuple[Block, ...]:
             held[:] = [True] * depth
         out.append(block)
     return tuple(reversed(out))
+
+
+def _as_committed(vault: Vault, rel: str) -> bool:
+    """Whether ``rel`` is as the last commit has it: only then may a topic left
+    empty be deleted. An edit not yet committed (a tag, a summary a person
+    typed, a secret memd will not commit) lives nowhere else."""
+    return run_git(vault, "diff", "--quiet", "HEAD", "--", rel).returncode == 0
 
 
 def _holds(block: Block) -> bool:
