@@ -16,12 +16,22 @@ from hypothesis import strategies as st
 from memd.core.signature import Signature
 from memd.engine import themes
 from memd.engine.base import Item, Section
+from memd.engine.summaries import summary
 from memd.engine.text import _SPEAKER, STOPWORDS
-from memd.engine.titles import UNTITLED, _compound, summary, title
+from memd.engine.titles import UNTITLED, _compound, title
 from memd.ingest.smalltalk import bears_fact
 from memd.vault.vault import Vault
 
 from .conftest import Memd
+
+
+@pytest.fixture
+def minilm() -> None:
+    """Skips the test where the embedding model it needs is not installed."""
+    from memd.index.embedding import unavailable
+
+    if unavailable("minilm-l6"):
+        pytest.skip("the embedding model is not installed")
 
 
 def items(*texts: str) -> list[Item]:
@@ -177,11 +187,8 @@ def test_small_talk_of_an_ingested_chat_stays_in_the_source_only(memd: Memd, vau
     assert "Good to see you" in vault.current.read_text()
 
 
+@pytest.mark.usefixtures("minilm")
 def test_grouping_by_meaning_gathers_each_speakers_facts(memd: Memd, vault: Vault) -> None:
-    from memd.index.embedding import unavailable
-
-    if unavailable(vault.config.embedding):
-        pytest.skip("the embedding model is not installed")
     memd("config", "set", "consolidate.grouping", "meaning")
     turns = [
         ("2026-01-05", "Ana: I signed up for a pottery class at the community centre."),
@@ -226,14 +233,12 @@ def test_lint_warns_of_a_topic_over_the_split_size_without_failing(memd: Memd, v
     assert "topics/garden.md:1: warning: " in result.output and "over consolidate.split_tokens (100)" in result.output
 
 
+@pytest.mark.usefixtures("minilm")
 def test_vectors_consolidation_made_are_reused_by_search(
     memd: Memd, vault: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from memd.index import IndexStore, embedding
-    from memd.index.embedding import unavailable
 
-    if unavailable(vault.config.embedding):
-        pytest.skip("the embedding model is not installed")
     memd("config", "set", "consolidate.grouping", "meaning")
     texts = ["Ana adopted a greyhound called Pixel", "Ben repaired the blue bicycle", "Ana bakes rye bread"]
     for n, text in enumerate(texts):
@@ -351,6 +356,7 @@ def test_clustering_joins_the_same_pairs_as_scanning_the_whole_matrix(rows: list
     assert themes.clusters(matrix, link) == _clusters_by_scanning_the_matrix(matrix, link)
 
 
+@pytest.mark.usefixtures("minilm")
 def test_a_huge_section_is_named_once_per_piece_kept(tmp_path: Path) -> None:
     from memd.consolidation.upkeep import _cut
     from memd.engine.offline import OfflineEngine
@@ -364,8 +370,6 @@ def test_a_huge_section_is_named_once_per_piece_kept(tmp_path: Path) -> None:
             return super().title(items)
 
     meaning = Meaning("minilm-l6", tmp_path)
-    if not meaning.available:
-        pytest.skip("the embedding model is not installed")
     subjects = ["pottery class and the kiln", "marathon training and new shoes", "tomatoes and basil in the garden"]
     many = items(*(f"Ana: week {n}, {subjects[n % 3]} again, and {subjects[(n // 3) % 3]}" for n in range(120)))
     pieces = _cut(Counting(meaning), Section("Everything", tuple(many)), 150)
@@ -409,12 +413,11 @@ GARDEN = items(
 )
 
 
+@pytest.mark.usefixtures("minilm")
 def test_notes_are_named_by_the_words_closest_to_what_they_are_about() -> None:
     from memd.index.meaning import Meaning
 
     meaning = Meaning("minilm-l6", None)
-    if not meaning.available:
-        pytest.skip("the embedding model is not installed")
     # By meaning the word every note says names them, not a verb's past
     # ("planted", said in half of them). By words a word in most of the notes
     # weighs nothing, and they were "Flowers and week".
@@ -439,6 +442,7 @@ def test_when_something_happens_never_names_it() -> None:
     assert title(notes).startswith("Mum")
 
 
+@pytest.mark.usefixtures("minilm")
 def test_a_section_of_thousands_of_notes_is_named_from_a_few_dozen_of_them() -> None:
     from memd.engine.titles import TITLE_TEXTS, TITLE_WORDS
     from memd.index.meaning import Meaning
@@ -451,8 +455,6 @@ def test_a_section_of_thousands_of_notes_is_named_from_a_few_dozen_of_them() -> 
             return super().vectors(texts)
 
     meaning = Counting("minilm-l6", None)
-    if not meaning.available:
-        pytest.skip("the embedding model is not installed")
     crops, places = ["tomatoes", "beans", "courgettes"], ["greenhouse", "allotment", "patio"]
     notes = items(*(f"watered the {crops[n % 3]} in the {places[n % 7 % 3]}, picked {n} so far" for n in range(3000)))
     name = title(notes, meaning=meaning)

@@ -6,7 +6,7 @@ module answers each step of the seam (base.py) and keeps what is its own,
 sentence extraction and placing entries in sections; the rules it applies
 live beside it, one idea to a module: duplicates and supersession in
 ``rules.py``, grouping, splitting and merging in ``clustering.py``, routing
-in ``coverage.py``, titles and summaries in ``titles.py``; by meaning (with the
+in ``coverage.py``, titles in ``titles.py``, summaries in ``summaries.py``; by meaning (with the
 embedding model) in ``themes.py``, for notes and, with grouping "meaning", for all.
 """
 
@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from memd.engine import clustering, coverage, people, themes, titles
+from memd.engine import clustering, coverage, people, summaries, themes, titles
 from memd.engine.base import Background, Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
 from memd.engine.rules import fold_duplicates, fold_into_existing, is_filler, supersede
-from memd.engine.text import Weights, cosine, speakers, vocabulary
+from memd.engine.text import Weights, cosine, speaker, speakers, vocabulary
 
 PLACE_THRESHOLD = 0.12  # the least cosine that places a new entry in an existing section
 
@@ -207,7 +207,7 @@ class OfflineEngine:
         return clustering.merge_groups(topics, limit_tokens, background)
 
     def summarise(self, sections: list[Section]) -> str:
-        return titles.summary(sections)
+        return summaries.summary(sections)
 
     def summarise_many(self, topics: list[list[Section]]) -> list[str]:
         return [self.summarise(sections) for sections in topics]
@@ -219,7 +219,7 @@ class OfflineEngine:
 def _is_note(item: Item, meaning: Meaning) -> bool:
     """Whether an entry goes by meaning among words: a note (not a turn of a
     transcript, "Dana: ...") in a language the model reads."""
-    return themes.subject(item.text) is None and meaning.reads(item.text)
+    return speaker(item.text) is None and meaning.reads(item.text)
 
 
 def _by_words(sections: list[Section], lists: list[list[Item]], items: list[Item]) -> list[int | None]:

@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from memd.engine.base import Block, Item, Route, Section, TopicInfo
-from memd.engine.themes import subject, topic_subject
+from memd.engine.text import speaker
+from memd.engine.themes import topic_subject
 
 OWN_SHARE = 0.8  # a topic is a person's when at least this share of its turns are theirs
 # Speaker labels that name a role in a chat, not a person a topic could be about.
@@ -45,7 +46,7 @@ def owner(text: str) -> str | None:
 
 def speaker_of(block: Block) -> str | None:
     """The one person who said every entry of ``block`` ("Melanie: ..."), else None."""
-    found = {person(subject(item.text)) for item in block.items}
+    found = {person(speaker(item.text)) for item in block.items}
     if len(found) != 1:
         return None
     (name,) = found
@@ -60,7 +61,7 @@ def by_speaker(blocks: list[Block]) -> list[Block]:
     for block in blocks:
         parts: dict[str | None, list[Item]] = {}
         for item in block.items:
-            parts.setdefault(person(subject(item.text)), []).append(item)
+            parts.setdefault(person(speaker(item.text)), []).append(item)
         if len(parts) <= 1:
             out.append(block)
             continue

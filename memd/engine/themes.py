@@ -44,11 +44,6 @@ _NAME = re.compile(r"(?<![\w'])([A-Z][a-z]+(?:[ -][A-Z][a-z]+)*)")
 _SENTENCE_END = frozenset('.!?:;"')
 
 
-def subject(text: str) -> str | None:
-    """The speaker of a transcript turn ("Melanie: ..." -> "Melanie"), else None (``text.speaker``)."""
-    return speaker(text)
-
-
 def names(text: str) -> frozenset[str]:
     """Capitalised words and runs of them that are not the first word of a
     sentence, nor a function word: people, places, projects."""
@@ -162,7 +157,7 @@ def group(items: list[Item], vectors: Any, title: Any) -> list[Block]:
     rows = features(items, vectors)
     by_subject: dict[str | None, list[int]] = {}
     for i, item in enumerate(items):
-        by_subject.setdefault(subject(item.text), []).append(i)
+        by_subject.setdefault(speaker(item.text), []).append(i)
     found: list[list[int]] = []
     for members in by_subject.values():
         found.extend([members[j] for j in cluster] for cluster in clusters(rows[members], GROUP_LINK))
@@ -172,7 +167,7 @@ def group(items: list[Item], vectors: Any, title: Any) -> list[Block]:
 
 def topic_subject(text: str, share: float = SUBJECT_SHARE) -> str | None:
     """Whose a topic is: the speaker of at least ``share`` of its labelled lines."""
-    said = Counter(s for line in text.splitlines() if (s := subject(line)))
+    said = Counter(s for line in text.splitlines() if (s := speaker(line)))
     if not said:
         return None
     name, count = said.most_common(1)[0]
@@ -357,7 +352,7 @@ def _cut(rows: Any, parts: int) -> list[list[int]]:
 
 
 def _block_subject(block: Block) -> str | None:
-    said = Counter(subject(item.text) for item in block.items)
+    said = Counter(speaker(item.text) for item in block.items)
     name, _ = said.most_common(1)[0]
     return name
 

@@ -1,5 +1,5 @@
-"""Names a person would write: the offline titles of blocks and sections, and
-topic summaries.
+"""Names a person would write: the offline titles of blocks and sections
+(topic summaries are ``summaries.py``).
 
 A title names the things the entries talk about most: the heaviest recurring
 nouns, as people wrote them ("Pottery and painting"; two they mostly say
@@ -9,9 +9,7 @@ people put one: after an article, a possessive or a number ("a pottery
 class", "my kids"), or named ("Atlas").
 Words that say nothing about the subject never name it: function words and
 chatter (``text.STOPWORDS``), the words of photo captions ("shares a photo
-of…") and reactions. A summary is the topic's few key facts: the sentences closest to the whole, verbatim,
-questions and remarks left out, what someone did or has (told in the first person, or naming a
-person, a number or a time) before general remarks ("Pets bring so much joy").
+of…") and reactions.
 """
 
 from __future__ import annotations
@@ -23,19 +21,16 @@ from functools import lru_cache
 from typing import Any
 
 from memd.core.redact import MARK
-from memd.core.summary import SEPARATOR
-from memd.engine.base import Item, Section
+from memd.engine.base import Item
 from memd.engine.text import (
     _SPEAKER,
     STOPWORDS,
     Vector,
     Weights,
     add_into,
-    cosine,
     speaker,
     speakers,
     terms,
-    vocabulary,
 )
 
 # Words of photo captions and reactions, and words too vague to name
@@ -67,31 +62,7 @@ _DETERMINER = frozenset(
 _VOCATIVE = re.compile(
     r"(?:^|[,.!?]\s*|\b(?:hey|hi|thanks|thank you|wow|yes|yeah|oh|aww)\s+)([A-Z][\w'-]*)(?=\s*[,!?.])"
 )
-_INTERJECTION = re.compile(
-    r"^(?:\w+: )?(?:wow|aww|oh|hey|hi|thanks|thank you|that's|that is|congrats|yay|haha|lol)\b", re.I
-)
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our|us)\b")
-_SECOND_PERSON = re.compile(r"\b(?:you|your|you're|you've)\b", re.I)
-# "Yeah Maria, I'm hoping to get into local politics": the opener and the name
-# it is said to are no part of the fact, and hide what the sentence does ("Yep
-# John, let's keep it up" urges).
-_OPENER = re.compile(
-    r"^(?:(?i:yes|yeah|yep|yup|oh|ah|wow|woah|whoa|hey|hi|hello|aww|sure|totally|ok|okay|haha|lol)\b[\s,!.]*)+"
-    r"(?:[A-Z][\w'-]*[,!]\s+)?"
-)
-# A sentence that opens by pointing back ("It reminds us…", "They brighten up our day")
-# lost what it is about when it was lifted out of its turn.
-# Urging someone on ("Let's keep chasing our dreams") tells no fact of either of them.
-_URGING = re.compile(r"^(?:let's|let us|let’s)\b", re.I)
-_POINTS_BACK = re.compile(r"^(?:it|it's|its|they|they're|their|them|this|these|those|he|she|his|her|him)\b", re.I)
 _WORDS = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")  # "cut-over" is one word
-# When something happened or will: what tells an event from an opinion.
-_WHEN = re.compile(
-    r"\b(?:yesterday|today|tonight|tomorrow|ago|recently|lately|"
-    r"(?:last|next|this|every) (?:week|weekend|month|year|summer|winter|spring|fall|night|morning))\b",
-    re.I,
-)
-_SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 _CAPTION = re.compile(r"\s*\[(?:shares|shared|sends|sent) (?:a |an )?[^\]]*\]")
 _CLAUSE = re.compile(r"[.,;:!?()\u2014\u2013\"]|\s-\s")
 _TIME_WORDS = frozenset(
@@ -99,8 +70,6 @@ _TIME_WORDS = frozenset(
 )
 TITLE_WORDS = 64  # the most words a title of notes weighs by meaning
 TITLE_TEXTS = 64  # the most notes whose mean they are weighed against
-SUMMARY_FACTS = 2  # sentences in a summary
-SUMMARY_CHARS = 110  # the most characters of each
 
 
 def title(items: list[Item], people: frozenset[str] = frozenset(), meaning: Any = None) -> str:
@@ -171,72 +140,6 @@ def _clauses(text: str) -> tuple[str, ...]:
 def _said(text: str) -> str:
     """What a turn says: its text without the speaker's label or a photo's caption."""
     return _CAPTION.sub("", _SPEAKER.sub("", text, count=1))
-
-
-def summary(sections: list[Section]) -> str:
-    """The few sentences closest to the whole topic, verbatim (cut between words)."""
-    items = [item for section in sections for item in section.items]
-    if not items:
-        return ", ".join(s.title for s in sections if s.title)[:200]
-    pieces: list[tuple[int, str]] = []  # (entry, sentence)
-    for n, item in enumerate(items):
-        label = _SPEAKER.match(item.text)
-        body = _CAPTION.sub("", item.text[label.end() :] if label else item.text)
-        for sentence in _SENTENCES.split(body):
-            sentence = " ".join(sentence.split())
-            sentence = _OPENER.sub("", sentence, count=1) or sentence
-            if sentence and not sentence.endswith("?"):
-                pieces.append((n, f"{label.group(0).strip()} {sentence}" if label else sentence))
-    if not pieces:
-        pieces = [(n, " ".join(item.text.split())) for n, item in enumerate(items)]
-    words = vocabulary([text for _, text in pieces])
-    weights = Weights(words)
-    vectors = [weights.vector(w) for w in words]
-    centroid: Vector = {}
-    for vec in vectors:
-        add_into(centroid, vec)
-    # A fact has a few words of content; a remark ("Thanks, Mel!") has almost
-    # none, and a reaction to what someone else said is about them.
-    ranked = sorted(range(len(pieces)), key=lambda i: (-_fact_score(pieces[i][1], vectors[i], words[i], centroid), i))
-    chosen: list[int] = []
-    used: set[int] = set()
-    for i in ranked:
-        if pieces[i][0] in used or len(set(words[i])) < 2:
-            continue
-        chosen.append(i)
-        used.add(pieces[i][0])
-        if len(chosen) == SUMMARY_FACTS:
-            break
-    if not chosen:
-        chosen = ranked[:1]
-    return SEPARATOR.join(_cut(pieces[i][1]) for i in sorted(chosen))
-
-
-def _fact_score(text: str, vector: Vector, words: list[str], centroid: Vector) -> float:
-    score = cosine(vector, centroid) * min(len(set(words)), 6)
-    body = _SPEAKER.sub("", text, count=1)
-    # Reactions and encouragement are said to someone ("Nice work, Maria!",
-    # "Way to go, Nate!"): they tell little about the topic's subject.
-    if _INTERJECTION.match(text) or _VOCATIVE.search(body):
-        score *= 0.3
-    if _SECOND_PERSON.search(text) and not _FIRST_PERSON.search(text):
-        score *= 0.3
-    if body.rstrip().endswith("!"):
-        score *= 0.6
-    if _POINTS_BACK.match(body.lstrip()) or _URGING.match(body.lstrip()):
-        score *= 0.3
-    # What someone did or has is told in the first person or names its thing
-    # ("I started playing guitar five years ago", "Bailey is our new cat"); a
-    # sentence with neither is a general remark ("Pets bring so much joy").
-    raw = _WORDS.findall(body)
-    specific = sum(1 for k, word in enumerate(raw) if word.isdigit() or (k > 0 and _capital(word)))
-    specific += 1 if _WHEN.search(body) else 0
-    if not _FIRST_PERSON.search(body) and not specific:
-        score *= 0.4
-    # About the other person's part ("your words motivate me"): a reaction, not a fact of the topic.
-    elif _SECOND_PERSON.search(body):
-        score *= 0.6
-    return score * (1.0 + 0.25 * min(specific, 2))
 
 
 def _notes(items: list[Item], meaning: Any) -> bool:
@@ -452,9 +355,3 @@ def _subject(items: list[Item]) -> str | None:
         return None
     name, count = named.most_common(1)[0]
     return name if count * 2 > len(items) and len(items) >= 2 else None
-
-
-def _cut(text: str) -> str:
-    if len(text) <= SUMMARY_CHARS:
-        return text
-    return text[: SUMMARY_CHARS - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
