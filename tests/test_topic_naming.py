@@ -423,6 +423,12 @@ def test_notes_are_named_by_the_words_closest_to_what_they_are_about() -> None:
     # weighs nothing, and they were "Flowers and week".
     name = title(GARDEN, meaning=meaning)
     assert name.startswith("Tomatoes") and "planted" not in name.lower()
+    # Nor an irregular past ("wrote"), which no ending gives away.
+    novel = items(
+        "Wrote the first chapter of the novel", "Wrote two pages of the novel before work", "The novel needs a new end"
+    )
+    name = title(novel, meaning=meaning)
+    assert name.startswith("Novel") and "wrote" not in name.lower()
     # A name keeps its capital though a note opens with it.
     family = items("Ellie's wedding is in June", "Booked a hotel near the venue for Ellie's wedding", "Call Ellie")
     assert "Ellie" in title(family, meaning=meaning)

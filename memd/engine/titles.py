@@ -68,6 +68,15 @@ _CLAUSE = re.compile(r"[.,;:!?()\u2014\u2013\"]|\s-\s")
 _TIME_WORDS = frozenset(
     "sometime someday soon again together today tonight tomorrow yesterday lately already anymore".split()
 )
+# Pasts of irregular verbs, but for those that are as often a thing ("saw", "felt") or a side ("left").
+IRREGULAR_PAST = frozenset(
+    """
+    ate bought brought caught taught thought fought sought went came gave took made told said got drank drove
+    flew grew knew drew threw wore tore swam sang rang sat stood understood slept met sent spent built sold
+    paid began broke chose forgot froze hid rode rose shook spoke stole woke wrote fell held kept lent lost
+    meant won found heard ran dug fed led bit hung lay lit sank spun struck stuck swept swore
+    """.split()
+)
 TITLE_WORDS = 64  # the most words a title of notes weighs by meaning
 TITLE_TEXTS = 64  # the most notes whose mean they are weighed against
 
@@ -240,9 +249,10 @@ def _closest(
 
 
 def _past(word: str) -> bool:
-    """A word that reads as a verb's past: "planted", "Ordered" (opening a note), not "bed" or "speed"."""
+    """A word that reads as a verb's past: "planted", "Ordered" (opening a note), "bought";
+    not "bed" or "speed"."""
     word = word.lower()
-    return len(word) > 4 and word.endswith("ed") and not word.endswith("eed")
+    return word in IRREGULAR_PAST or (len(word) > 4 and word.endswith("ed") and not word.endswith("eed"))
 
 
 # (the word lowercased, as a title writes it, its terms, how surely it is a noun, the name it is part of)
