@@ -18,7 +18,7 @@ from memd.engine import themes
 from memd.engine.base import Item, Section
 from memd.engine.summaries import summary
 from memd.engine.text import _SPEAKER, STOPWORDS
-from memd.engine.titles import UNTITLED, _compound, title
+from memd.engine.titles import UNTITLED, _compound, salient, title
 from memd.ingest.smalltalk import bears_fact
 from memd.vault.vault import Vault
 
@@ -432,6 +432,9 @@ def test_notes_are_named_by_the_words_closest_to_what_they_are_about() -> None:
     # A name keeps its capital though a note opens with it.
     family = items("Ellie's wedding is in June", "Booked a hotel near the venue for Ellie's wedding", "Call Ellie")
     assert "Ellie" in title(family, meaning=meaning)
+    # So does one that only ever opens a note, when it owns something there.
+    school = items("Leo's nativity play is on the 14th", "Leo's costume for the nativity needs a tail")
+    assert "Leo" in salient(school, 2, meaning=meaning)
     # A transcript's turns are named as before: the model names notes only.
     assert title(MELANIE, frozenset({"caroline", "melanie"}), meaning) == title(
         MELANIE, frozenset({"caroline", "melanie"})

@@ -272,8 +272,10 @@ def _words_of(text: str) -> tuple[_Word, ...]:
         lowered = token.lower().removesuffix("'s")  # "fam's" is about the fam
         if lowered in UNTITLED:
             continue
-        # A name keeps its capitals ("EpiPen", "Lisbon"); other words are lowercase.
-        written = token.removesuffix("'s") if k in runs or _named(raw, k) else lowered
+        # A name keeps its capitals ("EpiPen", "Lisbon"); other words are lowercase. A capital
+        # with a possessive names someone even opening a note ("Leo's nativity play").
+        named = k in runs or _named(raw, k) or (token[0].isupper() and token.endswith("'s"))
+        written = token.removesuffix("'s") if named else lowered
         found.append((lowered, written, terms(lowered), 1.0 if k in runs else _nounness(raw, k), runs.get(k)))
     return tuple(found)
 
