@@ -18,7 +18,7 @@ import pytest
 from memd.consolidation.verify import verify_vault
 from memd.core.ledger import read
 from memd.daemon.status import endpoint_health
-from memd.engine.client import prompt_size
+from memd.engine.sizes import prompt_size
 from memd.vault.vault import Vault
 
 from .conftest import Memd

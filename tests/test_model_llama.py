@@ -14,7 +14,7 @@ import pytest
 
 from memd.app.status import endpoint_health
 from memd.consolidation.verify import verify_vault
-from memd.engine.client import prompt_size
+from memd.engine.sizes import prompt_size
 from memd.vault.vault import Vault
 
 from .conftest import Memd

@@ -36,9 +36,10 @@ from memd.core.errors import MemdError
 from memd.core.timeutil import now
 from memd.core.tokens import count_tokens
 from memd.engine.breaker import Unavailable
-from memd.engine.client import ContextExceeded, ModelClient, ModelError, more_room, prompt_size
+from memd.engine.client import ContextExceeded, ModelClient, ModelError
 from memd.engine.output import BadOutput, parse_json
 from memd.engine.prompts import load
+from memd.engine.sizes import more_room, prompt_size
 from memd.engine.steps import cause_of, check_echo, echoes_of
 from memd.index.records import indexed_records
 from memd.vault.vault import Vault

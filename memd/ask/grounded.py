@@ -14,10 +14,11 @@ from typing import Any
 from memd.ask.offline import Evidence
 from memd.core.timeutil import now
 from memd.engine.breaker import Unavailable
-from memd.engine.client import ModelClient, ModelError, more_room, prompt_size
+from memd.engine.client import ModelClient, ModelError
 from memd.engine.fidelity import ANSWER_SUPPORT, Sources, sentences, unsupported
 from memd.engine.output import BadOutput, parse_json
 from memd.engine.prompts import load
+from memd.engine.sizes import more_room, prompt_size
 from memd.engine.steps import check_echo, echoes_of
 
 ANSWER_TOKENS = 320  # max_tokens of the answer

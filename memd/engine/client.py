@@ -32,7 +32,6 @@ from __future__ import annotations
 import functools
 import ipaddress
 import json
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,10 +46,9 @@ from memd.engine.breaker import Breaker, Unavailable
 from memd.engine.deadline import DEADLINE_GRACE, Overdue, read_url, within
 from memd.engine.outgoing import redacted
 from memd.engine.output import BadOutput, Reply
+from memd.engine.sizes import estimated_tokens, prompt_size
 from memd.engine.window import CONTEXT_ERROR, DEFAULT_CONTEXT, context_in, requested_in, server_message, window_in
 
-CHARS_PER_TOKEN = 2.7  # under what common tokenizers give on memd's prompts (Qwen2.5: 2.98)
-MESSAGE_OVERHEAD = 4  # role markers and separators a chat template adds per message
 PROBE_SECONDS = 3.0
 MAX_WAIT = 10.0  # longest pause before retrying a rate-limited call
 _STEP_ERRORS = {400, 413, 422}  # the request's own fault: the next step may well succeed
@@ -97,27 +95,6 @@ def is_local(base_url: str | None) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def model_tokens(text: str) -> int:
-    """A conservative size in the model's tokens when no tokenizer is known."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
-def prompt_size(messages: list[dict[str, str]]) -> int:
-    return sum(model_tokens(m["content"]) + MESSAGE_OVERHEAD for m in messages)
-
-
-def more_room(messages: list[dict[str, str]], limit: int, context: int) -> int | None:
-    """The reply limit to ask again with after a reply was cut at ``limit``: twice
-    it (the same limit would cut it again), or None when the prompt leaves the
-    window no room for that."""
-    return None if prompt_size(messages) + 2 * limit > context else 2 * limit
-
-
-def estimated_tokens(messages: list[dict[str, str]]) -> int:
-    """memd's own count of what a prompt costs, for the ledger when the server is silent."""
-    return sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD for m in messages)
 
 
 class ModelClient:

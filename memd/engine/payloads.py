@@ -13,9 +13,9 @@ import math
 from typing import Any
 
 from memd.engine.base import Block, Item, Section, TopicInfo
-from memd.engine.client import model_tokens
 from memd.engine.clustering import MERGE_THRESHOLD
 from memd.engine.gating import key
+from memd.engine.sizes import model_tokens
 from memd.engine.text import Weights, cosine, vocabulary
 
 BLOCK_ENTRIES = 5  # entries of a block shown to plan

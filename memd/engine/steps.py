@@ -24,12 +24,13 @@ from typing import Any, TypeVar
 from memd.core.words import holder_of
 from memd.engine.base import Item, Supersession
 from memd.engine.breaker import Unavailable
-from memd.engine.client import BudgetSpent, ContextExceeded, ModelClient, ModelError, more_room, prompt_size
+from memd.engine.client import BudgetSpent, ContextExceeded, ModelClient, ModelError
 from memd.engine.fidelity import same_subject
 from memd.engine.notes import Fell, lines
 from memd.engine.output import BadOutput, parse_json
 from memd.engine.prompts import is_placeholder, load, normal, numbers_in, template_numbers, template_strings
 from memd.engine.rules import combine, foldable
+from memd.engine.sizes import more_room, prompt_size
 from memd.engine.text import terms
 
 T = TypeVar("T")
