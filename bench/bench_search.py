@@ -15,10 +15,10 @@ per query. Between two searches it settles the heap as those servers do
 no full collection walks the caches inside a search); that CPU is not the
 search's and is printed apart, as the mean per search. Printed per checkout:
 the median over rounds of each round's p50 and p95. The query's embedding
-is included (``embed_seconds=0``: nothing is embedded besides it). Both checkouts open the same vault and index, and only
-the searches are timed: compare checkouts whose index formats agree (one that
-rewrites the index on opening would make each round of the other rewrite it
-back, untimed but slow).
+is included (``embed_seconds=0``: nothing is embedded besides it). Both
+checkouts open the same vault and index, and only the searches are timed:
+compare checkouts whose index formats agree (one that rewrites the index on
+opening would make each round of the other rewrite it back, untimed but slow).
 """
 
 from __future__ import annotations
