@@ -28,13 +28,12 @@ from datetime import date, timedelta
 
 from memd.core.errors import FormatError
 from memd.core.timeutil import parse_time
-from memd.engine.text import STOPWORDS, stem, terms
+from memd.engine.text import SENTENCE_BREAK, STOPWORDS, stem, terms
 
 SUPPORT = 0.8  # share of a member's content words a merged text must keep (``uncovered``)
 EVERY_WORD = 1.0  # memory text: every content word must be in the sources
 ANSWER_SUPPORT = 0.6  # answers may phrase the evidence, never add facts to it
 DATE_WINDOW = timedelta(days=31)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _NEGATIONS = frozenset(
@@ -102,7 +101,7 @@ MARKED = frozenset(
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+    return [s.strip() for s in SENTENCE_BREAK.split(text) if s and s.strip()]
 
 
 def _words(text: str) -> list[str]:

@@ -12,20 +12,17 @@ embedding model) in ``themes.py``, for notes and, with grouping "meaning", for a
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from memd.engine import clustering, coverage, people, summaries, themes, titles
 from memd.engine.base import Background, Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
 from memd.engine.rules import fold_duplicates, fold_into_existing, is_filler, supersede
-from memd.engine.text import Weights, cosine, speaker, speakers, vocabulary
+from memd.engine.text import SENTENCE_BREAK, Weights, cosine, speaker, speakers, vocabulary
 
 PLACE_THRESHOLD = 0.12  # the least cosine that places a new entry in an existing section
 
 if TYPE_CHECKING:
     from memd.index.meaning import Meaning
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 
 
 class OfflineEngine:
@@ -72,7 +69,7 @@ class OfflineEngine:
         """One entry per informative sentence; greetings, thanks and bare
         acknowledgements are dropped."""
         found = []
-        for sentence in _SENTENCE.split(text):
+        for sentence in SENTENCE_BREAK.split(text):
             cleaned = " ".join(sentence.split())
             if cleaned and not is_filler(cleaned):
                 found.append(Extracted(cleaned))

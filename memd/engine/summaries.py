@@ -10,7 +10,7 @@ import re
 
 from memd.core.summary import SEPARATOR
 from memd.engine.base import Section
-from memd.engine.text import _SPEAKER, Vector, Weights, add_into, cosine, vocabulary
+from memd.engine.text import _SPEAKER, SENTENCE_BREAK, Vector, Weights, add_into, cosine, vocabulary
 from memd.engine.titles import _CAPTION, _VOCATIVE, _WORDS, _capital
 
 _INTERJECTION = re.compile(
@@ -36,7 +36,6 @@ _WHEN = re.compile(
     r"(?:last|next|this|every) (?:week|weekend|month|year|summer|winter|spring|fall|night|morning))\b",
     re.I,
 )
-_SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 SUMMARY_FACTS = 2  # sentences in a summary
 SUMMARY_CHARS = 110  # the most characters of each
 
@@ -50,7 +49,7 @@ def summary(sections: list[Section]) -> str:
     for n, item in enumerate(items):
         label = _SPEAKER.match(item.text)
         body = _CAPTION.sub("", item.text[label.end() :] if label else item.text)
-        for sentence in _SENTENCES.split(body):
+        for sentence in SENTENCE_BREAK.split(body):
             sentence = " ".join(sentence.split())
             sentence = _OPENER.sub("", sentence, count=1) or sentence
             if sentence and not sentence.endswith("?"):

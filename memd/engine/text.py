@@ -28,6 +28,8 @@ since wanted look looking looks show give part take taking keep new best everyon
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+# Where one sentence ends and the next begins: after . ! ? before a capital, a digit or a quote; or a line break.
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
