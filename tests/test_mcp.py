@@ -161,32 +161,21 @@ def test_mistakes_come_back_as_tool_errors_the_agent_can_read(example: Vault) ->
     assert "x" not in example.current.read_text().split("source=")[-1].split(">")[-1]
 
 
-def test_stdout_carries_only_the_protocol(vault: Vault) -> None:
-    messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "test", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "memory_add", "arguments": {"text": "Likes long walks."}},
-        },
-        {
-            "jsonrpc": "2.0",
-            "id": 3,
-            "method": "tools/call",
-            "params": {"name": "memory_ask", "arguments": {"question": "what does she like?"}},
-        },
-    ]
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def exchange(vault: Vault, lines: list[str | dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every line the server writes, sending ``lines`` to `memd mcp` one at a
+    time (a dict as JSON) and, like an agent, waiting for the reply to each
+    one that asks for one (a dict with an id, or a line that is not JSON-RPC):
+    the SDK may serve requests sent together concurrently, in any order. The
+    server stops when stdin closes, so it stays open until every reply is in."""
     server = subprocess.Popen(
         [sys.executable, "-m", "memd", "--vault", str(vault.root), "mcp"],
         stdin=subprocess.PIPE,
@@ -197,24 +186,67 @@ def test_stdout_carries_only_the_protocol(vault: Vault) -> None:
     assert server.stdin is not None and server.stdout is not None
     watchdog = threading.Timer(60, server.kill)  # a hung server fails the test instead of hanging it
     watchdog.start()
-    lines = []
-    # Like an agent, wait for each request's reply before the next one: the
-    # SDK may serve requests sent together concurrently, in any order. The
-    # server stops when stdin closes, so keep it open until every reply is in.
-    for message in messages:
-        server.stdin.write(json.dumps(message) + "\n")
+    written = []
+    for line in lines:
+        asks = "id" in line if isinstance(line, dict) else bool(line.strip())
+        server.stdin.write((json.dumps(line) if isinstance(line, dict) else line) + "\n")
         server.stdin.flush()
-        if "id" in message:
-            lines.append(server.stdout.readline())
+        if asks:
+            written.append(server.stdout.readline())
     server.stdin.close()
-    lines += server.stdout.read().splitlines()
+    written += server.stdout.read().splitlines()
     assert server.wait(timeout=30) == 0
     watchdog.cancel()
-    lines = [line for line in lines if line.strip()]
-    replies = [json.loads(line) for line in lines]
+    return [json.loads(line) for line in written if line.strip()]
+
+
+def test_stdout_carries_only_the_protocol(vault: Vault) -> None:
+    replies = exchange(
+        vault,
+        [
+            INITIALIZE,
+            INITIALIZED,
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "memory_add", "arguments": {"text": "Likes long walks."}},
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "memory_ask", "arguments": {"question": "what does she like?"}},
+            },
+        ],
+    )
     assert all(reply["jsonrpc"] == "2.0" for reply in replies)
     assert [reply.get("id") for reply in replies] == [1, 2, 3]
     assert "Likes long walks." in replies[2]["result"]["structuredContent"]["answer"]
+
+
+def test_a_line_that_is_no_request_is_answered_and_the_server_reads_on(vault: Vault) -> None:
+    # A client that sends a broken line waits for its reply: without one it would wait for ever.
+    replies = exchange(
+        vault,
+        [
+            INITIALIZE,
+            INITIALIZED,
+            '{"jsonrpc": "2.0", "id": 7, "method": tools/list}',  # not JSON
+            "",  # a stray newline asks nothing
+            '{"jsonrpc": "2.0", "id": 8, "meth": "tools/list"}',  # JSON, but no request
+            "[1, 2]",
+            {"jsonrpc": "2.0", "id": 9, "method": "tools/list"},
+        ],
+    )
+    assert [(reply.get("id"), reply.get("error", {}).get("code")) for reply in replies] == [
+        (1, None),
+        (None, -32700),
+        (8, -32600),
+        (None, -32600),
+        (9, None),
+    ]
+    assert {tool["name"] for tool in replies[-1]["result"]["tools"]} == TOOLS
 
 
 def test_memd_help_does_not_load_the_mcp_sdk() -> None:

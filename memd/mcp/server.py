@@ -152,8 +152,24 @@ def build_server(memory: Memory) -> MCPServer[Any]:
 
 def serve(memory: Memory) -> None:
     """Serve ``memory`` over stdin/stdout until the client disconnects."""
+    import anyio
+
     sys.stdout.flush()
-    build_server(memory).run("stdio")
+    anyio.run(_serve_stdio, build_server(memory))
+
+
+async def _serve_stdio(server: MCPServer[Any]) -> None:
+    """``MCPServer.run_stdio_async``, with a line that is no request answered
+    (``wire.py``). The SDK offers no public hook there, so this drives its
+    low-level server as that method does; ``tests/test_mcp.py`` holds it to it."""
+    from mcp.server.stdio import stdio_server
+
+    from memd.mcp.wire import Answering
+
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        reading = Answering(read_stream, write_stream)
+        await lowlevel.run(reading, write_stream, lowlevel.create_initialization_options())
 
 
 @asynccontextmanager
