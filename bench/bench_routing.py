@@ -58,9 +58,8 @@ def named(title: str, texts: list[str]) -> float:
     from memd.engine.text import terms
 
     wanted = set(terms(title))
-    # terms() leaves out a label heading a text (a speaker's name in a transcript); a note headed
-    # "Dentist:" says "dentist" all the same, and search finds it by that word.
-    return sum(1 for text in texts if wanted & set(terms(f". {text}"))) / len(texts)
+    # A note headed "Dentist:" says "dentist", and search finds it by that word.
+    return sum(1 for text in texts if wanted & set(terms(text, label=True))) / len(texts)
 
 
 def main() -> None:

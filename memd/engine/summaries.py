@@ -11,7 +11,7 @@ import re
 from memd.core.summary import SEPARATOR
 from memd.engine.base import Section
 from memd.engine.text import _SPEAKER, SENTENCE_BREAK, Vector, Weights, add_into, cosine, vocabulary
-from memd.engine.titles import _CAPTION, _VOCATIVE, _WORDS, _capital
+from memd.engine.titles import CAPTION, VOCATIVE, WORDS, capital
 
 _INTERJECTION = re.compile(
     r"^(?:\w+: )?(?:wow|aww|oh|hey|hi|thanks|thank you|that's|that is|congrats|yay|haha|lol)\b", re.I
@@ -48,7 +48,7 @@ def summary(sections: list[Section]) -> str:
     pieces: list[tuple[int, str]] = []  # (entry, sentence)
     for n, item in enumerate(items):
         label = _SPEAKER.match(item.text)
-        body = _CAPTION.sub("", item.text[label.end() :] if label else item.text)
+        body = CAPTION.sub("", item.text[label.end() :] if label else item.text)
         for sentence in SENTENCE_BREAK.split(body):
             sentence = " ".join(sentence.split())
             sentence = _OPENER.sub("", sentence, count=1) or sentence
@@ -84,7 +84,7 @@ def _fact_score(text: str, vector: Vector, words: list[str], centroid: Vector) -
     body = _SPEAKER.sub("", text, count=1)
     # Reactions and encouragement are said to someone ("Nice work, Maria!",
     # "Way to go, Nate!"): they tell little about the topic's subject.
-    if _INTERJECTION.match(text) or _VOCATIVE.search(body):
+    if _INTERJECTION.match(text) or VOCATIVE.search(body):
         score *= 0.3
     if _SECOND_PERSON.search(text) and not _FIRST_PERSON.search(text):
         score *= 0.3
@@ -95,8 +95,8 @@ def _fact_score(text: str, vector: Vector, words: list[str], centroid: Vector) -
     # What someone did or has is told in the first person or names its thing
     # ("I started playing guitar five years ago", "Bailey is our new cat"); a
     # sentence with neither is a general remark ("Pets bring so much joy").
-    raw = _WORDS.findall(body)
-    specific = sum(1 for k, word in enumerate(raw) if word.isdigit() or (k > 0 and _capital(word)))
+    raw = WORDS.findall(body)
+    specific = sum(1 for k, word in enumerate(raw) if word.isdigit() or (k > 0 and capital(word)))
     specific += 1 if _WHEN.search(body) else 0
     if not _FIRST_PERSON.search(body) and not specific:
         score *= 0.4

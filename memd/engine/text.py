@@ -107,10 +107,12 @@ def term_pairs(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def terms(text: str, ignore: frozenset[str] = frozenset()) -> list[str]:
-    """Content terms: lowercased, stopwords out, stemmed; CJK as characters."""
+def terms(text: str, ignore: frozenset[str] = frozenset(), *, label: bool = False) -> list[str]:
+    """Content terms: lowercased, stopwords out, stemmed; CJK as characters.
+    A label heading the text ("Dana: ...", "Dentist: ...") is left out: it
+    names who speaks; with ``label`` its words count (what a search finds)."""
     out: list[str] = []
-    for raw in _WORD.findall(_SPEAKER.sub("", text, count=1).lower()):
+    for raw in _WORD.findall((text if label else _SPEAKER.sub("", text, count=1)).lower()):
         word, found = _word_terms(raw)
         if found and word not in ignore:
             out.extend(found)

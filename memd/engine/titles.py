@@ -59,11 +59,11 @@ _DETERMINER = frozenset(
     "a an the my your his her our their its this that these those some any another each every first new old".split()
 )
 # Said to someone, not about them: "Thanks, Mel!", "Wow, Caroline, ...".
-_VOCATIVE = re.compile(
+VOCATIVE = re.compile(
     r"(?:^|[,.!?]\s*|\b(?:hey|hi|thanks|thank you|wow|yes|yeah|oh|aww)\s+)([A-Z][\w'-]*)(?=\s*[,!?.])"
 )
-_WORDS = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")  # "cut-over" is one word
-_CAPTION = re.compile(r"\s*\[(?:shares|shared|sends|sent) (?:a |an )?[^\]]*\]")
+WORDS = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")  # "cut-over" is one word
+CAPTION = re.compile(r"\s*\[(?:shares|shared|sends|sent) (?:a |an )?[^\]]*\]")
 _CLAUSE = re.compile(r"[.,;:!?()\u2014\u2013\"]|\s-\s")
 _TIME_WORDS = frozenset(
     "sometime someday soon again together today tonight tomorrow yesterday lately already anymore".split()
@@ -141,14 +141,14 @@ def _compound(found: list[str], texts: list[str]) -> str | None:
 def _clauses(text: str) -> tuple[str, ...]:
     """The clauses of ``text``, each its lowercase words between spaces (" the living room ")."""
     return tuple(
-        " " + " ".join(word.lower().removesuffix("'s") for word in _WORDS.findall(clause)) + " "
+        " " + " ".join(word.lower().removesuffix("'s") for word in WORDS.findall(clause)) + " "
         for clause in _CLAUSE.split(_said(text))
     )
 
 
 def _said(text: str) -> str:
     """What a turn says: its text without the speaker's label or a photo's caption."""
-    return _CAPTION.sub("", _SPEAKER.sub("", text, count=1))
+    return CAPTION.sub("", _SPEAKER.sub("", text, count=1))
 
 
 def _notes(items: list[Item], meaning: Any) -> bool:
@@ -174,7 +174,7 @@ def salient(items: list[Item], count: int, people: frozenset[str] = frozenset(),
     spread: Counter[str] = Counter()
     nouns: dict[str, float] = {}
     surface: dict[str, Counter[str]] = {}
-    addressed = {m.group(1).lower() for text in texts for m in _VOCATIVE.finditer(_SPEAKER.sub("", text, count=1))}
+    addressed = {m.group(1).lower() for text in texts for m in VOCATIVE.finditer(_SPEAKER.sub("", text, count=1))}
     ignore |= addressed
     names: dict[str, Counter[str]] = {}  # term -> the names of two or three words it is part of
     for text in texts:
@@ -294,7 +294,7 @@ def _tokens(text: str) -> tuple[list[str], frozenset[int]]:
     words: list[str] = []
     starts: set[int] = set()
     end = 0
-    for match in _WORDS.finditer(text):
+    for match in WORDS.finditer(text):
         # Only what lies between two words can end a sentence (a word ends in a letter or digit).
         between = text[end : match.start()].rstrip(" \t\"'“‘([*_")
         if (not between and not words) or between.endswith((".", "!", "?", "…", ":", "\n")):
@@ -312,8 +312,8 @@ def _name_runs(raw: list[str], starts: frozenset[int]) -> dict[int, str]:
     k = 0
     while k < len(raw):
         end = k + 1
-        if k not in starts and _capital(raw[k]):
-            while end < min(len(raw), k + 3) and end not in starts and _capital(raw[end]):
+        if k not in starts and capital(raw[k]):
+            while end < min(len(raw), k + 3) and end not in starts and capital(raw[end]):
                 end += 1
         if end - k >= 2:
             name = " ".join(word.removesuffix("'s") for word in raw[k:end])
@@ -322,7 +322,7 @@ def _name_runs(raw: list[str], starts: frozenset[int]) -> dict[int, str]:
     return runs
 
 
-def _capital(word: str) -> bool:
+def capital(word: str) -> bool:
     """A capitalised word that may be part of a name (not "I", "Thanks" or an acronym)."""
     return word[0].isupper() and word != "I" and not word.isupper() and word.lower() not in STOPWORDS
 
@@ -355,7 +355,7 @@ def _subject(items: list[Item]) -> str | None:
         return name if count * 2 > len(items) else None
     named: Counter[str] = Counter()
     for item in items:
-        raw = _WORDS.findall(item.text)
+        raw = WORDS.findall(item.text)
         named.update(
             {
                 token
