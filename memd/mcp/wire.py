@@ -11,6 +11,7 @@ the transport and the session and sends those answers; the server reads on.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any
 
@@ -58,16 +59,10 @@ class Answering:
         return getattr(self._inner, name)
 
     async def receive(self) -> Any:
-        while True:
-            item = await self._inner.receive()
-            if not await self._answered(item):
-                return item
+        return await self._message(self._inner.receive)
 
     async def __anext__(self) -> Any:
-        while True:
-            item = await self._inner.__anext__()
-            if not await self._answered(item):
-                return item
+        return await self._message(self._inner.__anext__)
 
     def __aiter__(self) -> Answering:
         return self
@@ -84,10 +79,10 @@ class Answering:
     ) -> bool | None:
         return bool(await self._inner.__aexit__(kind, error, trace))
 
-    async def _answered(self, item: Any) -> bool:
-        if not isinstance(item, Exception):
-            return False
-        reply = rejection(item)
-        if reply is not None:
-            await self._replies.send(SessionMessage(reply))
-        return True
+    async def _message(self, take: Callable[[], Awaitable[Any]]) -> Any:
+        """The next message ``take`` gives, each failure before it answered."""
+        while isinstance(item := await take(), Exception):
+            reply = rejection(item)
+            if reply is not None:
+                await self._replies.send(SessionMessage(reply))
+        return item
