@@ -11,7 +11,7 @@ from functools import lru_cache
 from memd.core.signature import SeqSet
 from memd.core.words import contains, words
 from memd.engine.base import Item, Supersession
-from memd.engine.text import _SPEAKER, normal_form
+from memd.engine.text import normal_form, split_label
 
 _FILLER = frozenset(
     (
@@ -100,9 +100,9 @@ def statement(text: str) -> tuple[str, str] | None:
     flat = " ".join(text.split())
     # In a transcript, "Caroline: My city is Lisbon" is about Caroline's city,
     # and Melanie's "my city" is another subject.
-    label = _SPEAKER.match(flat)
-    speaker = normal_form(label.group(0)).replace(" ", "_") if label else None
-    match = _STATEMENT.match(flat[label.end() :] if label else flat)
+    label, said = split_label(flat)
+    speaker = normal_form(label).replace(" ", "_") if label else None
+    match = _STATEMENT.match(said)
     if not match:
         return None
     subject = normal_form(match.group("subject").replace("’", "'"))

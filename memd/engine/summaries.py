@@ -10,7 +10,7 @@ import re
 
 from memd.core.summary import SEPARATOR
 from memd.engine.base import Section
-from memd.engine.text import _SPEAKER, SENTENCE_BREAK, Vector, Weights, add_into, cosine, vocabulary
+from memd.engine.text import SENTENCE_BREAK, Vector, Weights, add_into, cosine, split_label, unlabelled, vocabulary
 from memd.engine.titles import CAPTION, VOCATIVE, WORDS, capital
 
 _INTERJECTION = re.compile(
@@ -47,13 +47,13 @@ def summary(sections: list[Section]) -> str:
         return ", ".join(s.title for s in sections if s.title)[:200]
     pieces: list[tuple[int, str]] = []  # (entry, sentence)
     for n, item in enumerate(items):
-        label = _SPEAKER.match(item.text)
-        body = CAPTION.sub("", item.text[label.end() :] if label else item.text)
+        label, said = split_label(item.text)
+        body = CAPTION.sub("", said)
         for sentence in SENTENCE_BREAK.split(body):
             sentence = " ".join(sentence.split())
             sentence = _OPENER.sub("", sentence, count=1) or sentence
             if sentence and not sentence.endswith("?"):
-                pieces.append((n, f"{label.group(0).strip()} {sentence}" if label else sentence))
+                pieces.append((n, f"{label.strip()} {sentence}" if label else sentence))
     if not pieces:
         pieces = [(n, " ".join(item.text.split())) for n, item in enumerate(items)]
     words = vocabulary([text for _, text in pieces])
@@ -81,7 +81,7 @@ def summary(sections: list[Section]) -> str:
 
 def _fact_score(text: str, vector: Vector, words: list[str], centroid: Vector) -> float:
     score = cosine(vector, centroid) * min(len(set(words)), 6)
-    body = _SPEAKER.sub("", text, count=1)
+    body = unlabelled(text)
     # Reactions and encouragement are said to someone ("Nice work, Maria!",
     # "Way to go, Nate!"): they tell little about the topic's subject.
     if _INTERJECTION.match(text) or VOCATIVE.search(body):

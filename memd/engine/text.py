@@ -62,6 +62,18 @@ NOTE_LABELS = frozenset(
 )
 
 
+def split_label(text: str) -> tuple[str, str]:
+    """``(label, body)``: the label heading ``text`` as written ("Caroline: ",
+    "TODO: "; "" when it has none) and what follows it."""
+    match = _SPEAKER.match(text)
+    return (match.group(0), text[match.end() :]) if match else ("", text)
+
+
+def unlabelled(text: str) -> str:
+    """``text`` without the label heading it: what the turn or note says."""
+    return split_label(text)[1]
+
+
 def speaker(text: str) -> str | None:
     """The speaker of a transcript's turn ("Melanie: ..." -> "Melanie"); None
     for a note, labelled ("TODO: ...") or not."""
@@ -101,7 +113,7 @@ def term_pairs(text: str) -> list[tuple[str, str]]:
     word is not in ``ignore``. Derived statistics keep these pairs, so a
     topic's terms under any set of speaker names need no second reading."""
     out: list[tuple[str, str]] = []
-    for raw in _WORD.findall(_SPEAKER.sub("", text, count=1).lower()):
+    for raw in _WORD.findall(unlabelled(text).lower()):
         word, found = _word_terms(raw)
         out.extend((word, term) for term in found)
     return out
@@ -112,7 +124,7 @@ def terms(text: str, ignore: frozenset[str] = frozenset(), *, label: bool = Fals
     A label heading the text ("Dana: ...", "Dentist: ...") is left out: it
     names who speaks; with ``label`` its words count (what a search finds)."""
     out: list[str] = []
-    for raw in _WORD.findall((text if label else _SPEAKER.sub("", text, count=1)).lower()):
+    for raw in _WORD.findall((text if label else unlabelled(text)).lower()):
         word, found = _word_terms(raw)
         if found and word not in ignore:
             out.extend(found)

@@ -28,7 +28,7 @@ from collections import Counter
 from typing import Any
 
 from memd.engine.base import Block, Item, Route, Section, TopicInfo
-from memd.engine.text import _SPEAKER, STOPWORDS, Vector, Weights, cosine, speaker, speakers, terms, vocabulary
+from memd.engine.text import STOPWORDS, Vector, Weights, cosine, speaker, speakers, terms, unlabelled, vocabulary
 
 MEANING_WEIGHT = 0.6
 WORDS_WEIGHT = 0.25
@@ -47,7 +47,7 @@ _SENTENCE_END = frozenset('.!?:;"')
 def names(text: str) -> frozenset[str]:
     """Capitalised words and runs of them that are not the first word of a
     sentence, nor a function word: people, places, projects."""
-    body = _SPEAKER.sub("", text, count=1)
+    body = unlabelled(text)
     found = set()
     for match in _NAME.finditer(body):
         word = match.group(1)

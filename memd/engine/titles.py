@@ -23,7 +23,6 @@ from typing import Any
 from memd.core.redact import MARK
 from memd.engine.base import Item
 from memd.engine.text import (
-    _SPEAKER,
     STOPWORDS,
     Vector,
     Weights,
@@ -31,6 +30,7 @@ from memd.engine.text import (
     speaker,
     speakers,
     terms,
+    unlabelled,
 )
 
 # Words of photo captions and reactions, and words too vague to name
@@ -148,7 +148,7 @@ def _clauses(text: str) -> tuple[str, ...]:
 
 def _said(text: str) -> str:
     """What a turn says: its text without the speaker's label or a photo's caption."""
-    return CAPTION.sub("", _SPEAKER.sub("", text, count=1))
+    return CAPTION.sub("", unlabelled(text))
 
 
 def _notes(items: list[Item], meaning: Any) -> bool:
@@ -174,7 +174,7 @@ def salient(items: list[Item], count: int, people: frozenset[str] = frozenset(),
     spread: Counter[str] = Counter()
     nouns: dict[str, float] = {}
     surface: dict[str, Counter[str]] = {}
-    addressed = {m.group(1).lower() for text in texts for m in VOCATIVE.finditer(_SPEAKER.sub("", text, count=1))}
+    addressed = {m.group(1).lower() for text in texts for m in VOCATIVE.finditer(unlabelled(text))}
     ignore |= addressed
     names: dict[str, Counter[str]] = {}  # term -> the names of two or three words it is part of
     for text in texts:
