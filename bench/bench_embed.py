@@ -17,6 +17,11 @@ same tanh GELU). Rounds alternate the ways, so all see the same load; each
 row gives the median CPU milliseconds per text, texts per CPU second, the
 median wall seconds, and the smallest cosine to numpy's vectors.
 
+The products run on the kernel OpenBLAS picks for the processor (printed
+first); an ``OPENBLAS_CORETYPE`` in the environment overrides it. Compare the
+kernels in one session, alternating (``env -u OPENBLAS_CORETYPE ...`` and
+``OPENBLAS_CORETYPE=Haswell ...``), as the README does.
+
 memd does not use ONNX Runtime: float32 was 1.3 times cheaper than numpy
 here and costs 0.6 s of CPU to set up (two native packages besides); int8 was
 about 2 times cheaper but lowered LoCoMo recall by 0.005 to 0.011.
@@ -213,7 +218,11 @@ def main() -> None:
             cpu[name].append(time.process_time() - start)
             wall[name].append(time.perf_counter() - clock)
             closest[name] = float((vectors * reference).sum(axis=1).min())
-    print(f"{len(texts)} texts, {args.rounds} rounds, medians")
+    import threadpoolctl
+
+    blas = threadpoolctl.threadpool_info()
+    kernel = blas[0].get("architecture", "?") if blas else "?"
+    print(f"{len(texts)} texts, {args.rounds} rounds, medians; BLAS kernel {kernel}")
     print(f"{'way':58} {'ms CPU/text':>11} {'texts/CPU s':>11} {'wall s':>7} {'min cosine':>10}")
     for name in ways:
         per_text = statistics.median(cpu[name]) / len(texts) * 1000
