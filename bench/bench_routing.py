@@ -6,7 +6,8 @@ label) to a fresh vault in order, half a day apart, consolidates after every
 ``--every`` notes, and compares the topics memd made with the labels:
 B-cubed precision (how much of a note's topic shares its subject), recall
 (how much of its subject shares its topic) and F1, the number of topics, and
-each topic's title with the subjects of its notes. "Titles named" is how
+each topic's title with the subjects of its notes (``--json`` adds the notes
+themselves, each as "subject | text"). "Titles named" is how
 well titles name what their topics hold: of each topic of two notes or more,
 the share of its notes that say a word of its title, averaged over topics
 ("Atlas and invoices" names 12 of 12 notes on the Atlas launch; "Events and
@@ -95,9 +96,11 @@ def main() -> None:
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     members: dict[str, Counter[str]] = {}
     held: dict[str, list[str]] = {}
+    filed: dict[str, list[str]] = {}
     for note, topic in found.items():
         members.setdefault(topic, Counter())[gold[note]] += 1
         held.setdefault(topic, []).append(notes[int(note.removeprefix("note-"))][1])
+        filed.setdefault(topic, []).append(f"{gold[note]} | {held[topic][-1]}")
     shares = [named(titles.get(topic, ""), texts) for topic, texts in held.items() if len(texts) >= 2]
     report = {
         "notes": len(notes),
@@ -110,7 +113,7 @@ def main() -> None:
         "f1": round(f1, 4),
         "titles_named": round(sum(shares) / len(shares), 4) if shares else 0.0,
         "by_topic": {
-            topic: {"title": titles.get(topic, ""), "subjects": dict(counts.most_common())}
+            topic: {"title": titles.get(topic, ""), "subjects": dict(counts.most_common()), "notes": filed[topic]}
             for topic, counts in sorted(members.items())
         },
     }
