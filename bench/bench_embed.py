@@ -5,13 +5,15 @@ Not a test: run by hand and copy the figures into the README.
 
     python bench/bench_embed.py                 # 2,000 chat-like texts, 5 rounds
     python bench/bench_embed.py --texts 4000 --rounds 7
+    pip install -e '.[fast]' && python bench/bench_embed.py   # adds the OpenVINO row (memd's bulk path)
     pip install onnx onnxruntime && python bench/bench_embed.py   # adds the ONNX Runtime rows
 
 The texts are drawn like bench/bench_vectors.py's entries (one to three
 sentences of 3 to 12 words from the hand-written chats in bench/data), and
 are embedded as an index build embeds them: ``embed_many`` (two threads, one
 BLAS thread each) for numpy, at several padded-token budgets per forward
-pass (``memd.index.minilm.BATCH_TOKENS``), and one ONNX Runtime session per
+pass (``memd.index.minilm.BATCH_TOKENS``), through OpenVINO as memd's bulk
+path does when ``memd[fast]`` is installed, and one ONNX Runtime session per
 thread count for the graph built below from the same weights (same layers,
 same tanh GELU). Rounds alternate the ways, so all see the same load; each
 row gives the median CPU milliseconds per text, texts per CPU second, the
@@ -24,12 +26,17 @@ kernels in one session, alternating (``env -u OPENBLAS_CORETYPE ...`` and
 
 memd does not use ONNX Runtime: float32 was 1.3 times cheaper than numpy
 here and costs 0.6 s of CPU to set up (two native packages besides); int8 was
-about 2 times cheaper but lowered LoCoMo recall by 0.005 to 0.011.
+about 2 times cheaper but lowered LoCoMo recall by 0.005 to 0.011. OpenVINO
+(bfloat16 products on a processor that has them) was about 2 times cheaper
+with the same LoCoMo figures, and needs one package: memd uses it for bulk
+embedding when installed.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
 import random
 import statistics
 import sys
@@ -44,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_vectors import chat_texts
 
-from memd.index import minilm
+from memd.index import minilm, openvino_encoder
 from memd.index.embedding import embed_many, load_embedder, one_blas_thread
 from memd.index.model_files import minilm_folder
 
@@ -184,9 +191,20 @@ def main() -> None:
 
         def numpy_way(budget: int = budget) -> Any:
             minilm.BATCH_TOKENS = budget
+            os.environ[openvino_encoder.SETTING] = "numpy"
             return embed_many(model, texts)
 
         ways[f"numpy, 2 threads, {budget} tokens a pass"] = numpy_way
+    if importlib.util.find_spec("openvino") is not None:
+
+        def openvino_way() -> Any:
+            minilm.BATCH_TOKENS = 512
+            os.environ.pop(openvino_encoder.SETTING, None)
+            return embed_many(model, texts)
+
+        ways["openvino (memd[fast]), 2 threads, 512 tokens a pass"] = openvino_way
+    else:
+        print("openvino not installed: no memd[fast] row")
     try:
         f32 = model_bytes(minilm.read_safetensors(minilm_folder() / "model.safetensors"))
         sessions = {"float32": f32, "int8": int8(f32)}
@@ -199,6 +217,7 @@ def main() -> None:
 
             def onnx_way(forward: Any = forward) -> Any:
                 minilm.BATCH_TOKENS = 512
+                os.environ[openvino_encoder.SETTING] = "numpy"
                 model._forward = forward  # the same batching, this forward pass
                 try:
                     with one_blas_thread():
@@ -207,6 +226,7 @@ def main() -> None:
                     del model._forward
 
             ways[f"onnxruntime {name}, {threads} thread(s), 512 tokens a pass"] = onnx_way
+    os.environ[openvino_encoder.SETTING] = "numpy"
     reference = embed_many(model, texts)
     cpu: dict[str, list[float]] = {name: [] for name in ways}
     wall: dict[str, list[float]] = {name: [] for name in ways}

@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from memd.index.cores import embedding_threads
 from memd.index.model_files import ModelUnavailable, minilm_folder
 
 NO_MODEL = "none"
@@ -92,7 +93,7 @@ def embed_many(embedder: Embedder, texts: Sequence[str], workers: int | None = N
     layers of threads on two cores only contend."""
     import numpy as np
 
-    workers = workers or min(4, os.cpu_count() or 1)
+    workers = workers or embedding_threads()
     if workers < 2 or len(texts) < PARALLEL_TEXTS:
         return embedder.embed(texts)
     # Interleaved shares keep the mix of short and long texts alike in each.

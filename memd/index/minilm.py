@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import mmap
 import os
 import struct
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +28,8 @@ import numpy as np
 from memd.core.atomic import atomic_write
 from memd.core.errors import MemdError
 from memd.index.model_files import ModelUnavailable
+
+_log = logging.getLogger(__name__)
 
 # The sentence-transformers release of all-MiniLM-L6-v2: weights from
 # elsewhere (another fine-tune, a damaged copy) would silently give other
@@ -41,6 +45,9 @@ LAYER_NORM_EPS = 1e-12
 # (512 x 1536 floats in the feed-forward step: 3 MB) in cache: 13% less CPU a
 # text than 2048 (bench/bench_embed.py); vectors equal to within rounding.
 BATCH_TOKENS = 512
+# From this many texts a call (an index build's share, not a query), the forward
+# pass compiled by OpenVINO is used when that package is installed.
+BULK_TEXTS = 64
 
 
 @dataclass(frozen=True)
@@ -165,6 +172,8 @@ class MiniLM:
         self.token_type = t["embeddings.token_type_embeddings.weight"][0]
         self.norm0 = (t["embeddings.LayerNorm.weight"], t["embeddings.LayerNorm.bias"])
         self.layers = [self._layer(t, f"encoder.layer.{i}.") for i in range(LAYERS)]
+        self._compiled: Any = None  # OpenVINO's forward pass, once built (False: it could not be)
+        self._compiling = threading.Lock()
 
     @staticmethod
     def _layer(t: dict[str, np.ndarray], p: str) -> _Layer:
@@ -193,6 +202,7 @@ class MiniLM:
         out = np.zeros((len(texts), HIDDEN), dtype=np.float32)
         if not texts:
             return out
+        forward = self._bulk_forward() if len(texts) >= BULK_TEXTS else self._forward
         ids = [encoding.ids for encoding in self.tokenizer.encode_batch(list(texts))]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         start = 0
@@ -209,9 +219,25 @@ class MiniLM:
             for row, i in enumerate(batch):
                 tokens[row, : len(ids[i])] = ids[i]
                 mask[row, : len(ids[i])] = 1.0
-            out[batch] = self._forward(tokens, mask)
+            out[batch] = forward(tokens, mask)
             start = end
         return out
+
+    def _bulk_forward(self) -> Any:
+        """The forward pass for many texts: OpenVINO's when installed (and not
+        turned off with MEMD_ENCODER=numpy), else numpy's."""
+        from memd.index import openvino_encoder
+
+        if not openvino_encoder.wanted():
+            return self._forward
+        with self._compiling:
+            if self._compiled is None:
+                try:
+                    self._compiled = openvino_encoder.compile_forward(self, HEADS, LAYER_NORM_EPS)
+                except Exception as err:  # OpenVINO raises its own types; numpy still works
+                    _log.warning("OpenVINO could not compile the encoder, using numpy: %s", str(err)[:200])
+                    self._compiled = False
+        return self._compiled or self._forward
 
     def _forward(self, tokens: np.ndarray, mask: np.ndarray) -> np.ndarray:
         n, length = tokens.shape
