@@ -70,9 +70,14 @@ def _graph(model: Any, heads: int, eps: float) -> Any:
         array = np.asarray(value)
         return op.constant(array if array.ndim == 0 else np.ascontiguousarray(array))
 
+    def ints(*values: int) -> Any:
+        return const(np.array(values, dtype=np.int64))
+
+    last_axis = ints(-1)
+
     def norm(x: Any, weight_bias: tuple[np.ndarray, np.ndarray]) -> Any:
         weight, bias = weight_bias
-        normed = op.mvn(x, const(np.array([-1], dtype=np.int64)), True, eps, "inside_sqrt")
+        normed = op.mvn(x, last_axis, True, eps, "inside_sqrt")
         return op.add(op.multiply(normed, const(weight)), const(bias))
 
     def dense(x: Any, weight: np.ndarray, bias: np.ndarray) -> Any:
@@ -84,31 +89,27 @@ def _graph(model: Any, heads: int, eps: float) -> Any:
     mask = op.parameter([-1, -1], np.float32, name="mask")
     axis0, axis1 = const(np.int64(0)), const(np.int64(1))
     length = op.unsqueeze(op.gather(op.shape_of(ids), axis1, axis0), axis0)
-    positions = op.slice(
-        const(model.position), const(np.array([0], dtype=np.int64)), length, const(np.array([1], dtype=np.int64))
-    )
+    positions = op.slice(const(model.position), ints(0), length, ints(1))
     x = op.add(op.add(op.gather(const(model.word), ids, axis0), positions), const(model.token_type))
     x = norm(x, model.norm0)
     # Padding takes no attention: -1e9 added to its scores, as in the numpy encoder.
     blocked = op.multiply(op.subtract(const(np.float32(1.0)), mask), const(np.float32(-1e9)))
-    padding = op.unsqueeze(blocked, const(np.array([1, 2], dtype=np.int64)))
-    split_heads = const(np.array([0, 0, heads, width], dtype=np.int64))
-    join_heads = const(np.array([0, 0, hidden_size], dtype=np.int64))
+    padding = op.unsqueeze(blocked, ints(1, 2))
+    split_heads = ints(0, 0, heads, width)
+    join_heads = ints(0, 0, hidden_size)
+    swap = ints(0, 2, 1, 3)  # (texts, tokens, heads, width) <-> (texts, heads, tokens, width)
     scale = const(np.float32(1.0 / np.sqrt(width)))
     for layer in model.layers:
         qkv = op.split(dense(x, layer.qkv, layer.qkv_bias), const(np.int64(-1)), 3)
-        query, key, value = (
-            op.transpose(op.reshape(qkv.output(i), split_heads, True), const(np.array([0, 2, 1, 3], dtype=np.int64)))
-            for i in range(3)
-        )
+        query, key, value = (op.transpose(op.reshape(qkv.output(i), split_heads, True), swap) for i in range(3))
         scores = op.add(op.multiply(op.matmul(query, key, False, True), scale), padding)
         context = op.matmul(op.softmax(scores, -1), value, False, False)
-        context = op.reshape(op.transpose(context, const(np.array([0, 2, 1, 3], dtype=np.int64))), join_heads, True)
+        context = op.reshape(op.transpose(context, swap), join_heads, True)
         x = norm(op.add(x, dense(context, layer.out, layer.out_bias)), layer.norm1)
         hidden = op.gelu(dense(x, layer.up, layer.up_bias), "tanh")
         x = norm(op.add(x, dense(hidden, layer.down, layer.down_bias)), layer.norm2)
     # Mean over the tokens, then unit length.
-    weights = op.unsqueeze(mask, const(np.array([2], dtype=np.int64)))
+    weights = op.unsqueeze(mask, ints(2))
     summed = op.reduce_sum(op.multiply(x, weights), axis1, False)
     counts = op.maximum(op.reduce_sum(mask, axis1, True), const(np.float32(1.0)))
     pooled = op.divide(summed, counts)
