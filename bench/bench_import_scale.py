@@ -12,6 +12,11 @@ CPU seconds (user + system of the process and its children), with the
 index's record and vector counts after each. Each imported turn lives once
 in the index: as the entry made from it, not again in the source copy
 (``memd/index/citations.py``).
+
+``--repeat N`` then builds the whole index N more times from nothing (the
+derived ``.memd/index`` removed before each ``memd reindex``, as a fresh clone
+has it) and prints each build's CPU and wall seconds with their median, so
+that a first-index figure is a median of runs, not one run.
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,6 +68,7 @@ def blas_kernel() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=40_000)
+    parser.add_argument("--repeat", type=int, default=0, help="whole index builds from nothing, after the steps")
     args = parser.parse_args()
     rng = random.Random(11)
     memd = [sys.executable, "-m", "memd"]
@@ -85,6 +94,29 @@ def main() -> None:
             index = status["index"]["summary"]
             note = f"  ({said.splitlines()[-1][:120]})" if said else ""
             print(f"  {name:24s} {wall:8.1f} s wall {cpu:8.1f} s CPU   index: {index}{note}")
+        if args.repeat:
+            builds(vault, memd, args.repeat)
+
+
+def builds(vault: Path, memd: list[str], runs: int) -> None:
+    """``runs`` whole index builds from nothing, each checked complete (every record has its vector)."""
+    cpus: list[float] = []
+    walls: list[float] = []
+    print(f"whole index built {runs} times from nothing (`memd reindex` with no .memd/index):", flush=True)
+    for run in range(1, runs + 1):
+        shutil.rmtree(vault / ".memd" / "index")
+        wall, cpu, _ = step([*memd, "reindex"], vault)
+        status = json.loads(subprocess.run([*memd, "status", "--json"], cwd=vault, capture_output=True).stdout)
+        index = status["index"]
+        if index["problem"] or not re.search(r"; [\d,]+ vectors$", index["summary"]):
+            raise SystemExit(f"build {run} left the index incomplete: {index['summary']}")
+        cpus.append(cpu)
+        walls.append(wall)
+        print(f"  build {run:2d}  {wall:8.1f} s wall {cpu:8.1f} s CPU   index: {index['summary']}", flush=True)
+    print(
+        f"  median of {runs}: {statistics.median(cpus):.1f} s CPU (min {min(cpus):.1f}, max {max(cpus):.1f}), "
+        f"{statistics.median(walls):.1f} s wall (min {min(walls):.1f}, max {max(walls):.1f})"
+    )
 
 
 if __name__ == "__main__":
