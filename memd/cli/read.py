@@ -290,4 +290,9 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit_json(data)
     else:
+        from memd.cli.output import reindex_tip
+
         click.echo(f"indexed {data['files']} files, {data['records']} records in {data['seconds']}s")
+        tip = reindex_tip(report.embedded)
+        if tip:
+            click.echo(tip, err=True)
