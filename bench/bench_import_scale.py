@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 WORDS = (
     "coffee oat milk kyoto flight april pottery class kiln bowl dance studio store customers basketball ankle "
@@ -51,6 +52,12 @@ def step(command: list[str], cwd: Path) -> tuple[float, float, str]:
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed: {done.stderr.strip()}")
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, done.stderr.strip()
+
+
+def index_status(vault: Path, memd: list[str]) -> dict[str, Any]:
+    """The index part of ``memd status --json``: its summary, record count and problem."""
+    done = subprocess.run([*memd, "status", "--json"], cwd=vault, capture_output=True)
+    return dict(json.loads(done.stdout)["index"])
 
 
 def blas_kernel() -> str:
@@ -90,8 +97,7 @@ def main() -> None:
             ("search", [*memd, "search", "beagle walk lake"]),
         ]:
             wall, cpu, said = step(command, vault)
-            status = json.loads(subprocess.run([*memd, "status", "--json"], cwd=vault, capture_output=True).stdout)
-            index = status["index"]["summary"]
+            index = index_status(vault, memd)["summary"]
             note = f"  ({said.splitlines()[-1][:120]})" if said else ""
             print(f"  {name:24s} {wall:8.1f} s wall {cpu:8.1f} s CPU   index: {index}{note}")
         if args.repeat:
@@ -106,8 +112,7 @@ def builds(vault: Path, memd: list[str], runs: int) -> None:
     for run in range(1, runs + 1):
         shutil.rmtree(vault / ".memd" / "index")
         wall, cpu, _ = step([*memd, "reindex"], vault)
-        status = json.loads(subprocess.run([*memd, "status", "--json"], cwd=vault, capture_output=True).stdout)
-        index = status["index"]
+        index = index_status(vault, memd)
         if index["problem"] or not re.search(r"; [\d,]+ vectors$", index["summary"]):
             raise SystemExit(f"build {run} left the index incomplete: {index['summary']}")
         cpus.append(cpu)

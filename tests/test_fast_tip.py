@@ -38,8 +38,9 @@ def test_reindex_says_nothing_more_when_short_installed_or_json(
     assert "tip:" not in memd("reindex").stderr  # fewer texts than FAST_TIP_TEXTS
 
     monkeypatch.setattr(output, "FAST_TIP_TEXTS", 0)
-    assert "tip:" not in memd("reindex", "--json").stderr
-    assert json.loads(memd("reindex", "--json").stdout)["records"] > 0
+    as_json = memd("reindex", "--json")
+    assert "tip:" not in as_json.stderr
+    assert json.loads(as_json.stdout)["records"] > 0
 
     monkeypatch.setattr(output, "fast_installed", lambda: True)
     assert "tip:" not in memd("reindex").stderr
