@@ -18,6 +18,8 @@ from memd.core.signature import SeqSet
 from memd.core.tokens import count_tokens
 from memd.engine.base import Engine, Item, Supersession
 from memd.engine.shortlist import route_shortlist
+from memd.engine.subjects import is_notes_topic
+from memd.engine.text import slugify
 
 
 @dataclass
@@ -53,6 +55,8 @@ def file_batch(
             topic_id = home  # an update goes where the fact it replaces was
         elif route.topic is not None and route.topic in known:
             topic_id = route.topic
+        elif (month := _month_notes(space, route.new_title)) is not None:
+            topic_id = month  # the month's notes are one topic, however many runs add to them
         else:
             title = route.new_title or block.title
             if title not in new_ids:
@@ -90,6 +94,12 @@ def file_batch(
             holder = run.moves[-1].topic  # never unrecorded: verify counts on the log
         if holder is not None:
             run.logs.setdefault(holder, []).append(f"seq {record.new} supersedes seq {record.old} ({record.reason})")
+
+
+def _month_notes(space: Workspace, title: str | None) -> str | None:
+    """The existing topic of the month's notes that ``title`` names, if there is one."""
+    topic_id = slugify(title) if title else ""
+    return topic_id if is_notes_topic(topic_id) and space.exists(topic_id) else None
 
 
 _ADDED = re.compile(r"\+(\d+) entr(?:y|ies)")

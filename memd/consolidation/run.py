@@ -22,7 +22,7 @@ from memd.consolidation.restore import SETTLE, Unsettled, Vanished, restore
 from memd.consolidation.scrub import redacted_copy, without_secrets
 from memd.consolidation.sections import adopt_unsigned
 from memd.consolidation.stale import drop_stale_copies, drop_topic_copies
-from memd.consolidation.upkeep import merge_topics, split_topic
+from memd.consolidation.upkeep import gather_subjects, merge_topics, split_topic
 from memd.consolidation.verify import account, reworded
 from memd.consolidation.workspace import Workspace
 from memd.core import cancel, ledger
@@ -216,6 +216,9 @@ def _consolidate(
     # Seqs were reserved for every topic's unsigned items; a topic no block was routed to signs its own here.
     for topic_id, count in space.adopt_everywhere(counter, stamp).items():
         run.logs.setdefault(topic_id, []).append(f"signed {count} unsigned item{'' if count == 1 else 's'}")
+    for notes, subject, count in gather_subjects(space, engine):
+        run.logs.setdefault(subject, []).append(f"gathered {count} note{'' if count == 1 else 's'} from {notes}")
+        run.logs.setdefault(notes, []).append(f"{count} note{'' if count == 1 else 's'} moved to {subject}")
     splits = [s for t in sorted(space.touched) for s in split_topic(space, engine, t, vault.config.split_tokens)]
     merges = merge_topics(space, engine, vault.config.merge_tokens, vault.config.split_tokens)
     for survivor, absorbed in merges:

@@ -59,7 +59,7 @@ def apply_sections(document: Document, sections: list[Section]) -> Document:
     """Rewrite the document so its sections hold exactly these items.
 
     Existing sections map by position; extra sections are appended as new
-    ``#`` headings. An unchanged entry keeps its exact lines; an entry whose
+    headings (``##`` below the file's ``#`` title). An unchanged entry keeps its exact lines; an entry whose
     seqs were folded into a new item is replaced in place by it.
     """
     parts = partitions(document)
@@ -91,7 +91,9 @@ def apply_sections(document: Document, sections: list[Section]) -> Document:
             continue
         if blocks and not (isinstance(blocks[-1], Line) and not blocks[-1].raw.strip()):
             blocks.append(Line(""))
-        blocks.append(Heading.make(1, section.title or "Notes"))
+        # One `#` title a file: sections below a title are `##`.
+        titled = any(isinstance(block, Heading) and block.level == 1 for block in blocks)
+        blocks.append(Heading.make(2 if titled else 1, section.title or "Notes"))
         blocks.extend(make_entry(item.signature, item.text) for item in section.items)
     return replace(document, blocks=tuple(blocks), final_newline=True)
 

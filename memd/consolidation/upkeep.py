@@ -8,11 +8,48 @@ from dataclasses import replace
 
 from memd.consolidation.sections import apply_sections, partitions, sections_of, topic_text, topic_tokens
 from memd.consolidation.workspace import Workspace
-from memd.core.document import Block, Document, Line
+from memd.core.document import Block, Document, Heading, Line
 from memd.core.tokens import count_tokens
 from memd.engine.base import Engine, Section
 from memd.engine.people import owner
 from memd.engine.shortlist import merge_shortlist
+from memd.engine.subjects import is_notes_topic
+from memd.engine.text import slugify
+
+
+def gather_subjects(space: Workspace, engine: Engine) -> list[tuple[str, str, int]]:
+    """Notes of a month's notes topic that now share a subject move out to the
+    topic of that subject (made when there is none): (from, to, how many notes)."""
+    moved: list[tuple[str, str, int]] = []
+    for topic_id in sorted(space.touched):
+        if not is_notes_topic(topic_id) or topic_id in space.deleted:
+            continue
+        sections = sections_of(space.doc(topic_id))
+        items = [item for section in sections for item in section.items]
+        for block in engine.gather(items):
+            taken = {str(item.seqs) for item in block.items}
+            target = slugify(block.title)
+            if not space.exists(target) or target in space.deleted or is_notes_topic(target):
+                target = space.create(block.title)
+            update = engine.update_topic(sections_of(space.doc(target)), block)
+            if sorted(str(i.seqs) for s in update.sections for i in s.items) != sorted(
+                [*(str(i.seqs) for s in sections_of(space.doc(target)) for i in s.items), *taken]
+            ):
+                continue  # an engine's placing must keep exactly the items; else they stay in the notes
+            space.set(target, apply_sections(space.doc(target), list(update.sections)))
+            sections = [Section(s.title, tuple(i for i in s.items if str(i.seqs) not in taken)) for s in sections]
+            space.set(topic_id, apply_sections(space.doc(topic_id), sections))
+            moved.append((topic_id, target, len(block.items)))
+        if not any(block for block in space.doc(topic_id).signed()) and _only_headings(space.doc(topic_id)):
+            space.delete(topic_id)  # every note found its subject: nothing of a person's is left in it
+    return moved
+
+
+def _only_headings(document: Document) -> bool:
+    """A document with nothing but headings and blank lines (memd's, around entries now gone)."""
+    return all(
+        isinstance(block, Heading) or (isinstance(block, Line) and not block.raw.strip()) for block in document.blocks
+    )
 
 
 def split_topic(space: Workspace, engine: Engine, topic_id: str, limit: int) -> list[tuple[str, tuple[str, ...]]]:
@@ -99,6 +136,13 @@ def merge_topics(space: Workspace, engine: Engine, limit: int, split_limit: int)
     return merged
 
 
+def _deeper(block: Block) -> Block:
+    """A heading one level down (at most ``######``); other blocks as they are."""
+    if isinstance(block, Heading) and 0 < block.level < 6 and block.title:
+        return Heading.make(block.level + 1, block.title)
+    return block
+
+
 def _tokens(section: Section) -> int:
     return sum(count_tokens(item.text) for item in section.items)
 
@@ -150,6 +194,9 @@ def _appended(survivor: Document, absorbed: Document) -> Document:
     if blocks and not (isinstance(blocks[-1], Line) and not blocks[-1].raw.strip()):
         blocks.append(Line(""))
     body = list(absorbed.blocks)
+    if any(isinstance(block, Heading) and block.level == 1 for block in blocks):
+        # The absorbed topic's title becomes a section of the survivor's: one `#` title a file.
+        body = [_deeper(block) for block in body]
     while body and isinstance(body[0], Line) and not body[0].raw.strip():
         body.pop(0)
     return replace(survivor, blocks=tuple(blocks + body), final_newline=True)

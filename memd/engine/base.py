@@ -239,6 +239,11 @@ class Engine(Protocol):
         ``target`` tokens (``sizes``: each section's) keeps themes whole."""
         ...
 
+    def gather(self, items: list[Item]) -> list[Block]:
+        """Of a month's notes (``items``), those that now share a subject, a block
+        each, titled with it: they move to that subject's topic."""
+        ...
+
     def merge_groups(
         self, topics: list[TopicInfo], limit_tokens: int, background: Background | None = None
     ) -> list[list[str]]:

@@ -256,6 +256,9 @@ class LLMEngine:
     def arrange(self, sections: list[Section], sizes: list[int], target: int) -> list[int]:
         return self.offline.arrange(sections, sizes, target)
 
+    def gather(self, items: list[Item]) -> list[Block]:
+        return self.offline.gather(items)  # names said again and again: the offline rules read them
+
     def merge_groups(
         self, topics: list[TopicInfo], limit_tokens: int, background: Background | None = None
     ) -> list[list[str]]:

@@ -12,9 +12,10 @@ embedding model) in ``themes.py``, for notes and, with grouping "meaning", for a
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
-from memd.engine import clustering, coverage, people, summaries, themes, titles
+from memd.engine import clustering, coverage, people, subjects, summaries, themes, titles
 from memd.engine.base import Background, Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
 from memd.engine.rules import fold_duplicates, fold_into_existing, is_filler, supersede
 from memd.engine.text import SENTENCE_BREAK, Weights, cosine, speaker, speakers, vocabulary
@@ -42,6 +43,8 @@ class OfflineEngine:
         self.meaning = meaning
         self.grouping = grouping
         self._new_titles: dict[str, str] = {}  # a planned topic's title, by the first seq of each block sent to it
+        self._talking: frozenset[str] = frozenset()  # the labels that name speakers in this run's batch
+        self._subjects: dict[str, str] = {}  # this run's blocks of one subject: their title, by their first seq
 
     def _meaning(self) -> Meaning | None:
         """The model, when everything goes by meaning."""
@@ -53,7 +56,8 @@ class OfflineEngine:
 
     def _title(self, items: list[Item], people: frozenset[str] = frozenset()) -> str:
         """``titles.title``, naming notes by meaning when the model is there."""
-        return titles.title(items, people, self._notes_meaning())
+        views = [subjects.as_note(item, self._talking) for item in items]
+        return titles.title(views, people, self._notes_meaning())
 
     def begin(self, run: str) -> None:
         pass
@@ -87,13 +91,21 @@ class OfflineEngine:
             blocks = themes.group(kept, meaning.vectors([item.text for item in kept]), self._title)
             return Rewrite(tuple(blocks), tuple(superseded))
         notes_meaning = self._notes_meaning()
-        noted = [_is_note(item, notes_meaning) for item in kept] if notes_meaning is not None else []
+        self._talking = subjects.talking(kept)
+        views = [subjects.as_note(item, self._talking) for item in kept]
+        noted = [_is_note(view, notes_meaning) for view in views] if notes_meaning is not None else []
         if notes_meaning is None or not any(noted):
             # In a transcript each speaker's part of a block goes to their own topic (people.py).
             return Rewrite(tuple(people.by_speaker(clustering.group(kept))), tuple(superseded))
-        notes = [item for item, note in zip(kept, noted, strict=True) if note]
+        original = {id(view): item for view, item in zip(views, kept, strict=True)}
+        notes = [view for view, note in zip(views, noted, strict=True) if note]
         said = [item for item, note in zip(kept, noted, strict=True) if not note]
-        found = themes.group(notes, notes_meaning.vectors([item.text for item in notes]), self._title)
+        # Notes that name a subject go together by it; the rest by meaning.
+        found, rest = subjects.blocks(notes)
+        self._subjects = {str(block.items[0].seqs): block.title for block in found}
+        if rest:
+            found += themes.group(rest, notes_meaning.vectors([item.text for item in rest]), self._title)
+        found = [Block(b.title, tuple(original[id(i)] for i in b.items)) for b in found]
         found += people.by_speaker(clustering.group(said)) if said else []
         order = {id(item): n for n, item in enumerate(kept)}
         return Rewrite(tuple(sorted(found, key=lambda b: order[id(b.items[0])])), tuple(superseded))
@@ -112,11 +124,60 @@ class OfflineEngine:
         chosen = [scored.route for scored in self.plan_scored(blocks, topics, background)]
         found = people.routes(blocks, topics, chosen, lambda block, mine: self._best(block, mine, background))
         meaning = self._notes_meaning()
-        notes = [b for b, bl in enumerate(blocks) if all(_is_note(i, meaning) for i in bl.items)] if meaning else []
+        views = [self._as_notes(block) for block in blocks]
+        notes = [b for b, bl in enumerate(views) if all(_is_note(i, meaning) for i in bl.items)] if meaning else []
         if meaning is None or not notes:
             return found
-        by_meaning = {route.block: route for route in self._by_meaning(blocks, notes, topics, meaning)}
-        return [by_meaning.get(route.block, route) for route in found]
+        by_subject = self._by_subject(views, notes, topics)
+        rest = [b for b in notes if b not in by_subject]
+        # Notes of no subject join a topic of a theme, never a subject's (a name) nor the month's notes.
+        themed = [t for t in topics if not subjects.is_notes_topic(t.id) and not subjects.is_name(_title_of(t))]
+        by_meaning = {route.block: route for route in self._by_meaning(views, rest, themed, meaning)} if rest else {}
+        by_meaning = {b: self._or_notes(views, route, by_meaning) for b, route in by_meaning.items()}
+        return [by_subject.get(route.block) or by_meaning.get(route.block, route) for route in found]
+
+    def _as_notes(self, block: Block) -> Block:
+        """``block`` as the rules read it: notes' labels part of what they say (``subjects.as_note``)."""
+        return Block(block.title, tuple(subjects.as_note(item, self._talking) for item in block.items))
+
+    def _by_subject(self, blocks: list[Block], chosen: list[int], topics: list[TopicInfo]) -> dict[int, Route]:
+        """Routes of the ``chosen`` blocks of notes that are about a subject
+        (subjects.py): to the topic whose title names it, else to a new topic of that name."""
+        named: dict[str, str] = {}  # a subject's name -> the topic titled with it
+        for topic in topics:
+            if not subjects.is_notes_topic(topic.id):
+                for key in subjects.title_keys(_title_of(topic)):
+                    named.setdefault(key, topic.id)
+        out: dict[int, Route] = {}
+        for b in chosen:
+            block = blocks[b]
+            found = [s for s in subjects.of_notes(list(block.items), named) if s is not None]
+            counted = Counter(s.key for s in found)
+            if not counted:
+                continue
+            key, count = counted.most_common(1)[0]
+            if count * 2 < len(block.items):
+                continue  # most of the block is about something else
+            if key in named:
+                out[b] = Route(b, named[key])
+            elif self._subjects.get(str(block.items[0].seqs)) == block.title:
+                out[b] = Route(b, None, block.title)
+                self._new_titles[str(block.items[0].seqs)] = block.title
+        return out
+
+    def _or_notes(self, blocks: list[Block], route: Route, routes: dict[int, Route]) -> Route:
+        """A new topic of fewer than ``themes.FEW`` notes is no subject yet: its notes go to the month's notes."""
+        if route.topic is not None or route.new_title is None:
+            return route
+        size = sum(
+            len(blocks[r.block].items) for r in routes.values() if r.topic is None and r.new_title == route.new_title
+        )
+        if size >= themes.FEW:
+            return route
+        first = blocks[route.block].items[0]
+        title = subjects.notes_title(first.moment, first.signature.time or "")
+        self._new_titles[str(first.seqs)] = title
+        return Route(route.block, None, title)
 
     def _by_meaning(
         self, blocks: list[Block], chosen: list[int], topics: list[TopicInfo], meaning: Meaning
@@ -161,7 +222,16 @@ class OfflineEngine:
         own = people.speaker_of(block) if meaning is None else None
         if own is not None and not people.is_theirs(sections, own):
             own = None  # another topic (a model's route, a topic of notes): placed by words as before
-        if meaning is not None:
+        month = next((s for s, sec in enumerate(sections) if subjects.is_notes_title(sec.title)), None)
+        notes = all(speaker(subjects.as_note(item, self._talking).text) is None for item in block.items)
+        if month is None and meaning is None and own is None and notes:
+            # A subject's topic (titled with a name) keeps its notes under its title until it is split.
+            month = next((s for s, sec in enumerate(sections) if sec.title), None)
+            month = month if month is not None and subjects.is_name(sections[month].title) else None
+        if month is not None:
+            # The month's notes keep one list, in the order they came.
+            targets: list[int | None] = [month] * len(incoming)
+        elif meaning is not None:
             # By meaning, a block (entries of one subject and theme) stays together:
             # in the section closest to it, or as a section of its own.
             joined = themes.place(lists, fresh, meaning) if fresh else None
@@ -211,6 +281,14 @@ class OfflineEngine:
 
     def title(self, items: list[Item]) -> str:
         return self._title(items)
+
+    def gather(self, items: list[Item]) -> list[Block]:
+        return subjects.gather(items) if self._notes_meaning() is not None else []
+
+
+def _title_of(topic: TopicInfo) -> str:
+    """A topic's title: the first heading of its text."""
+    return topic.text.split("\n", 1)[0]
 
 
 def _is_note(item: Item, meaning: Meaning) -> bool:

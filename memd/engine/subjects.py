@@ -1,0 +1,162 @@
+"""What a note is about, as a person files it: the person, project or
+organisation it names (``language.py`` finds the proper nouns), or, when it
+names none that recurs, its meaning (``themes.py``).
+
+- **A subject is a name said more than once.** "Heron milestone 1 due
+  2026-11-28" and "Budget for Heron is 2,400 EUR" are both about Heron; a
+  name said once ("Dr. Okafor") is a detail of its note, not a subject yet.
+  Of the names a note says, the one with a topic already, else the one most
+  notes say, is what it is about ("Heron: Ingrid prefers status updates on
+  Fridays" is Heron's: Heron recurs more than Ingrid), so a label in front of
+  a note ("Laptop note:") never decides where it goes.
+- **A subject's title is its name as written at its fullest** ("Project
+  Heron" where the notes also say "Heron").
+- **A note of no subject yet goes to the month's notes** ("Notes 2026-11"),
+  a topic of its own only once others join it; when a name recurs there, its
+  notes move out to a topic of that name (``gather``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from memd.engine import language
+from memd.engine.base import Block, Item
+from memd.engine.text import STOPWORDS, slugify, speaker, split_label
+
+LEAST = 2  # notes that must say a name before it is a subject
+NOTES_TITLE = "Notes {month}"
+_NOTES_ID = re.compile(r"notes-\d{4}-\d{2}(?:-\d+)?")
+_TITLE_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Subject:
+    key: str  # the name, lowercase ("heron")
+    title: str  # as written at its fullest ("Project Heron")
+
+
+def notes_title(moment: datetime | None, fallback: str) -> str:
+    """The title of the month's notes topic for a note written at ``moment``."""
+    return NOTES_TITLE.format(month=moment.strftime("%Y-%m") if moment is not None else fallback[:7])
+
+
+def is_notes_topic(topic_id: str) -> bool:
+    """Whether ``topic_id`` is a month's notes (memd's slug of ``NOTES_TITLE``)."""
+    return _NOTES_ID.fullmatch(topic_id) is not None
+
+
+def is_notes_title(title: str) -> bool:
+    """Whether a heading is a month's notes title ("Notes 2026-11")."""
+    return is_notes_topic(slugify(title))
+
+
+def is_name(title: str) -> bool:
+    """Whether a title is a name ("Project Heron", "Bart"): a subject's topic, which
+    takes the notes that name it and no others."""
+    if not title.strip() or not language.available():
+        return False
+    reading = language.read([title])[0]
+    return bool(reading.runs) and " ".join(reading.runs).split() == title.split()
+
+
+def title_keys(title: str) -> frozenset[str]:
+    """The words of a topic's title or alias that can match a subject's name."""
+    return frozenset(w.lower() for w in _TITLE_WORDS.findall(title) if w.lower() not in STOPWORDS and len(w) > 1)
+
+
+def talking(items: Iterable[Item]) -> frozenset[str]:
+    """The labels that name speakers among ``items``: those of a transcript's
+    turns (entries cut from a source, ``src=``), or of a conversation typed in
+    (two labels or more, each heading two entries or more). Any other label
+    heads a note and says what it is about ("Laptop: charger is in the blue
+    bag", "Correction: ..."), never who said it."""
+    labels: Counter[str] = Counter()
+    found: set[str] = set()
+    for item in items:
+        name = speaker(item.text)
+        if name is None:
+            continue
+        labels[name] += 1
+        if item.signature.src:
+            found.add(name)
+    talked = [name for name, count in labels.items() if count >= LEAST]
+    return frozenset(found | (set(talked) if len(talked) >= 2 else set()))
+
+
+def as_note(item: Item, speakers: frozenset[str]) -> Item:
+    """``item`` as the rules read it: a note's label ("Laptop: ...") is part of
+    what it says, not a speaker ("Laptop - ..."), so it is grouped and named by it.
+    Only a view: the entry itself keeps its words."""
+    name = speaker(item.text)
+    if name is None or name in speakers:
+        return item
+    label, said = split_label(item.text)
+    return Item(item.signature, f"{label.rstrip().removesuffix(':')} \u2014 {said}")
+
+
+def of_notes(items: list[Item], known: Iterable[str] = ()) -> list[Subject | None]:
+    """Each note's subject, where it has one: a name at least ``LEAST`` of
+    ``items`` say, or one of ``known`` (names of existing topics, lowercase)."""
+    if not items or not language.available():
+        return [None] * len(items)
+    readings = language.read([item.text for item in items])
+    have = frozenset(known)
+    # A capitalised word that names a topic already counts, whatever its part of
+    # speech: "Heron: Ingrid prefers..." is Heron's though "heron" is a bird too.
+    said = [
+        list(dict.fromkeys([*(n.lower() for n in r.names), *(w.lower() for w in r.capitalised if w.lower() in have)]))
+        for r in readings
+    ]
+    counts = Counter(key for keys in said for key in keys)
+    chosen: list[str | None] = []
+    for keys in said:
+        fit = [k for k in keys if k in have or counts[k] >= LEAST]
+        chosen.append(min(fit, key=lambda k: (k not in have, -counts[k], keys.index(k))) if fit else None)
+    titles = _titles(readings, chosen)
+    return [Subject(key, titles[key]) if key is not None else None for key in chosen]
+
+
+def _titles(readings: list[language.Reading], chosen: list[str | None]) -> dict[str, str]:
+    """Each subject's name as written at its fullest: the longest run of proper
+    nouns that holds it (the commonest of equal length), else its commonest spelling."""
+    runs: dict[str, Counter[str]] = {}
+    for reading, key in zip(readings, chosen, strict=True):
+        if key is None:
+            continue
+        found = runs.setdefault(key, Counter())
+        for run in reading.runs:
+            if key in (w.lower() for w in run.split()):
+                found[run] += 1
+    out = {}
+    for key, found in runs.items():
+        best = max(found, key=lambda run: (len(run.split()), found[run], run)) if found else key.title()
+        out[key] = best
+    return out
+
+
+def blocks(items: list[Item], known: Iterable[str] = ()) -> tuple[list[Block], list[Item]]:
+    """The notes of ``items`` that have a subject, one block per subject (in
+    order of their first note), and the rest."""
+    found = of_notes(items, known)
+    grouped: dict[str, list[Item]] = {}
+    titles: dict[str, str] = {}
+    rest = []
+    for item, subject in zip(items, found, strict=True):
+        if subject is None:
+            rest.append(item)
+            continue
+        grouped.setdefault(subject.key, []).append(item)
+        titles[subject.key] = subject.title
+    return [Block(titles[key], tuple(members)) for key, members in grouped.items()], rest
+
+
+def gather(items: list[Item]) -> list[Block]:
+    """Notes of a month's notes topic that now share a subject, a block each:
+    they move out to a topic of that subject."""
+    found, _ = blocks(items)
+    return [block for block in found if len(block.items) >= LEAST]
