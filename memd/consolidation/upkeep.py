@@ -4,11 +4,12 @@ them), so nothing a person wrote is dropped."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from memd.consolidation.sections import apply_sections, partitions, sections_of, topic_text, topic_tokens
 from memd.consolidation.workspace import Workspace
-from memd.core.document import Block, Document, Heading, Line
+from memd.core.document import Block, Document, Frontmatter, Heading, Line
 from memd.core.tokens import count_tokens
 from memd.engine.base import Engine, Section
 from memd.engine.people import owner
@@ -103,7 +104,7 @@ def split_topic(space: Workspace, engine: Engine, topic_id: str, limit: int) -> 
         first = document.blocks[parts[chunk[0]][0]]
         title = getattr(first, "title", "") or "part"
         new_id = space.create(title, prefix=who or "")
-        space.set(new_id, _with_partitions(Document(), parts, chunk, source=document))
+        space.set(new_id, _titled(_with_partitions(Document(), parts, chunk, source=document)))
         created.append(new_id)
     return [(topic_id, tuple(created))]
 
@@ -123,17 +124,96 @@ def merge_topics(space: Workspace, engine: Engine, limit: int, split_limit: int)
         ids = [i for i in dict.fromkeys(group) if i in known and i not in space.deleted]
         if len(ids) < 2:
             continue
+        # A topic a person named is never merged away: it takes the others in.
+        ids.sort(key=lambda i: not persons(space.doc(i), i))
         survivor, *others = ids
         for absorbed in others:
             if survivor not in space.touched and absorbed not in space.touched:
+                continue
+            if persons(space.doc(absorbed), absorbed):
                 continue
             if topic_tokens(space.doc(survivor)) + topic_tokens(space.doc(absorbed)) > split_limit:
                 continue
             space.set(survivor, _appended(space.doc(survivor), space.doc(absorbed)))
             space.carry_log(survivor, absorbed)
+            space.set(survivor, _with_names(space.doc(survivor), space.doc(absorbed)))
             space.delete(absorbed)
+            relink(space, absorbed, survivor)
             merged.append((survivor, absorbed))
     return merged
+
+
+def persons(document: Document, topic_id: str) -> bool:
+    """Whether a person named this topic: its title is not the one memd's file
+    name was made from ("Project Heron" in ``milestone-and-deadline.md``), or
+    it has an alias that is none of its titles. memd never merges such a topic away."""
+    title = document.title() or ""
+    stem = re.sub(r"-\d+$", "", topic_id)
+    if title and not stem.endswith(slugify(title)):
+        return True
+    data = document.frontmatter.data if document.frontmatter is not None else {}
+    aliases = data.get("aliases")
+    named = [str(a) for a in aliases] if isinstance(aliases, list) else ([str(aliases)] if aliases else [])
+    # The titles of topics memd merged into this one are its aliases too (``_with_names``).
+    log = data.get("update_log")
+    merged = [m.group(1) for line in (log if isinstance(log, list) else []) if (m := _MERGED.search(str(line)))]
+    stems = [stem, *(re.sub(r"-\d+$", "", m) for m in merged)]
+    return any(not any(s.endswith(slugify(alias)) for s in stems) for alias in named)
+
+
+_MERGED = re.compile(r"merged topic (\S+)")
+
+
+def relink(space: Workspace, old: str, new: str) -> None:
+    """Every topic's links to ``old`` (merged into ``new``) point at ``new``:
+    memd's ``related`` and the lines around entries (an entry's own words are its
+    author's, and stay as written)."""
+    pattern = re.compile(r"\[\[" + re.escape(old) + r"(?=[\]|#])")
+    for topic_id in space.ids():
+        if topic_id in space.deleted or topic_id == old:
+            continue
+        path = space.vault.topics_dir / f"{topic_id}.md"
+        try:
+            if f"[[{old}".encode() not in path.read_bytes():
+                continue
+        except OSError:
+            continue
+        document = space.doc(topic_id)
+        blocks = [
+            Line(pattern.sub(f"[[{new}", block.raw)) if isinstance(block, Line) else block for block in document.blocks
+        ]
+        data = dict(document.frontmatter.data) if document.frontmatter is not None else {}
+        links = data.get("related")
+        if isinstance(links, list):
+            data["related"] = list(dict.fromkeys(pattern.sub(f"[[{new}", str(link)) for link in links))
+            data["related"] = [link for link in data["related"] if link != f"[[{topic_id}]]"]
+        frontmatter = Frontmatter.from_data(data) if document.frontmatter is not None else None
+        space.set(topic_id, replace(document, blocks=tuple(blocks), frontmatter=frontmatter))
+
+
+def _with_names(survivor: Document, absorbed: Document) -> Document:
+    """``survivor`` with the absorbed topic's title and aliases among its aliases, so
+    a link or a search by the old name still finds it."""
+    data = dict(survivor.frontmatter.data) if survivor.frontmatter is not None else {}
+    have = data.get("aliases")
+    aliases = [str(a) for a in have] if isinstance(have, list) else ([str(have)] if have else [])
+    gone = absorbed.frontmatter.data.get("aliases") if absorbed.frontmatter is not None else None
+    extra = [absorbed.title() or "", *([str(a) for a in gone] if isinstance(gone, list) else [])]
+    added = [a for a in dict.fromkeys(extra) if a and a not in aliases]
+    if not added:
+        return survivor
+    data["aliases"] = aliases + added
+    return replace(survivor, frontmatter=Frontmatter.from_data(data))
+
+
+def _titled(document: Document) -> Document:
+    """A piece of a split topic with one ``#`` title: its first heading, raised."""
+    headings = [b for b in document.blocks if isinstance(b, Heading)]
+    if not headings or any(h.level == 1 for h in headings):
+        return document
+    first = headings[0]
+    raised = tuple(Heading.make(1, first.title) if b is first else b for b in document.blocks)
+    return replace(document, blocks=raised)
 
 
 def _deeper(block: Block) -> Block:

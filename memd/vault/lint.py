@@ -53,6 +53,7 @@ def lint_vault(vault: Vault, paths: list[Path] | None = None) -> list[Problem]:
     if paths is None:
         problems += _lint_layout(vault)
         problems += _lint_links(vault)
+        problems += _lint_wikilinks(vault, rels)
         problems += _lint_state(vault)
         problems += _lint_acks(vault)
         problems += _lint_settings(vault)
@@ -221,6 +222,36 @@ def _lint_links(vault: Vault) -> list[Problem]:
         for rel in vault.misnamed()
     ]
     return links + misnamed
+
+
+_WIKILINK = re.compile(r"\[\[([^\]|#\n]+)(?:[#|][^\]\n]*)?\]\]")
+
+
+def _lint_wikilinks(vault: Vault, rels: list[str]) -> list[Problem]:
+    """A ``[[link]]`` to no document of the vault (Obsidian finds a note by its
+    file name): an error in memd's ``related``, which should never point at a
+    topic that is gone; a warning in a person's lines, who may mean to write it later."""
+    names = {Path(rel).stem.lower() for rel in rels} | {rel.lower().removesuffix(".md") for rel in rels}
+    problems = []
+    for rel in rels:
+        if vault.kind(rel) not in ("topic", "note"):
+            continue
+        try:
+            text = read_text(vault.root / rel, rel)
+        except DocumentError:
+            continue
+        lines = text.splitlines()
+        opened = bool(lines) and lines[0].strip() == "---"
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), 0) if opened else 0
+        for number, line in enumerate(lines, start=1):
+            in_front = number - 1 <= end and end > 0
+            for match in _WIKILINK.finditer(line):
+                target = match.group(1).strip()
+                if target.lower() in names or target.lower().removesuffix(".md") in names:
+                    continue
+                severity = "error" if in_front else "warning"
+                problems.append(Problem(rel, number, f"[[{target}]] links to no document in the vault", severity))
+    return problems
 
 
 def _lint_acks(vault: Vault) -> list[Problem]:

@@ -1,0 +1,147 @@
+"""Topics a person would have written: one subject a topic, named by it, and a
+person's own names never taken away by memd."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from memd.consolidation.upkeep import persons
+from memd.core.document import parse_document
+from memd.engine import language
+from memd.vault.vault import Vault
+from tests.conftest import Memd
+
+NOTES = Path(__file__).parent / "data" / "personal-notes.tsv"
+
+needs_language = pytest.mark.skipif(not language.available(), reason="the language model is not installed")
+
+
+def personal_notes() -> list[tuple[str, str, str]]:
+    """(time, subject a person files it under, note) of one person's week of notes."""
+    with NOTES.open(encoding="utf-8") as handle:
+        return [(row["time"], row["subject"], row["note"]) for row in csv.DictReader(handle, delimiter="\t")]
+
+
+def topics(vault: Vault) -> dict[str, tuple[str, str]]:
+    """Each topic's title and text, by file name."""
+    found = {}
+    for path in vault.topic_files():
+        text = path.read_text(encoding="utf-8")
+        found[path.stem] = (parse_document(text).title() or "", text)
+    return found
+
+
+def add_a_week_of_notes(memd: Memd) -> None:
+    """The notes as a person adds them, consolidated at the end of each day."""
+    day = None
+    for time, _, note in personal_notes():
+        if day is not None and time[:10] != day:
+            memd("consolidate")
+        memd("add", "--time", time, note)
+        day = time[:10]
+    memd("consolidate")
+
+
+@needs_language
+def test_a_week_of_notes_is_filed_under_the_subjects_they_name(memd: Memd, vault: Vault) -> None:
+    add_a_week_of_notes(memd)
+    found = topics(vault)
+    assert len(found) <= 9
+    by_subject: dict[str, set[str]] = {}
+    for _, subject, note in personal_notes():
+        holders = {stem for stem, (_, text) in found.items() if note in text}
+        assert len(holders) == 1, note  # every note filed once
+        by_subject.setdefault(subject, set()).update(holders)
+    # Project Heron is one topic titled with its name, though one of its notes opens "Laptop note:".
+    [heron] = by_subject["heron"]
+    assert "Heron" in found[heron][0]
+    for person in ("bart", "lena"):
+        [stem] = by_subject[person]
+        assert person.title() in found[stem][0]
+    # No topic is named from a word that only happened to open a note.
+    for stem, (title, _) in found.items():
+        assert not {"correction", "laptop", "desktop", "buy"} & set(title.lower().split()), stem
+        assert title.count("\n") == 0 and title
+    # One `#` title a file, and every heading has entries or sections under it.
+    for stem, (_, text) in found.items():
+        body = text.split("\n---\n", 1)[-1]
+        assert sum(1 for line in body.splitlines() if line.startswith("# ")) == 1, stem
+
+
+@needs_language
+def test_a_name_said_once_waits_in_the_months_notes_until_it_recurs(memd: Memd, vault: Vault) -> None:
+    memd("add", "--time", "2026-11-17T18:00:00Z", "My friend Bartholomew goes by Bart; his birthday is 3 March.")
+    memd("consolidate")
+    assert list(topics(vault)) == ["notes-2026-11"]
+    memd("add", "--time", "2026-11-21T11:00:00Z", "Bart recommended the book 'The Overstory'.")
+    memd("consolidate")
+    found = topics(vault)
+    assert list(found) == ["bart"] and found["bart"][0] == "Bart"  # the notes topic, left empty, is gone
+    assert "Bartholomew" in found["bart"][1] and "Overstory" in found["bart"][1]
+    memd("verify")
+
+
+@needs_language
+def test_a_topic_a_person_retitled_keeps_its_title_and_alias(memd: Memd, vault: Vault) -> None:
+    memd("add", "--time", "2026-11-17T09:00:00Z", "Heron milestone 1 (inventory of all albums) due 2026-11-28.")
+    memd("add", "--time", "2026-11-17T09:05:00Z", "Heron deadline pushed to 2027-01-10.")
+    memd("consolidate")
+    [path] = vault.topic_files()
+    text = path.read_text(encoding="utf-8")
+    title = parse_document(text).title() or ""
+    retitled = text.replace(f"# {title}", "# My photo archive move").replace("aliases:\n", "aliases:\n- Archive\n")
+    path.write_text(retitled, encoding="utf-8")
+    notes = [
+        "Heron budget is 2,400 EUR.",
+        "Bought oat milk and lentils.",
+        "Heron demo rehearsal on Friday.",
+        "Dentist appointment on 10 December.",
+        "Ingrid wants Heron updates on Fridays.",
+        "Ran 8 km along the canal.",
+        "Heron albums scanned: 40 of 120.",
+        "New kettle arrived.",
+        "Heron: upload script rewritten.",
+        "Lena's birthday is 12 July.",
+    ]
+    for n, note in enumerate(notes):
+        memd("add", "--time", f"2026-11-{18 + n}T09:00:00Z", note)
+        memd("consolidate")
+    document = vault.read(path)
+    assert document.title() == "My photo archive move"
+    aliases = document.frontmatter.data["aliases"]  # type: ignore[union-attr]
+    assert "Archive" in aliases
+    assert "Heron albums scanned" in path.read_text(encoding="utf-8")  # new notes of its subject still join it
+    result = memd("lint", ok=False)
+    assert "links to no document" not in result.output
+    memd("verify")
+
+
+def test_memd_knows_a_title_a_person_gave_from_its_own() -> None:
+    own = parse_document("---\naliases:\n- Milestone and deadline\n---\n# Milestone and deadline\n- x\n")
+    assert not persons(own, "milestone-and-deadline")
+    assert not persons(own, "milestone-and-deadline-2")  # a second topic of that name
+    retitled = parse_document("---\naliases:\n- Milestone and deadline\n---\n# Project Heron\n- x\n")
+    assert persons(retitled, "milestone-and-deadline")
+    aliased = parse_document("---\naliases:\n- Milestone and deadline\n- Heron\n---\n# Milestone and deadline\n")
+    assert persons(aliased, "milestone-and-deadline")
+    merged = parse_document(
+        "---\naliases:\n- Bart\n- Bart and book\nupdate_log:\n- '2026-11-21T00:00:00Z merged topic bart-and-book'\n"
+        "---\n# Bart\n"
+    )
+    assert not persons(merged, "bart")  # an alias memd added when it merged a topic in is memd's
+
+
+def test_lint_reports_a_link_to_a_topic_that_does_not_exist(memd: Memd, vault: Vault) -> None:
+    (vault.topics_dir / "garden.md").write_text(
+        '---\nrelated:\n- "[[compost]]"\n- "[[gone]]"\n---\n# Garden\n- planted garlic, see [[nowhere]]\n',
+        encoding="utf-8",
+    )
+    (vault.topics_dir / "compost.md").write_text("# Compost\n- turn it weekly\n", encoding="utf-8")
+    result = memd("lint", ok=False)
+    assert result.exit_code != 0
+    assert "topics/garden.md:4: [[gone]] links to no document in the vault" in result.output
+    assert "topics/garden.md:7: warning: [[nowhere]] links to no document in the vault" in result.output
+    assert "[[compost]]" not in result.output
