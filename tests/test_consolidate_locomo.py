@@ -46,9 +46,13 @@ def test_a_locomo_conversation_becomes_recognisable_topics(vault: Vault, capsys:
     assert sorted(sources) == sorted(t.dia_id for t in turns)
     sizes = [vault.read(p).frontmatter.data["tokens"] for p in vault.topic_files()]  # type: ignore[union-attr]
     assert max(sizes) <= vault.config.split_tokens
-    # Each speaker's turns make a topic titled with their name, in sections by subject.
+    # Each speaker's turns make topics titled with their name ("Caroline", then
+    # "Caroline — <subject>" for the pieces past the split size), in sections by subject.
     documents = [vault.read(p) for p in vault.topic_files()]
-    assert sorted(d.title() or "" for d in documents) == sorted({t.speaker for t in turns})
-    for document in documents:
-        assert len({e.headings for e in document.entries()}) >= 10
-        assert {e.entry.text.split(":")[0] for e in document.signed()} == {document.title()}
+    owners = {(d.title() or "").split(" \u2014 ")[0] for d in documents}
+    assert owners == {t.speaker for t in turns}
+    assert sorted(d.title() or "" for d in documents if " \u2014 " not in (d.title() or "")) == sorted(owners)
+    for name in owners:
+        theirs = [d for d in documents if (d.title() or "").split(" \u2014 ")[0] == name]
+        assert len({e.headings[-1] for d in theirs for e in d.entries() if e.headings}) >= 10
+        assert {e.entry.text.split(":")[0] for d in theirs for e in d.signed()} == {name}

@@ -70,7 +70,9 @@ def test_a_consolidation_with_supersessions_lists_exactly_its_changes(memd: Memd
     car = by_seq[str(s[OLD_CAR])]
     assert car["text"] == OLD_CAR and "in the buffer" in car["detail"]
     assert car["superseded_by"]["entry"]["text"] == NEW_CAR
-    assert data["summary"] == {"filed": 2, "superseded": 2} and data["topics"] == []
+    assert data["summary"] == {"filed": 2, "superseded": 2}
+    # Dana's notes became a topic of their own, out of the month's notes, which it left empty.
+    assert {(t["kind"], t["topic"]) for t in data["topics"]} == {("created", "dana"), ("deleted", "notes-2026-09")}
     text = memd("diff", story.commits["C2"]).output
     assert "superseded seq 4" in text.replace("  ", " ") and OLD_CAR in text and NEW_PHONE in text
 

@@ -100,7 +100,7 @@ def test_a_topic_of_one_speakers_turns_is_titled_and_tagged_with_their_name(memd
     data = document.frontmatter.data  # type: ignore[union-attr]
     assert path.stem == "melanie" and document.title() == "Melanie" and data["tags"][0] == "melanie"
     # The name heads the topic alone; the section under it is named by what the turns are about.
-    assert {e.headings for e in document.entries()} == {("Painting and pottery",)}
+    assert {e.headings for e in document.entries()} == {("Melanie", "Painting and pottery")}
 
 
 def test_notes_without_speakers_are_named_by_the_name_most_of_them_mention() -> None:

@@ -145,3 +145,20 @@ def test_lint_reports_a_link_to_a_topic_that_does_not_exist(memd: Memd, vault: V
     assert "topics/garden.md:4: [[gone]] links to no document in the vault" in result.output
     assert "topics/garden.md:7: warning: [[nowhere]] links to no document in the vault" in result.output
     assert "[[compost]]" not in result.output
+
+
+@pytest.mark.slow
+def test_thousands_of_short_unrelated_notes_make_a_few_topics_of_the_promised_size(memd: Memd, vault: Vault) -> None:
+    syllables = ["ka", "lo", "mi", "ter", "vun", "sa", "pel", "dro", "ni", "qua", "zet", "ob", "rin", "hu"]
+    words = [a + b + c for a in syllables for b in syllables for c in syllables[:5]]
+    notes = [f"Remember {words[(n * 7919) % len(words)]} {n}" for n in range(3000)]
+    memd("add", input="\n".join(notes) + "\n")
+    memd("consolidate")
+    found = topics(vault)
+    assert 1 <= len(found) <= 30
+    for path in vault.topic_files():
+        data = vault.read(path).frontmatter.data  # type: ignore[union-attr]
+        assert data["tokens"] <= vault.config.split_tokens == 5000
+    filed = sum(text.count("\n- <seq=") for _, text in found.values())
+    assert filed == 3000
+    memd("verify")

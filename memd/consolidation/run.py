@@ -216,9 +216,19 @@ def _consolidate(
     # Seqs were reserved for every topic's unsigned items; a topic no block was routed to signs its own here.
     for topic_id, count in space.adopt_everywhere(counter, stamp).items():
         run.logs.setdefault(topic_id, []).append(f"signed {count} unsigned item{'' if count == 1 else 's'}")
-    for notes, subject, count in gather_subjects(space, engine):
-        run.logs.setdefault(subject, []).append(f"gathered {count} note{'' if count == 1 else 's'} from {notes}")
-        run.logs.setdefault(notes, []).append(f"{count} note{'' if count == 1 else 's'} moved to {subject}")
+    for notes, subject, seqs in gather_subjects(space, engine):
+        if not seqs:  # the month's notes emptied and deleted: this run's lines for it go with its notes
+            run.logs.setdefault(subject, []).extend(run.logs.pop(notes, []))
+            continue
+        # This run's supersession records of the notes that moved go with them.
+        lines = run.logs.setdefault(notes, [])
+        theirs = [line for line in lines if line.startswith("seq ") and line.split()[1] in seqs]
+        run.logs[notes] = [line for line in lines if line not in theirs]
+        count = len(seqs)
+        run.logs.setdefault(subject, []).extend(theirs)
+        run.logs[subject].append(f"gathered {count} note{'' if count == 1 else 's'} from {notes}")
+        run.logs[notes].append(f"{count} note{'' if count == 1 else 's'} moved to {subject}")
+        run.moves[:] = [replace(m, topic=subject) if m.topic == notes and m.seqs in seqs else m for m in run.moves]
     splits = [s for t in sorted(space.touched) for s in split_topic(space, engine, t, vault.config.split_tokens)]
     merges = merge_topics(space, engine, vault.config.merge_tokens, vault.config.split_tokens)
     for survivor, absorbed in merges:

@@ -18,10 +18,11 @@ from memd.engine.subjects import is_notes_topic
 from memd.engine.text import slugify
 
 
-def gather_subjects(space: Workspace, engine: Engine) -> list[tuple[str, str, int]]:
+def gather_subjects(space: Workspace, engine: Engine) -> list[tuple[str, str, tuple[str, ...]]]:
     """Notes of a month's notes topic that now share a subject move out to the
-    topic of that subject (made when there is none): (from, to, how many notes)."""
-    moved: list[tuple[str, str, int]] = []
+    topic of that subject (made when there is none): (from, to, the seqs moved;
+    none when the emptied notes topic was deleted)."""
+    moved: list[tuple[str, str, tuple[str, ...]]] = []
     for topic_id in sorted(space.touched):
         if not is_notes_topic(topic_id) or topic_id in space.deleted:
             continue
@@ -40,9 +41,13 @@ def gather_subjects(space: Workspace, engine: Engine) -> list[tuple[str, str, in
             space.set(target, apply_sections(space.doc(target), list(update.sections)))
             sections = [Section(s.title, tuple(i for i in s.items if str(i.seqs) not in taken)) for s in sections]
             space.set(topic_id, apply_sections(space.doc(topic_id), sections))
-            moved.append((topic_id, target, len(block.items)))
-        if not any(block for block in space.doc(topic_id).signed()) and _only_headings(space.doc(topic_id)):
-            space.delete(topic_id)  # every note found its subject: nothing of a person's is left in it
+            moved.append((topic_id, target, tuple(str(item.seqs) for item in block.items)))
+        if moved and moved[-1][0] == topic_id and _only_headings(space.doc(topic_id)):
+            # Every note found its subject: nothing of a person's is left in it, and
+            # its history (supersession records) goes with its last notes.
+            space.carry_log(moved[-1][1], topic_id)
+            space.delete(topic_id)
+            moved.append((topic_id, moved[-1][1], ()))
     return moved
 
 
@@ -104,7 +109,7 @@ def split_topic(space: Workspace, engine: Engine, topic_id: str, limit: int) -> 
         first = document.blocks[parts[chunk[0]][0]]
         title = getattr(first, "title", "") or "part"
         new_id = space.create(title, prefix=who or "")
-        space.set(new_id, _titled(_with_partitions(Document(), parts, chunk, source=document)))
+        space.set(new_id, _titled(_with_partitions(Document(), parts, chunk, source=document), who))
         created.append(new_id)
     return [(topic_id, tuple(created))]
 
@@ -206,12 +211,19 @@ def _with_names(survivor: Document, absorbed: Document) -> Document:
     return replace(survivor, frontmatter=Frontmatter.from_data(data))
 
 
-def _titled(document: Document) -> Document:
-    """A piece of a split topic with one ``#`` title: its first heading, raised."""
+def _titled(document: Document, who: str | None = None) -> Document:
+    """A piece of a split topic with one ``#`` title: a person's piece is
+    "Caroline — Art and LGBTQ" above its sections (whose topic it is, then what
+    about), any other its first heading, raised."""
     headings = [b for b in document.blocks if isinstance(b, Heading)]
-    if not headings or any(h.level == 1 for h in headings):
+    if not headings:
         return document
     first = headings[0]
+    if who:
+        body = [_deeper(b) if any(h.level == 1 for h in headings) else b for b in document.blocks]
+        return replace(document, blocks=(Heading.make(1, f"{who} \u2014 {first.title}"), *body))
+    if any(h.level == 1 for h in headings):
+        return document
     raised = tuple(Heading.make(1, first.title) if b is first else b for b in document.blocks)
     return replace(document, blocks=raised)
 

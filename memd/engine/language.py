@@ -162,7 +162,13 @@ def _reading(doc: Any) -> Reading:
     runs: list[str] = []
     run: list[str] = []
     for token in [*doc, None]:
-        proper = token is not None and token.pos_ == "PROPN" and token.i not in skipped and _word(token.text)
+        proper = (
+            token is not None
+            and token.pos_ == "PROPN"
+            and token.i not in skipped
+            and _word(token.text)
+            and token.text[0].isupper()
+        )
         if proper:
             run.append(token.text)
             names.append(token.text)

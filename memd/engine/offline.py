@@ -12,6 +12,7 @@ embedding model) in ``themes.py``, for notes and, with grouping "meaning", for a
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -44,7 +45,7 @@ class OfflineEngine:
         self.grouping = grouping
         self._new_titles: dict[str, str] = {}  # a planned topic's title, by the first seq of each block sent to it
         self._talking: frozenset[str] = frozenset()  # the labels that name speakers in this run's batch
-        self._subjects: dict[str, str] = {}  # this run's blocks of one subject: their title, by their first seq
+        self._subjects: dict[str, subjects.Subject] = {}  # this run's notes about a subject, by seq
 
     def _meaning(self) -> Meaning | None:
         """The model, when everything goes by meaning."""
@@ -56,7 +57,8 @@ class OfflineEngine:
 
     def _title(self, items: list[Item], people: frozenset[str] = frozenset()) -> str:
         """``titles.title``, naming notes by meaning when the model is there."""
-        views = [subjects.as_note(item, self._talking) for item in items]
+        talking = self._talking | subjects.talking(items)
+        views = [subjects.as_note(item, talking) for item in items]
         return titles.title(views, people, self._notes_meaning())
 
     def begin(self, run: str) -> None:
@@ -100,9 +102,12 @@ class OfflineEngine:
         original = {id(view): item for view, item in zip(views, kept, strict=True)}
         notes = [view for view, note in zip(views, noted, strict=True) if note]
         said = [item for item, note in zip(kept, noted, strict=True) if not note]
-        # Notes that name a subject go together by it; the rest by meaning.
-        found, rest = subjects.blocks(notes)
-        self._subjects = {str(block.items[0].seqs): block.title for block in found}
+        # A note that names a subject goes by it, each on its own (plan finds the
+        # subject's topic, or opens it); the rest go together by meaning.
+        named = subjects.of_notes(notes)
+        self._subjects = {str(view.seqs): subject for view, subject in zip(notes, named, strict=True) if subject}
+        found = [Block(subject.title, (view,)) for view, subject in zip(notes, named, strict=True) if subject]
+        rest = [view for view, subject in zip(notes, named, strict=True) if subject is None]
         if rest:
             found += themes.group(rest, notes_meaning.vectors([item.text for item in rest]), self._title)
         found = [Block(b.title, tuple(original[id(i)] for i in b.items)) for b in found]
@@ -124,6 +129,10 @@ class OfflineEngine:
         chosen = [scored.route for scored in self.plan_scored(blocks, topics, background)]
         found = people.routes(blocks, topics, chosen, lambda block, mine: self._best(block, mine, background))
         meaning = self._notes_meaning()
+        # A label that speaks in the vault's topics already is a speaker here too.
+        spoken = background.ignore if background is not None else frozenset()
+        labels = {name for block in blocks for item in block.items if (name := speaker(item.text))}
+        self._talking |= {name for name in labels if name.lower() in spoken}
         views = [self._as_notes(block) for block in blocks]
         notes = [b for b, bl in enumerate(views) if all(_is_note(i, meaning) for i in bl.items)] if meaning else []
         if meaning is None or not notes:
@@ -142,28 +151,58 @@ class OfflineEngine:
 
     def _by_subject(self, blocks: list[Block], chosen: list[int], topics: list[TopicInfo]) -> dict[int, Route]:
         """Routes of the ``chosen`` blocks of notes that are about a subject
-        (subjects.py): to the topic whose title names it, else to a new topic of that name."""
-        named: dict[str, str] = {}  # a subject's name -> the topic titled with it
+        (subjects.py): to the topic whose title names it (or, failing that, whose
+        lines keep naming it), else to a new topic of that name."""
+        titled: dict[str, str] = {}  # a name -> the topic titled with it
+        frequent: dict[str, str] = {}  # a name -> a topic whose lines keep saying it
         for topic in topics:
-            if not subjects.is_notes_topic(topic.id):
-                for key in subjects.title_keys(_title_of(topic)):
-                    named.setdefault(key, topic.id)
+            if subjects.is_notes_topic(topic.id):
+                continue
+            heading, said = subjects.topic_names(_title_of(topic), topic.text)
+            for key in heading:
+                titled.setdefault(key, topic.id)
+            for key in said:
+                frequent.setdefault(key, topic.id)
         out: dict[int, Route] = {}
         for b in chosen:
             block = blocks[b]
-            found = [s for s in subjects.of_notes(list(block.items), named) if s is not None]
-            counted = Counter(s.key for s in found)
+            targets = [self._subject_route(item, titled, frequent, topics) for item in block.items]
+            counted = Counter(t for t in targets if t is not None)
             if not counted:
                 continue
-            key, count = counted.most_common(1)[0]
+            (target, named), count = counted.most_common(1)[0]
             if count * 2 < len(block.items):
                 continue  # most of the block is about something else
-            if key in named:
-                out[b] = Route(b, named[key])
-            elif self._subjects.get(str(block.items[0].seqs)) == block.title:
-                out[b] = Route(b, None, block.title)
-                self._new_titles[str(block.items[0].seqs)] = block.title
+            out[b] = Route(b, target, named if target is None else None)
+        # A subject is a topic of its own once two notes or more go there; a note whose
+        # fellows found other topics goes by meaning like any other.
+        opened = Counter(r.new_title for b, r in out.items() for _ in blocks[b].items if r.topic is None)
+        out = {b: r for b, r in out.items() if r.topic is not None or opened[r.new_title] >= subjects.LEAST}
+        for b, route in out.items():
+            if route.topic is None and route.new_title is not None:
+                self._new_titles[str(blocks[b].items[0].seqs)] = route.new_title
         return out
+
+    def _subject_route(
+        self, item: Item, titled: dict[str, str], frequent: dict[str, str], topics: list[TopicInfo]
+    ) -> tuple[str | None, str | None] | None:
+        """Where a note about a subject goes, as (topic, new title); None: it is about none."""
+        names, capitalised = subjects.names_of(item)
+        for key in [*names, *capitalised]:
+            if key in titled:
+                return titled[key], None
+        for key in names:
+            if key in frequent:
+                return frequent[key], None
+        subject = self._subjects.get(str(item.seqs))
+        if subject is None:
+            return None
+        month = next((t.id for t in topics if _says(t, subject.key)), None)
+        if month is not None:
+            # Its earlier notes wait in the month's notes: it joins them there (a new value
+            # supersedes an old one as in any topic) and they move out together (gather).
+            return month, None
+        return None, subject.title
 
     def _or_notes(self, blocks: list[Block], route: Route, routes: dict[int, Route]) -> Route:
         """A new topic of fewer than ``themes.FEW`` notes is no subject yet: its notes go to the month's notes."""
@@ -284,6 +323,15 @@ class OfflineEngine:
 
     def gather(self, items: list[Item]) -> list[Block]:
         return subjects.gather(items) if self._notes_meaning() is not None else []
+
+
+def _says(topic: TopicInfo, key: str) -> bool:
+    """Whether a month's notes topic says the name ``key`` (lowercase), capitalised."""
+    said = {w.lower().removesuffix("'s").removesuffix("\u2019s") for w in _CAPITALISED.findall(topic.text)}
+    return subjects.is_notes_topic(topic.id) and key in said
+
+
+_CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
 
 
 def _title_of(topic: TopicInfo) -> str:

@@ -26,7 +26,7 @@ from datetime import datetime
 
 from memd.engine import language
 from memd.engine.base import Block, Item
-from memd.engine.text import STOPWORDS, slugify, speaker, split_label
+from memd.engine.text import NOTE_LABELS, STOPWORDS, slugify, speaker, split_label
 
 LEAST = 2  # notes that must say a name before it is a subject
 NOTES_TITLE = "Notes {month}"
@@ -71,10 +71,10 @@ def title_keys(title: str) -> frozenset[str]:
 
 def talking(items: Iterable[Item]) -> frozenset[str]:
     """The labels that name speakers among ``items``: those of a transcript's
-    turns (entries cut from a source, ``src=``), or of a conversation typed in
-    (two labels or more, each heading two entries or more). Any other label
-    heads a note and says what it is about ("Laptop: charger is in the blue
-    bag", "Correction: ..."), never who said it."""
+    turns (entries cut from a source, ``src=``), or a label that heads two
+    entries or more (a conversation typed in). A label heading one note says
+    what it is about ("Laptop: charger is in the blue bag", "Correction: ..."),
+    never who said it."""
     labels: Counter[str] = Counter()
     found: set[str] = set()
     for item in items:
@@ -84,8 +84,7 @@ def talking(items: Iterable[Item]) -> frozenset[str]:
         labels[name] += 1
         if item.signature.src:
             found.add(name)
-    talked = [name for name, count in labels.items() if count >= LEAST]
-    return frozenset(found | (set(talked) if len(talked) >= 2 else set()))
+    return frozenset(found | {name for name, count in labels.items() if count >= LEAST})
 
 
 def as_note(item: Item, speakers: frozenset[str]) -> Item:
@@ -109,7 +108,13 @@ def of_notes(items: list[Item], known: Iterable[str] = ()) -> list[Subject | Non
     # A capitalised word that names a topic already counts, whatever its part of
     # speech: "Heron: Ingrid prefers..." is Heron's though "heron" is a bird too.
     said = [
-        list(dict.fromkeys([*(n.lower() for n in r.names), *(w.lower() for w in r.capitalised if w.lower() in have)]))
+        [
+            key
+            for key in dict.fromkeys(
+                [*(n.lower() for n in r.names), *(w.lower() for w in r.capitalised if w.lower() in have)]
+            )
+            if key not in NOTE_LABELS  # "TODO:" says what kind of note it is, not what about
+        ]
         for r in readings
     ]
     counts = Counter(key for keys in said for key in keys)
@@ -153,6 +158,31 @@ def blocks(items: list[Item], known: Iterable[str] = ()) -> tuple[list[Block], l
         grouped.setdefault(subject.key, []).append(item)
         titles[subject.key] = subject.title
     return [Block(titles[key], tuple(members)) for key, members in grouped.items()], rest
+
+
+def names_of(item: Item) -> tuple[list[str], list[str]]:
+    """The names a note says and its other capitalised words (lowercase, in order)."""
+    if not language.available():
+        return [], []
+    reading = language.read([item.text])[0]
+    names = [key for key in dict.fromkeys(n.lower() for n in reading.names) if key not in NOTE_LABELS]
+    return names, [key for key in dict.fromkeys(w.lower() for w in reading.capitalised) if key not in names]
+
+
+def topic_names(title: str, text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What a topic is about by name: the words of its title, and the capitalised
+    words that a quarter or more of its lines say (at least two)."""
+    lines = [line for line in text.splitlines()[1:] if line.strip()]
+    said: Counter[str] = Counter()
+    for line in lines:
+        said.update(
+            {w.lower().removesuffix("'s").removesuffix("\u2019s") for w in _CAPITALISED.findall(line) if len(w) > 1}
+        )
+    least = max(LEAST, len(lines) // 4)
+    return title_keys(title), frozenset(w for w, n in said.items() if n >= least and w not in STOPWORDS)
+
+
+_CAPITALISED = re.compile(r"(?<![\w'])[A-Z][\w'-]*")
 
 
 def gather(items: list[Item]) -> list[Block]:

@@ -243,13 +243,17 @@ def _lint_wikilinks(vault: Vault, rels: list[str]) -> list[Problem]:
         lines = text.splitlines()
         opened = bool(lines) and lines[0].strip() == "---"
         end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), 0) if opened else 0
+        listing = False  # inside the frontmatter's `related:` list, which memd writes
         for number, line in enumerate(lines, start=1):
-            in_front = number - 1 <= end and end > 0
+            if 1 < number <= end:
+                key = line.split(":", 1)[0] if line[:1] not in (" ", "-", "\t") else None
+                listing = key == "related" if key is not None else listing
+            memds = listing and 1 < number <= end
             for match in _WIKILINK.finditer(line):
                 target = match.group(1).strip()
                 if target.lower() in names or target.lower().removesuffix(".md") in names:
                     continue
-                severity = "error" if in_front else "warning"
+                severity = "error" if memds else "warning"
                 problems.append(Problem(rel, number, f"[[{target}]] links to no document in the vault", severity))
     return problems
 
