@@ -20,10 +20,10 @@ from memd.app import Memory
 from memd.core.errors import MemdError
 from memd.daemon.status import StatusBook
 from memd.daemon.watch import Debouncer
-from memd.vault.vault import Vault
 
 if TYPE_CHECKING:
     from memd.ingest import InboxJob
+    from memd.vault.vault import Vault
 
 Clock = Callable[[], float]
 VECTOR_SLICE = 5.0  # CPU seconds of embedding per turn of the daemon's loop
@@ -113,13 +113,11 @@ class Core:
             return None  # a broken config file is reported where it is used
 
     def _check(self, rel: str) -> None:
-        from memd.vault.lint import lint_vault
-
         path = self.vault.root / rel
         if not path.exists() or path.is_symlink():
             self.book.invalid(rel, [])
             return
-        problems = [p for p in lint_vault(self.vault, [path]) if p.severity == "error"]
+        problems = [p for p in self.memory.lint([path]) if p.severity == "error"]
         self.book.invalid(rel, [f"{p.line}: {p.message}" for p in problems])
 
     def _has_unsigned(self, rel: str) -> bool:
@@ -146,6 +144,4 @@ class Core:
         return [self.vault.rel_of(path) for path in self.vault.documents()]
 
     def _inbox_files(self) -> list[Path]:
-        from memd.ingest import inbox_files
-
-        return inbox_files(self.vault)
+        return self.memory.inbox_files()
