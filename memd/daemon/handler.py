@@ -76,7 +76,7 @@ class Handler(Edits, Inbox, Consolidating, RemoteSync):
         self._guard("index", self._sync)
         for rel in self._documents():
             self._remember(rel)
-            if self.vault.kind(rel) in ("current", "topic", "note"):
+            if self.vault.kind(rel) in ("current", "topic", "note") and self._readable(self.seen.get(rel)):
                 self._check(rel)
                 if self._has_unsigned(rel):
                     self.settling.touch(rel, self.clock())
