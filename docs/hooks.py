@@ -1,6 +1,8 @@
 """MkDocs hooks: pages made at build time from the one source each has.
 
 - ``architecture.md`` is ARCHITECTURE.md at the repository root, as it is.
+- ``cli.md``'s examples: click help keeps an example's lines by indenting them,
+  which Markdown would join into one paragraph; they are shown as code.
 - ``mcp.md`` lists the tools, prompt and resources the MCP server offers, read
   from the server itself (``memd.mcp.server.build_server``), so the page names
   every tool an agent sees, with the descriptions and arguments it reads. It is
@@ -14,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +162,23 @@ def on_files(files: Any, config: Any) -> Any:
     if MCP_PAGE.read_text(encoding="utf-8") != mcp_page():
         log.warning("docs/mcp.md differs from the MCP server's tool list: run `python docs/hooks.py`")
     return files
+
+
+EXAMPLES = re.compile(r"<p>([^\n]*?Examples?\b[^\n]*:)((?:\n {2,}[^\n]*)+)</p>")
+
+
+def examples_as_code(html: str) -> str:
+    """Turn click's indented example lines, joined into a paragraph, back into a code block."""
+
+    def block(match: re.Match[str]) -> str:
+        lines = textwrap.dedent(match.group(2).strip("\n"))
+        return f'<p>{match.group(1)}</p>\n<pre><code class="language-sh">{lines}\n</code></pre>'
+
+    return EXAMPLES.sub(block, html)
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    return examples_as_code(html) if page.file.src_uri == "cli.md" else html
 
 
 if __name__ == "__main__":

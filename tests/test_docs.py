@@ -88,6 +88,14 @@ def test_the_cli_reference_renders_every_command() -> None:
     assert "::: mkdocs-click" in (DOCS / "cli.md").read_text(encoding="utf-8")
 
 
+def test_click_example_lines_are_shown_as_code() -> None:
+    html = '<p>Examples:\n    memd add "x"\n    echo y \\\n        | memd add</p>\n<p>Plain text.</p>'
+    assert hooks().examples_as_code(html) == (
+        '<p>Examples:</p>\n<pre><code class="language-sh">memd add "x"\necho y \\\n    | memd add\n</code></pre>'
+        "\n<p>Plain text.</p>"
+    )
+
+
 # -- the MCP reference: made from the server's own tool list
 
 
