@@ -67,7 +67,7 @@ def test_a_stray_byte_in_current_md_is_named_and_never_refuses_an_add(memd: Memd
     status = memd("status")  # the one report that must work whatever the vault holds
     assert "warning: CURRENT.md:8: " in status.output and "consolidation waits until it is fixed" in status.output
     refused = memd("consolidate", ok=False)
-    assert refused.exit_code == 1 and assert_clean(refused).startswith("Error: CURRENT.md:8: ")
+    assert refused.exit_code == 1 and assert_clean(refused).startswith("memd: CURRENT.md:8: ")
     fixed = vault.current.read_bytes().replace(b"written by an older memd " + stray + b" here", b"written here")
     vault.current.write_bytes(fixed)  # the person removes it
     keeps_working(memd)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from memd.cli import get_memory
+from memd.cli.root import Failed
 
 
 @click.command()
@@ -27,5 +28,5 @@ def mcp(ctx: click.Context) -> None:
         from memd.mcp import serve
     except ImportError as err:
         missing = f"the MCP server needs the mcp package ({err.name} is missing): pip install mcp"
-        raise click.ClickException(missing) from None
+        raise Failed(missing) from None
     serve(memory)
