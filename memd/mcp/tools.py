@@ -17,8 +17,11 @@ from pydantic import Field
 from memd.app import Memory
 
 Seq = Annotated[
-    str,
-    Field(description="A seq from a result or an added entry: '12', or '12+41-43' for an entry that merges several."),
+    int | str,
+    Field(
+        description="A seq from a result or an added entry: 12 (a number or a string), "
+        "or '12+41-43' for an entry that merges several."
+    ),
 ]
 Time = Annotated[
     str | None,
@@ -39,6 +42,24 @@ Meta = Annotated[
 
 # CPU seconds a memory_search spends embedding vectors still missing (see memd search).
 SEARCH_EMBED_SECONDS = 3.0
+_SEQ_KEYS = frozenset(("seq", "seqs", "supersedes"))
+
+
+def seqs_as_numbers(data: Any) -> Any:
+    """``data`` with every seq that is one seq as a number, whichever verb made
+    it (an added entry's seq is a number, a found entry's a string): an agent
+    passes back what it was given, and every tool takes either. A set such as
+    ``12+41-43`` stays a string, and a list of seqs is numbers already."""
+    if isinstance(data, dict):
+        return {
+            key: int(value)
+            if key in _SEQ_KEYS and isinstance(value, str) and value.isascii() and value.isdigit()
+            else seqs_as_numbers(value)
+            for key, value in data.items()
+        }
+    if isinstance(data, list | tuple):
+        return [seqs_as_numbers(item) for item in data]
+    return data
 
 
 class Tools:
@@ -107,7 +128,7 @@ class Tools:
         (the entry it replaces, as memory_get shows it) and `reason`. Refused when the seq is not live,
         sits in a note of the user's own, or already has an update waiting (update that one)."""
         added = self.memory.update(
-            seq, text, reason=reason, time=time, source=source, src=src, meta=tuple((meta or {}).items())
+            str(seq), text, reason=reason, time=time, source=source, src=src, meta=tuple((meta or {}).items())
         )
         return added.to_json()
 
@@ -119,7 +140,7 @@ class Tools:
         Use it only for what should not be kept: a mistaken entry, or something the user asked you to
         forget. For a fact that changed, use memory_update (the old value stays on record). The words stay
         in the vault's git history. Returns `seqs`, `removed` (path, line and text of each entry) and `commit`."""
-        return self.memory.forget(seq).to_json()
+        return self.memory.forget(str(seq)).to_json()
 
     # -- reading ------------------------------------------------------------------
 
@@ -130,7 +151,7 @@ class Tools:
 
         Use it before memory_update or memory_forget to be sure of the entry, or to read a cited seq in
         full. A seq that is no longer live (superseded or forgotten) is an error; memory_history tells why."""
-        return self.memory.get(seq).to_json()
+        return self.memory.get(str(seq)).to_json()
 
     def memory_search(
         self,
@@ -232,10 +253,8 @@ class Tools:
     def memory_history(
         self,
         target: Annotated[
-            str,
-            Field(
-                description="A seq from a result (e.g. '12' or '12+41'), or words that pick the best-matching entry."
-            ),
+            int | str,
+            Field(description="A seq from a result (e.g. 12 or '12+41'), or words that pick the best-matching entry."),
         ],
     ) -> dict[str, Any]:
         """How one memory changed over time, from the vault's git history: when it was added, filed, merged,
@@ -244,7 +263,7 @@ class Tools:
         Check it before relying on a fact that may have changed. Returns `steps` (each with `kind`, `date`,
         `commit`, `author`, `entry` as it read then, and `superseded_by` when replaced) and `now` (where the
         entry is today; empty when it was superseded or removed)."""
-        return self.memory.history(target).to_json()
+        return self.memory.history(str(target)).to_json()
 
     def memory_status(self) -> dict[str, Any]:
         """Show the state of the memory: entries and tokens waiting in the CURRENT buffer against the
