@@ -35,7 +35,6 @@ from memd.engine.text import terms
 
 T = TypeVar("T")
 MAX_TEXT = 4000
-PERSONAL = frozenset({"user", "hand"})  # entries a person wrote: the model never rewords them
 TITLE_SUPPORT = 0.5
 _UNSAFE = frozenset("/\\")
 
