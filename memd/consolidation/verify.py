@@ -239,7 +239,7 @@ CHECKPOINT = "verify.json"
 
 def _walk(vault: Vault, full: bool) -> _Walk:
     from memd.git.command import head, is_ancestor
-    from memd.git.log import consolidation_commits, documents_at, paths_changed_by, seqs_at, seqs_by_commit
+    from memd.git.log import ParsedBlobs, consolidation_commits, parsed_at, paths_changed_by, seqs_at, seqs_by_commit
 
     start = None if full else _load(vault)
     tip = head(vault)
@@ -254,6 +254,8 @@ def _walk(vault: Vault, full: bool) -> _Walk:
     # compared with its parent over the files it changed (read once, in one stream).
     consolidations = consolidation_commits(vault, start.head if start else None) if history else set()
     held: dict[str, set[int]] = {start.head: previous} if start and start.head else {}
+    # Each file version (git blob) is parsed once in the walk, not at every commit that holds it.
+    texts_of: ParsedBlobs[dict[int, list[str]]] = ParsedBlobs(lambda document: _texts([document]))
     for commit, parents, seqs, by_hand in history:
         # A merge (two devices' histories joined) is compared with all its parents at once;
         # a parent from before the checkpoint is read from git.
@@ -266,8 +268,10 @@ def _walk(vault: Vault, full: bool) -> _Walk:
             vanished.append((commit, dropped))
         if commit in consolidations and len(parents) == 1:
             paths = paths_changed_by(vault, commit)
-            old, new = documents_at(vault, (parents[0], commit), paths)
-            changed = changed_words(_texts(old), _texts(new))
+            old, new = (_joined(texts) for texts in parsed_at(vault, (parents[0], commit), paths, texts_of))
+            # An entry whose text is as it was keeps its words (``contains`` holds for equal texts).
+            new = {seq: texts for seq, texts in new.items() if not all(text in old.get(seq, ()) for text in texts)}
+            changed = changed_words(old, new)
             if changed:
                 reworded.append((commit, changed))
         previous = seqs
@@ -276,6 +280,17 @@ def _walk(vault: Vault, full: bool) -> _Walk:
     )
     _save(vault, walk)
     return walk
+
+
+def _joined(maps: list[dict[int, list[str]]]) -> dict[int, list[str]]:
+    """``_texts`` of several documents from each one's."""
+    if len(maps) == 1:
+        return maps[0]
+    found: dict[int, list[str]] = {}
+    for texts in maps:
+        for seq, said in texts.items():
+            found.setdefault(seq, []).extend(said)
+    return found
 
 
 def _load(vault: Vault) -> _Walk | None:
