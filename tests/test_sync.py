@@ -429,3 +429,23 @@ def test_a_topic_renamed_on_one_device_keeps_the_note_added_on_the_other(tmp_pat
         assert holding == ["my-coffee.md"] and not (device.vault.topics_dir / old.name).exists()
         assert "grinder is on the top shelf" in (device.vault.topics_dir / "my-coffee.md").read_text()
         verify_ok(device)
+
+
+def test_two_devices_on_machines_of_the_same_name_read_apart(tmp_path: Path) -> None:
+    import socket
+
+    remote = bare_remote(tmp_path)
+    laptop = first_device(tmp_path, remote, "laptop")  # both machines are called as this one is
+    desktop = clone_device(tmp_path, remote, "desktop")
+    names = [json.loads(device("status", "--json").output)["sync"]["device"]["name"] for device in (laptop, desktop)]
+    host = re.sub(r"[^a-z0-9]+", "-", socket.gethostname().lower()).strip("-")[:8]
+    assert names[0] != names[1] and all(name.startswith(host) for name in names), names
+    registry = json.loads((desktop.vault.meta_dir / "devices.json").read_text())
+    assert sorted(device["name"] for device in registry["devices"].values()) == sorted(names)
+
+
+def test_a_device_name_is_the_host_and_part_of_its_id_unless_that_is_taken() -> None:
+    from memd.vault.spaces import device_name
+
+    assert device_name("vm-3f2a9c") == "vm-3f2a"
+    assert device_name("vm-3f2a9c", taken={"vm-3f2a"}) == "vm-3f2a9c"
