@@ -104,16 +104,40 @@ def test_the_same_line_edited_on_two_devices_stops_sync_and_changes_nothing(tmp_
     assert files(desktop.vault) == before
 
 
+def test_a_conflict_names_the_entry_shows_where_the_versions_differ_and_take_settles_it(tmp_path: Path) -> None:
+    laptop, desktop = sharing(tmp_path)
+    alike = "oat milk and no sugar, warmed to sixty degrees and served in the blue cup by the window"
+    edit(topic_with(laptop, "oat milk"), "oat milk and no sugar", alike + " on weekdays")
+    edit(topic_with(desktop, "oat milk"), "oat milk and no sugar", alike + " on Sundays")
+    laptop("sync")
+
+    stopped = desktop("sync", ok=False).output
+
+    [line] = [line for line in stopped.splitlines() if "edited differently" in line]
+    assert re.search(r"the entry <seq=\d+> was edited differently", line)
+    assert "on weekdays" in line and "on Sundays" in line  # past the 60 characters both versions share
+    assert "memd sync --take here" in stopped and "memd sync --take remote" in stopped
+    assert "git merge" not in stopped  # memd's own files: memd settles them
+
+    taken = desktop("sync", "--take", "remote").output
+    assert "kept the remote's version" in taken
+    laptop("sync")
+    assert memory_files(laptop.vault) == memory_files(desktop.vault)
+    said = " ".join(live(desktop.vault).values())
+    assert "on weekdays" in said and "on Sundays" not in said
+    verify_ok(desktop)
+
+
 @pytest.mark.slow
 def test_a_conflict_a_person_resolves_by_keeping_both_lines_ends_with_every_seq_once(tmp_path: Path) -> None:
     laptop, desktop = sharing(tmp_path)
     edit(topic_with(laptop, "oat milk"), "oat milk", "almond milk")
     edit(topic_with(desktop, "oat milk"), "oat milk", "soy milk")
     laptop("sync")
-    stopped = desktop("sync", ok=False).output
-    # What the message says to do: merge, fix the lines git marks, commit, sync again.
-    # This person keeps both lines, each with the entry's signature.
-    [merge] = re.findall(r"`git merge (\S+)`", stopped)
+    assert desktop("sync", ok=False).exit_code == 1
+    # Rather than keep one version (`memd sync --take`), this person merges with git,
+    # fixes the lines git marks and keeps both lines, each with the entry's signature.
+    merge = "origin/main"
     root = desktop.vault.root
     assert subprocess.run(["git", "-C", str(root), "merge", "-q", merge], capture_output=True).returncode == 1
     path = topic_with(desktop, "soy milk")

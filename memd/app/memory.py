@@ -24,7 +24,7 @@ import builtins
 import os
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from memd.app.reading import Reading
 from memd.vault.vault import Vault, find_vault
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from memd.review.diff import MemoryDiff
     from memd.review.life import Life
     from memd.review.undo import UndoOutcome
+    from memd.sync.merge import Take
     from memd.sync.report import SyncReport
     from memd.vault.lint import Problem
 
@@ -261,18 +262,22 @@ class Memory(Reading):
         return JsonResult(topics(self.vault, offset, limit))
 
     # -- several machines ---------------------------------------------------------
-    def sync(self, remote: str | None = None, branch: str | None = None) -> SyncReport:
+    def sync(self, remote: str | None = None, branch: str | None = None, take: str | None = None) -> SyncReport:
         """Commit what is pending, merge the remote's history, push (ARCHITECTURE.md §7).
 
         Follows the remote's branch the vault tracks; ``branch`` names another
         one to follow and track from now on. Raises ``SyncConflict`` (with its
         report) when a person must decide; nothing in the working tree is
-        changed then."""
+        changed then. ``take`` ("here" or "remote") decides it for them: that
+        version of each entry and line both devices changed is kept."""
+        from memd.core.errors import FormatError
         from memd.sync.flow import sync
 
+        if take not in ("here", "remote", None):
+            raise FormatError(f"take must be 'here' or 'remote', not {take!r}")
         self.recover()
         self.may_commit()
-        return sync(self.vault, remote, branch=branch)
+        return sync(self.vault, remote, branch=branch, take=cast("Take | None", take))
 
     @staticmethod
     def init_from(url: str, path: str | os.PathLike[str], branch: str | None = None) -> Cloned:
