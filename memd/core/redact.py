@@ -404,10 +404,6 @@ def _entropy_spans(text: str) -> list[tuple[int, int, str]]:
         run = match.group(0)
         if not _mixed(run):
             continue
-        line_start = text.rfind("\n", 0, match.start()) + 1
-        word_start = max(text.rfind(" ", line_start, match.start()), line_start)
-        if "://" in text[word_start : match.start()]:
-            continue  # a URL's path or query: its key-shaped parts have their own rules
         if measure is None:
             from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
 

@@ -118,6 +118,7 @@ def sync(
             track(vault, remote)
             return _report(vault, remote, tally)
         outgoing = count(vault, f"{theirs}..{local}" if theirs else local)
+        _push_gate(vault, theirs, local)
         pushed = push(vault, remote, local, timeout)
         crashpoint()  # pushed; this clone does not know its claim is confirmed yet
         if pushed.ok:
@@ -129,6 +130,21 @@ def sync(
         if not pushed.rejected:
             raise RemoteUnreachable(f"could not push to {remote.name}: {pushed.message}")
     raise SyncError(f"the remote kept moving while memd was syncing ({ATTEMPTS} tries); run memd sync again")
+
+
+def _push_gate(vault: Vault, theirs: str | None, local: str) -> None:
+    """A remote keeps what it is sent for good: no commit that adds a secret is
+    pushed. memd's own commits pass its gate (``git/commits.secret_gate``); one
+    made with git directly may not."""
+    from memd.git.commits import secrets_in_commits
+
+    found = secrets_in_commits(vault, [local, f"^{theirs}"] if theirs else [local])
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise SyncError(
+            f"cannot push: commit {found[0]}{more}; rewrite that commit without it "
+            "(`git commit --amend` for the last one, `git rebase -i` for an earlier one), then run memd sync again"
+        )
 
 
 def _back_off(attempt: int) -> None:
