@@ -345,10 +345,19 @@ def test_a_pipe_in_place_of_memds_own_files_never_hangs(memd: Memd, vault: Vault
     keeps_working(memd)
 
 
-def test_ingest_of_a_device_stops_at_the_size_limit(memd: Memd, vault: Vault) -> None:
+def test_ingest_of_a_device_is_refused_before_it_is_read(memd: Memd, vault: Vault) -> None:
     proc = run_memd(vault, "ingest", "--max-size", "1", "/dev/zero", timeout=60)
     assert_clean(proc)
-    assert proc.returncode == 1 and "/dev/zero: rejected: too large (more than 1.0 MB, the limit" in proc.stderr
+    assert proc.returncode == 1 and "/dev/zero: rejected: not a regular file (a character device)" in proc.stderr
+    keeps_working(memd)
+
+
+def test_ingest_of_a_named_pipe_is_refused_never_waited_on(memd: Memd, vault: Vault, tmp_path: Path) -> None:
+    pipe = tmp_path / "p.json"
+    os.mkfifo(pipe)
+    proc = run_memd(vault, "ingest", str(pipe), timeout=30)  # a hang fails here
+    assert_clean(proc)
+    assert proc.returncode == 1 and f"{pipe}: rejected: not a regular file (a named pipe)" in proc.stderr
     keeps_working(memd)
 
 
