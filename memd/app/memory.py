@@ -333,11 +333,12 @@ class Memory(Reading):
         self.recover()
         return verify_vault(self.vault, full=full)
 
-    def log(self, limit: int = 20) -> builtins.list[Commit]:
-        """Consolidations and hand edits, newest first."""
+    def log(self, limit: int = 20, since: str | None = None) -> builtins.list[Commit]:
+        """Consolidations and hand edits, newest first (``since``: an ISO date or time, the oldest shown)."""
+        from memd.core.timeutil import time_bound
         from memd.git.log import log
 
-        return log(self.vault, limit)
+        return log(self.vault, limit, time_bound(since))
 
     def lint(self, paths: Sequence[Path] | None = None) -> builtins.list[Problem]:
         """Every problem in the vault's files (or the given ones)."""

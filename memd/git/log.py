@@ -21,6 +21,8 @@ from memd.git.command import run_git
 from memd.git.commits import commit_exact
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     # Only a type here: git sits below the vault, which passes itself in.
     from memd.core.document import Document
     from memd.vault.vault import Vault
@@ -180,11 +182,13 @@ def commit_as_memd(
         return None, f"not committed: {err}"
 
 
-def log(vault: Vault, limit: int = 50) -> list[Commit]:
+def log(vault: Vault, limit: int = 50, since: datetime | None = None) -> list[Commit]:
+    """The newest ``limit`` commits that changed memory, made at ``since`` or later."""
     if blocked(vault) == "the vault is not in a git repository (run `git init` in it)":
         return []
     fmt = "%H%x1f%an%x1f%ae%x1f%aI%x1f%s%x1f%b%x1e"
-    result = run_git(vault, "log", f"-n{limit}", f"--format={fmt}", "--", *_specs(vault), *_NOTE_SPECS)
+    after = [f"--since={since.isoformat()}"] if since is not None else []
+    result = run_git(vault, "log", f"-n{limit}", *after, f"--format={fmt}", "--", *_specs(vault), *_NOTE_SPECS)
     commits = []
     for record in result.stdout.split("\x1e"):
         fields = record.strip("\n").split("\x1f")
