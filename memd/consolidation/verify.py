@@ -147,12 +147,16 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
     from memd.git.log import blocked, removed_by_person, seqs_at, undone_by
     from memd.vault import acks
     from memd.vault.journal import owed
+    from memd.vault.state import seqs_in_text
 
     documents = []
     unread: list[str] = []
+    named: set[int] = set()  # every seq a line names where an entry could start, as history counts them
     for path in vault.entry_files():
         try:
-            documents.append(parse_document(read_bytes(path).decode("utf-8")))
+            text = read_bytes(path).decode("utf-8")
+            documents.append(parse_document(text))
+            named |= seqs_in_text(text)
         except (OSError, UnicodeDecodeError) as err:
             # Its seqs are not lost, only out of sight: say which file, not "missing".
             why = "not valid UTF-8" if isinstance(err, UnicodeDecodeError) else _describe(err)
@@ -194,7 +198,9 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
             f"never change what they say; `git show {commit[:10]}` shows the change)"
             for commit, seqs in walk.reworded
         ]
-        unrecorded = walk.last - set(live) - superseded
+        # A signed line the reader takes for no entry (inside a ``` fence, or with no
+        # closing ``>``) still holds its words where history saw them: not missing.
+        unrecorded = walk.last - set(live) - superseded - named
         if unrecorded and not unread:  # (with a file unread, its seqs would look missing)
             problems.append(
                 f"seqs {_span(unrecorded)} are missing from the files and no commit removed them "

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memd.core.atomic import _describe
+from memd.core.layout import scratch
 from memd.git.command import run_git
 from memd.git.commits import commit_exact
 from memd.git.log import changed_paths, disk_bytes
@@ -57,13 +58,16 @@ def commit_hand_edits(
     edits; they are committed with the next consolidation. ``removed`` names
     buffered seqs the person deleted (a ``Memd-Removed`` trailer for verify).
     Paths in ``hold`` are left out (the daemon holds a file that looks like it
-    holds a secret until the person decides).
+    holds a secret until the person decides), and so are editors' scratch files
+    (``layout.scratch``: ``x.md~``, ``.x.md.swp``, ``4913``...).
 
     This is the one gate every commit of a person's edits passes (CLI,
     consolidation, sync, the daemon): a file in which a secret may be is
     never committed (git keeps it for good); it is left out and named."""
     paths = [
-        p for p in changed_paths(vault) if p != ".memd/state.json" and p not in hold and not _only_appended(vault, p)
+        p
+        for p in changed_paths(vault)
+        if p != ".memd/state.json" and p not in hold and not scratch(p) and not _only_appended(vault, p)
     ]
     seen = snapshot or {}
     files: dict[str, bytes | None] = {}
