@@ -58,7 +58,7 @@ TOOLS: dict[str, Callable[..., Any]] = {
     "read_lines": tools.read_lines,
 }
 ARGS = {
-    "search": {"query", "limit"},
+    "search": {"query", "limit", "since", "until"},
     "grep": {"pattern", "limit", "context"},
     "grep_doc": {"doc", "pattern"},
     "list_docs": {"offset", "limit"},
@@ -314,6 +314,8 @@ def _run(vault: Vault, call: dict[str, Any]) -> dict[str, Any]:
 # far as a traceback, and a search limit of 10^9 made the index allocate 32 GB and abort.
 _KINDS: dict[str, type] = {
     "query": str,
+    "since": str,
+    "until": str,
     "pattern": str,
     "doc": str,
     "limit": int,
@@ -328,7 +330,7 @@ _MOST: dict[str, int] = {"limit": 200, "context": 20, "offset": 1_000_000, "star
 def _wrong_argument(args: dict[str, Any]) -> str | None:
     for key, value in args.items():
         kind = _KINDS[key]
-        if value is None and key == "end":
+        if value is None and key in ("end", "since", "until"):
             continue
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             shown = repr(value)[:40]
