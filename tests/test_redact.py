@@ -235,8 +235,14 @@ def test_the_library_is_imported_only_for_a_text_that_may_hold_a_key() -> None:
     import subprocess
     import sys
 
+    prose = [
+        "Prefers a flat white coffee in the morning",
+        "Read https://example.com/some-long-path-name/about-the-laws-of-jaws today",
+        "my private key is on the old laptop; e.g. msg. from non-us people",
+        'Prefers a key lime pie with "extra" cream',
+    ]
     script = (
-        "import sys; from memd.core.redact import redact; redact('Prefers a flat white coffee in the morning');"
+        f"import sys; from memd.core.redact import redact; [redact(t) for t in {prose!r}];"
         "print('detect_secrets' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout

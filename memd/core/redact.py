@@ -221,16 +221,15 @@ RULES: tuple[Rule, ...] = (
 
 _WINDOW = 4096
 _OVERLAP = 512  # longer than any key a detector finds, so each lies whole in one window
-# Lines holding a long run of key characters: where the detectors with no literal
-# prefix (Discord, Telegram, Twilio) and the entropy check look.
-_LONG_RUN = re.compile(r"[A-Za-z0-9+/=_.:-]{20,}")
 
 
 @dataclass(frozen=True)
 class _Plugin:
     """One detect-secrets detector: its module and class, memd's name for its kind, the
-    lowercase triggers one of which a line must hold (none: a line with a long run of
-    key characters), and which group of each of its patterns holds the secret."""
+    lowercase triggers one of which a line must hold (none: the whole text is read),
+    which group of each of its patterns holds the secret, and a cheap pattern of the
+    shape it finds, which a line (or the text) must match before the library is
+    imported and its patterns run."""
 
     module: str
     name: str
@@ -244,10 +243,17 @@ class _Plugin:
 # Cloudant and SoftLayer (a keyword near any 40-character word), and public IP
 # addresses (not a secret).
 _PLUGINS: tuple[_Plugin, ...] = (
-    _Plugin("aws", "AWSKeyDetector", "aws-access-key", ("a3t", "abia", "acca", "akia", "asia", "aws"), ((1, 1),)),
+    _Plugin(
+        "aws",
+        "AWSKeyDetector",
+        "aws-access-key",
+        ("a3t", "abia", "acca", "akia", "asia", "aws"),
+        ((1, 1),),
+        r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}|(?i:aws)[^\n]{0,20}?['\"][0-9a-zA-Z/+]{40}['\"]",
+    ),
     _Plugin("azure_storage_key", "AzureStorageKeyDetector", "azure-storage-key", ("accountkey=",)),
-    _Plugin("basic_auth", "BasicAuthDetector", "url-password", ("://",), ((0, 1),)),
-    _Plugin("discord", "DiscordBotTokenDetector", "discord-token"),
+    _Plugin("basic_auth", "BasicAuthDetector", "url-password", ("://",), ((0, 1),), r"://[^\s:/@]+:[^\s@]+@"),
+    _Plugin("discord", "DiscordBotTokenDetector", "discord-token", prefilter=r"[MNO][a-zA-Z\d_-]{23,25}\."),
     _Plugin("github_token", "GitHubTokenDetector", "github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
     _Plugin(
         "gitlab_token",
@@ -267,18 +273,24 @@ _PLUGINS: tuple[_Plugin, ...] = (
             "gloas-",
         ),
     ),
-    _Plugin("jwt", "JwtTokenDetector", "jwt", ("eyj",)),
-    _Plugin("mailchimp", "MailchimpDetector", "mailchimp-key", ("-us",)),
+    _Plugin("jwt", "JwtTokenDetector", "jwt", ("eyj",), prefilter=r"eyJ[A-Za-z0-9_=-]+\."),
+    _Plugin("mailchimp", "MailchimpDetector", "mailchimp-key", ("-us",), prefilter=r"[0-9a-z]{32}-us[0-9]"),
     _Plugin("npm", "NpmDetector", "npm-token", ("_authtoken",), ((0, 1),)),
     _Plugin("openai", "OpenAIDetector", "openai-key", ("t3blbkfj",)),
-    _Plugin("private_key", "PrivateKeyDetector", "private-key", ("private key", "putty-user-key")),
+    _Plugin(
+        "private_key",
+        "PrivateKeyDetector",
+        "private-key",
+        ("private key", "putty-user-key"),
+        prefilter=r"BEGIN [A-Z0-9 ]*PRIVATE KEY|PuTTY-User-Key-File",
+    ),
     _Plugin("pypi_token", "PypiTokenDetector", "pypi-token", ("pypi-",)),
-    _Plugin("sendgrid", "SendGridDetector", "sendgrid-key", ("sg.",)),
+    _Plugin("sendgrid", "SendGridDetector", "sendgrid-key", ("sg.",), prefilter=r"SG\.[a-zA-Z0-9_-]{22}\."),
     _Plugin("slack", "SlackDetector", "slack-token", ("xox", "hooks.slack.com")),
     _Plugin("square_oauth", "SquareOAuthDetector", "square-key", ("sq0csp-",)),
     _Plugin("stripe", "StripeDetector", "stripe-key", ("k_live_",)),
-    _Plugin("telegram_token", "TelegramBotTokenDetector", "telegram-token"),
-    _Plugin("twilio", "TwilioKeyDetector", "twilio-key"),
+    _Plugin("telegram_token", "TelegramBotTokenDetector", "telegram-token", prefilter=r"\d{8,10}:[0-9A-Za-z_-]{35}"),
+    _Plugin("twilio", "TwilioKeyDetector", "twilio-key", prefilter=r"(?:AC|SK)[a-z0-9]{32}"),
     # Its quotes-required patterns (``secret = "..."``), as for a file of no known type.
     _Plugin(
         "keyword",
@@ -344,20 +356,13 @@ def _library_spans(text: str) -> list[tuple[int, int, str]]:
     if len(lower) != len(text):  # a letter whose lowercase is longer: look at every line
         lower = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
     found: list[tuple[int, int, str]] = []
-    long_lines: list[Span] | None = None
     for plugin in _PLUGINS:
         if plugin.triggers and not any(trigger in lower for trigger in plugin.triggers):
             continue
-        # A detector with no literal prefix has only bounded repeats: it reads the whole
-        # text at once, when some line holds a long run of key characters.
-        if plugin.triggers:
-            lines = _lines_with(text, lower, plugin.triggers)
-        else:
-            if long_lines is None:
-                long_lines = [(0, len(text))] if _LONG_RUN.search(text) else []
-            lines = long_lines
+        # A detector with no literal prefix has only bounded repeats: it reads the whole text.
+        lines = _lines_with(text, lower, plugin.triggers) if plugin.triggers else [(0, len(text))]
         if plugin.prefilter:
-            check = _PREFILTERS.get(plugin.kind) or _PREFILTERS.setdefault(plugin.kind, re.compile(plugin.prefilter))
+            check = _PREFILTERS.get(plugin.name) or _PREFILTERS.setdefault(plugin.name, re.compile(plugin.prefilter))
             lines = [(s, e) for s, e in lines if check.search(text, s, e)]
         if not lines:
             continue
