@@ -187,6 +187,15 @@ class Memory(Reading):
         self.may_commit()
         return forget(self.vault, SeqSet.parse(seqs, MAX_SEQS_PER_ENTRY))
 
+    def forget_source(self, path: str) -> Forgotten:
+        """Take back a whole import: its source copy (``path`` under ``sources/``, or
+        the imported file) and every entry taken from it; it can be imported again."""
+        from memd.consolidation.forget import forget_source
+
+        self.recover()
+        self.may_commit()
+        return forget_source(self.vault, path)
+
     def commit_hand_edits(self, hold: Collection[str] = ()) -> str | None:
         """Commit what people changed by hand, under their name (all but the paths in ``hold``)."""
         from memd.consolidation.restore import Unsettled, restore

@@ -290,10 +290,11 @@ def lint(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("seqs")
+@click.argument("seqs", required=False)
+@click.option("--source", "source", metavar="PATH", help="Take back a whole import: its source copy and its entries.")
 @json_option
 @click.pass_context
-def forget(ctx: click.Context, seqs: str, as_json: bool) -> None:
+def forget(ctx: click.Context, seqs: str | None, source: str | None, as_json: bool) -> None:
     """Remove the entries holding SEQS on purpose, and commit that under your name.
 
     Deleting a line by hand works too, but memd puts back an entry it
@@ -306,8 +307,11 @@ def forget(ctx: click.Context, seqs: str, as_json: bool) -> None:
     Examples:
         memd forget 12
         memd forget 41-43 --json
+        memd forget --source ~/Downloads/conversations.json
     """
-    result = get_memory(ctx).forget(seqs)
+    if (seqs is None) == (source is None):
+        raise click.UsageError("give SEQS or --source PATH")
+    result = get_memory(ctx).forget_source(source) if source is not None else get_memory(ctx).forget(seqs or "")
     if as_json:
         emit_json(result.to_json())
         return
