@@ -245,12 +245,7 @@ def ask(
     memory = get_memory(ctx)
     past = None
     if as_of:
-        from memd.ask.offline import asked_on
-        from memd.core.timeutil import time_or_none
-
-        moment = time_or_none(as_of)  # a date: "last May" is read as asked then (a revision: as asked now)
-        with asked_on(moment.date() if moment else None):
-            past, answer = memory.ask_as_of(question, as_of, budget=budget, report=report)
+        past, answer = memory.ask_as_of(question, as_of, budget=budget, report=report)
     else:
         answer = memory.ask(question, budget=budget, report=report)
     data = answer.to_json()
