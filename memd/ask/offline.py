@@ -9,7 +9,14 @@ supporting entries, newest first, since a newer statement supersedes an older
 one on the same subject, dated by the day they speak of (``when=``) where they
 name one, else by when they were written. When the evidence does not cover the
 question (see ``covers``), the answer says so and names the closest memory
-instead of quoting it as an answer. With a model, ``memd.ask.agent`` gathers evidence with
+instead of quoting it as an answer.
+
+A question naming a time ("what did I do last May?", resolved against now or
+``asked_on``: memd/core/timeexpr.py) is answered from the entries of that time;
+"when ...?" is answered with dates as a person writes them; a question about
+the present ("my new address") leads with the newest value and marks the
+others as earlier ones; lines sharing no content word with the question stay
+out of the answer's text (not out of its evidence). With a model, ``memd.ask.agent`` gathers evidence with
 the same tools and this answer is its floor (see answering.py).
 """
 
@@ -287,7 +294,8 @@ def _in_time(backend: Any, topic: str, span: Span, found: list[Result]) -> list[
     terms = [(term, 1.0) for term in sorted({*content, *backend.analyse(" ".join(sorted(years)))})]
     since, until = as_datetime(span.start), as_datetime(span.end, end=True)
     hits = backend.search(terms, TIME_CANDIDATES, Filters(since=since, until=until, kind="entry"))
-    chosen += [Result(hit.record, hit.score, "time") for hit in hits if of_time(hit.record) and about_it(hit)]
+    # Scored 0, below anything retrieval found (their BM25 scores are on another scale), kept in their order.
+    chosen += [Result(hit.record, 0.0, "time") for hit in hits if of_time(hit.record) and about_it(hit)]
     seen: set[str] = set()
     unique = [r for r in chosen if not (r.record.rid in seen or seen.add(r.record.rid))]  # type: ignore[func-returns-value]
     return unique if content else sorted(unique, key=lambda r: _order(r.record))
@@ -437,11 +445,13 @@ def _support(
     about a time (``dated``), its entries in the order they happened; for one
     about the present value of something (``current``), newest first by when
     they were written and then by arrival (seq), so the current value leads."""
-    if dated:  # the best few (all alike when only the time was asked about), in the order they happened
-        return sorted(entries[: TIME_ENTRIES if about_time else ANSWER_ENTRIES], key=lambda e: _order(e.record))
+    if about_time:  # all alike: the first few, in the order they happened
+        return sorted(entries[:TIME_ENTRIES], key=lambda e: _order(e.record))
     ranked = sorted(entries, key=lambda e: -e.score)
     floor = SUPPORT_SHARE * ranked[0].score if ranked else 0.0
     best = [e for e in ranked if e.score >= floor][:ANSWER_ENTRIES]
+    if dated:  # the best few of the time asked about, in the order they happened
+        return sorted(best, key=lambda e: _order(e.record))
     if current:
         return sorted(best, key=lambda e: (e.record.time or "", max(e.record.seqs, default=0)), reverse=True)
     return sorted(best, key=lambda e: e.record.time or "", reverse=True)
