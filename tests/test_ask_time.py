@@ -195,3 +195,35 @@ def test_memory_ask_over_mcp_keeps_to_the_time_asked(vault: Vault) -> None:
     assert seen["may"]["found"] and seen["may"]["answer"].startswith("Went hiking in the Alps")
     assert "pottery" not in seen["may"]["answer"]
     assert seen["name"]["found"] and seen["name"]["answer"].startswith("My friend Bartholomew goes by Bart")
+
+
+def test_answers_are_compared_normalised() -> None:
+    from memd.app.evaluate import answer_marks, normalise
+
+    assert normalise("Sunday, May 7th, 2023") == normalise("7 May 2023") == normalise("(2023-05-07)") == "2023-05-07"
+    assert normalise("The week before 9 June 2023") == "week before 2023-06-09"
+    assert normalise("Two dogs!") == "2 dogs"
+
+    def words(text: str) -> list[str]:
+        return text.split()
+
+    said = "Caroline: I went to the support group yesterday (Sunday 7 May 2023) [CURRENT.md:7]"
+    assert answer_marks(said, "7 May 2023", words) == (True, True)
+    assert answer_marks(said, "the LGBTQ support group", words) == (False, True)  # 2 of its 3 words
+    assert answer_marks(said, "adoption agencies", words) == (False, False)
+    assert answer_marks("", "7 May 2023", words) == (False, False)  # a refusal holds no answer
+
+
+def test_eval_reports_the_offline_answers_per_category(tmp_path: Any, memd: Memd) -> None:
+    from .test_eval import conversation
+
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([conversation()]))
+    data = json.loads(memd("eval", "locomo", str(path), "--no-consolidate", "--json").output)
+    answers = data["answers"]
+    assert answers["4-single-hop"] == {"questions": 1, "contains_answer": 1.0, "half_words": 1.0, "refused": 0.0}
+    assert answers["1-multi-hop"]["contains_answer"] == 1.0  # "vase", from Ben's pottery class
+    unanswerable = answers["5-unanswerable"]
+    assert unanswerable["refused"] == 1.0 and unanswerable["contains_answer"] is None
+    out = memd("eval", "locomo", str(path), "--no-consolidate").output
+    assert "offline answers" in out and "4-single-hop (1)" in out
