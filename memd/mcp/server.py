@@ -138,9 +138,9 @@ def build_server(memory: Memory) -> MCPServer[Any]:
     if methods != set(TOOLS):
         # Never serve a tool unannotated, nor list one that does not exist.
         raise RuntimeError(f"memd/mcp/catalog.py and Tools differ: {sorted(methods ^ set(TOOLS))}")
-    for tool in TOOLS.values():
-        method = _numbered(getattr(tools, tool.name))
-        server.add_tool(guarded(method), annotations=HINTS[tool.effect], title=tool.title)
+    for name in (name for name in vars(Tools) if not name.startswith("_")):  # listed in the order they are written
+        tool = TOOLS[name]
+        server.add_tool(guarded(_numbered(getattr(tools, name))), annotations=HINTS[tool.effect], title=tool.title)
     server.pages = add_resources(server, memory, guarded)
     return server
 

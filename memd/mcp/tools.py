@@ -12,16 +12,21 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from memd.app import Memory
 
+
+def _seq_text(value: Any) -> Any:
+    """A seq given as a number (12, as memory_add returns it) is read as its text."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+# A string in the schema; a number is accepted as well (``_seq_text``).
 Seq = Annotated[
-    int | str,
-    Field(
-        description="A seq from a result or an added entry: 12 (a number or a string), "
-        "or '12+41-43' for an entry that merges several."
-    ),
+    str,
+    BeforeValidator(_seq_text),
+    Field(description="A seq from a result or an added entry: '12', or '12+41-43' for an entry that merges several."),
 ]
 Time = Annotated[
     str | None,
@@ -128,7 +133,7 @@ class Tools:
         (the entry it replaces, as memory_get shows it) and `reason`. Refused when the seq is not live,
         sits in a note of the user's own, or already has an update waiting (update that one)."""
         added = self.memory.update(
-            str(seq), text, reason=reason, time=time, source=source, src=src, meta=tuple((meta or {}).items())
+            seq, text, reason=reason, time=time, source=source, src=src, meta=tuple((meta or {}).items())
         )
         return added.to_json()
 
@@ -140,7 +145,7 @@ class Tools:
         Use it only for what should not be kept: a mistaken entry, or something the user asked you to
         forget. For a fact that changed, use memory_update (the old value stays on record). The words stay
         in the vault's git history. Returns `seqs`, `removed` (path, line and text of each entry) and `commit`."""
-        return self.memory.forget(str(seq)).to_json()
+        return self.memory.forget(seq).to_json()
 
     # -- reading ------------------------------------------------------------------
 
@@ -151,7 +156,7 @@ class Tools:
 
         Use it before memory_update or memory_forget to be sure of the entry, or to read a cited seq in
         full. A seq that is no longer live (superseded or forgotten) is an error; memory_history tells why."""
-        return self.memory.get(str(seq)).to_json()
+        return self.memory.get(seq).to_json()
 
     def memory_search(
         self,
@@ -253,8 +258,11 @@ class Tools:
     def memory_history(
         self,
         target: Annotated[
-            int | str,
-            Field(description="A seq from a result (e.g. 12 or '12+41'), or words that pick the best-matching entry."),
+            str,
+            BeforeValidator(_seq_text),
+            Field(
+                description="A seq from a result (e.g. '12' or '12+41'), or words that pick the best-matching entry."
+            ),
         ],
     ) -> dict[str, Any]:
         """How one memory changed over time, from the vault's git history: when it was added, filed, merged,
@@ -263,7 +271,7 @@ class Tools:
         Check it before relying on a fact that may have changed. Returns `steps` (each with `kind`, `date`,
         `commit`, `author`, `entry` as it read then, and `superseded_by` when replaced) and `now` (where the
         entry is today; empty when it was superseded or removed)."""
-        return self.memory.history(str(target)).to_json()
+        return self.memory.history(target).to_json()
 
     def memory_status(self) -> dict[str, Any]:
         """Show the state of the memory: entries and tokens waiting in the CURRENT buffer against the
