@@ -220,12 +220,17 @@ def test_crossing_the_token_threshold_consolidates(handler: Handler, clock: Cloc
     vault.config_path.write_text("[consolidate]\nbuffer_tokens = 30\n")
     text = "The garden beds need compost in April. Tomatoes go in the south bed. Basil grows by the door.\n"
     (vault.inbox_dir / "garden.md").write_text(text * 2)
+    lines: list[str] = []
+    handler.log = lines.append
     handler.notice(str(vault.inbox_dir / "garden.md"))
     step(handler, clock, 0.5)
     step(handler, clock, 0.5)
     assert subjects(vault)[0].startswith("consolidate:")
     assert handler.book.data["last_consolidation"]["trigger"] == "tokens"
     assert vault.topic_files()
+    [consolidated] = [line for line in lines if line.startswith("consolidated ")]
+    topic = vault.rel_of(vault.topic_files()[0])
+    assert "(tokens): committed " in consolidated and topic in consolidated
     assert step(handler, clock, 0.5) == 0  # consolidation's writes are memd's own
 
 
