@@ -28,12 +28,11 @@ from typing import Any
 
 from memd.ask import tools
 from memd.ask.grounded import grounded_answer
-from memd.ask.offline import EVIDENCE_TOKENS, NOTHING, Answer, Evidence, Report, Step, quote
+from memd.ask.offline import EVIDENCE_TOKENS, NOTHING, Answer, Evidence, Report, Step, asked_today, quote
 from memd.ask.offline import ask as offline_ask
 from memd.ask.shown import Shown, seen, shown_ranges
 from memd.core import ledger
 from memd.core.errors import MemdError
-from memd.core.timeutil import now
 from memd.core.tokens import count_tokens
 from memd.engine.breaker import Unavailable
 from memd.engine.client import ContextExceeded, ModelClient, ModelError
@@ -157,7 +156,7 @@ def _explore(
     for round_ in range(1, MAX_ROUNDS + 1):
         payload = {
             "question": question,
-            "today": now().date().isoformat(),
+            "today": asked_today().isoformat(),  # the --as-of date, if any
             "round": round_,
             "max_rounds": MAX_ROUNDS,
             "results": results,

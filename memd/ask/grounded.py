@@ -11,8 +11,7 @@ import json
 import re
 from typing import Any
 
-from memd.ask.offline import Evidence
-from memd.core.timeutil import now
+from memd.ask.offline import Evidence, asked_today
 from memd.engine.breaker import Unavailable
 from memd.engine.client import ModelClient, ModelError
 from memd.engine.fidelity import ANSWER_SUPPORT, Sources, sentences, unsupported
@@ -39,7 +38,7 @@ def grounded_answer(
     while True:
         payload = {
             "question": question,
-            "today": now().date().isoformat(),
+            "today": asked_today().isoformat(),  # the --as-of date, if any
             "evidence": [{"ref": cite, "seq": r.seq, "time": r.time, "text": r.text} for cite, r in shown],
         }
         messages = [

@@ -155,7 +155,7 @@ def ask(
 ) -> Answer:
     """The extractive answer; ``today`` is the day a time the question names
     ("last May") is read against (default: now, or the day ``asked_on`` set)."""
-    today = today or _asked_on.get() or now().date()
+    today = today or asked_today()
     own = store is None
     store = store or IndexStore(vault)
     try:
@@ -209,6 +209,11 @@ def ask(
 
 
 _asked_on: ContextVar[date | None] = ContextVar("asked_on", default=None)
+
+
+def asked_today() -> date:
+    """The day a question is asked on: the one ``asked_on`` set, else today."""
+    return _asked_on.get() or now().date()
 
 
 @contextmanager
