@@ -138,6 +138,7 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=2000)
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--against", metavar="REV", help="also measure the memd package at this git revision")
+    parser.add_argument("--modes", default=",".join(MODES), help="ways of searching to run (default: memory,mcp)")
     parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     parser.add_argument("--vault", help="an indexed vault to search instead of building one (--entries is then unused)")
     parser.add_argument("--queries", help=argparse.SUPPRESS)
@@ -149,7 +150,7 @@ def main() -> None:
         print(json.dumps(child(args.child, args.vault, queries, samples)))
         return
 
-    samples = sorted({n for n in (1, 10, 50, 100, 200, 300, 400, 500, args.calls) if n <= args.calls})
+    samples = sorted({n for n in (1, 10, 20, 50, 100, 200, 300, 400, 500, args.calls) if n <= args.calls})
     with tempfile.TemporaryDirectory(prefix="memd-rss-") as folder:
         root = Path(folder)
         vault = Path(args.vault).resolve() if args.vault else build(root, args.entries)
@@ -162,16 +163,17 @@ def main() -> None:
         if args.against:
             versions = {args.against: extract(args.against, root / "against"), **versions}
         print(f"{args.calls} distinct searches per process; RSS in MB after n calls, CPU ms per call after {WARM_UP}")
-        header = ["code", "way", *(f"n={n}" for n in samples), "growth 10->last", "CPU p50", "CPU p95"]
+        header = ["code", "way", *(f"n={n}" for n in samples), "growth 10->last", "20->last", "CPU p50", "CPU p95"]
         header += ["p99", "max", "full collections (median ms)"]
         print(" | ".join(header))
-        for mode in MODES:
+        for mode in [m for m in args.modes.split(",") if m in MODES]:
             for name, code in versions.items():
                 result = run_child(code, mode, vault, query_file, samples)
                 rss, cpu = result["rss"], [1000 * s for s in result["cpu"][WARM_UP:]]
                 last = max(rss)
                 row = [name, mode, *(f"{rss[n]:.0f}" for n in samples)]
-                row += [f"{rss[last] / rss[min(10, last)]:.2f}x", f"{statistics.median(cpu):.1f}"]
+                row += [f"{rss[last] / rss[min(10, last)]:.2f}x", f"{rss[last] / rss[min(20, last)]:.2f}x"]
+                row += [f"{statistics.median(cpu):.1f}"]
                 row += [f"{percentile(cpu, 0.95):.1f}", f"{percentile(cpu, 0.99):.1f}", f"{max(cpu):.1f}"]
                 full = [1000 * s for s in result["full"]]
                 row += [f"{len(full)} ({statistics.median(full):.0f})" if full else "0"]

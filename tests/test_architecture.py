@@ -201,6 +201,58 @@ def test_imports_for_the_type_checker_only_are_not_edges() -> None:
     assert imports_of_source(source, "memd.core.mod", is_package=False) == {"memd.core.errors", "memd.vault.vault"}
 
 
+# What each front door may import besides itself (ARCHITECTURE.md §5): the
+# application layer and what knows no vault; the CLI also starts the other two
+# doors. "memd" is the top-level package (``memd.Memory``, the version).
+FRONT_DOORS: dict[str, frozenset[str]] = {
+    "daemon": frozenset({"app", "core", "memd"}),
+    "mcp": frozenset({"app", "core", "memd"}),
+    "cli": frozenset({"app", "core", "memd", "daemon", "mcp"}),
+}
+
+
+def front_door_reaches(edges: dict[str, set[str]]) -> list[str]:
+    """Each import by a front door of a package below ``memd.app`` (imports
+    for the type checker only are not edges: a door may name ``Vault`` in an
+    annotation)."""
+    offenders = []
+    for module, targets in sorted(edges.items()):
+        allowed = FRONT_DOORS.get(package_of(module))
+        if allowed is None:
+            continue
+        for target in sorted(targets):
+            theirs = package_of(target)
+            if theirs != package_of(module) and theirs not in allowed:
+                offenders.append(f"{module} imports {target}: a front door calls memd.Memory (memd.app)")
+    return offenders
+
+
+def test_front_doors_go_through_the_application_layer() -> None:
+    offenders = front_door_reaches(graph())
+    assert not offenders, offenders
+
+
+def test_the_front_door_check_sees_a_door_reaching_below_the_app_layer() -> None:
+    planted = (
+        "from typing import TYPE_CHECKING\n"
+        "from memd.app import Memory\n"
+        "from memd.core.errors import MemdError\n"
+        "from memd.daemon.watch import Debouncer\n"
+        "from memd.vault.vault import Vault\n"
+        "if TYPE_CHECKING:\n"
+        "    from memd.git.log import Commit\n"
+    )
+    edges = {"memd.daemon.planted": imports_of_source(planted, "memd.daemon.planted", is_package=False)}
+    assert front_door_reaches(edges) == [
+        "memd.daemon.planted imports memd.vault.vault: a front door calls memd.Memory (memd.app)"
+    ]
+    # The CLI starts the daemon and the MCP server; the daemon starts neither.
+    assert front_door_reaches({"memd.cli.x": {"memd.daemon.runner", "memd.mcp.server"}}) == []
+    assert front_door_reaches({"memd.daemon.x": {"memd.cli.root"}}) == [
+        "memd.daemon.x imports memd.cli.root: a front door calls memd.Memory (memd.app)"
+    ]
+
+
 def test_no_code_outside_the_engine_package_tests_an_engine_name() -> None:
     offenders = []
     for path in PACKAGE.rglob("*.py"):

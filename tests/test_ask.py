@@ -135,5 +135,5 @@ def test_an_answer_is_dated_by_the_day_it_speaks_of(vault: Vault, memd) -> None:
     memd("add", "--time", "2026-11-22", "--meta", "when=2026-11-14..2026-11-15", "Bought a road bike in Utrecht")
     memd("add", "--time", "2026-11-22", "Booked the bike service for next spring")
     out = json.loads(memd("ask", "When did I buy the road bike?", "--json").output)["answer"]
-    assert "Bought a road bike in Utrecht (2026-11-14..2026-11-15)" in out
+    assert "Bought a road bike in Utrecht (14 to 15 November 2026)" in out  # "when ...?": the days in words
     assert "(2026-11-22)" not in out.splitlines()[0]

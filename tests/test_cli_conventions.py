@@ -36,6 +36,22 @@ def test_every_usage_error_is_one_line_with_exit_code_1(vault: Vault, args: list
     assert "Usage:" not in result.output and "Traceback" not in result.output
 
 
+def test_every_error_starts_with_memd_as_usage_errors_do(vault: Vault, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    # A library error through click (a seq no entry holds) ...
+    result = CliRunner().invoke(main, ["--vault", str(vault.root), "forget", "999"])
+    assert result.exit_code == 1 and result.output.startswith("memd: "), result.output
+    # ... through the fast path of a plain `memd add`, which runs without click ...
+    launched = subprocess.run(
+        [sys.executable, "-m", "memd", "--vault", str(tmp_path / "nowhere"), "add", "x"], capture_output=True, text=True
+    )
+    assert launched.returncode == 1 and launched.stderr.startswith("memd: "), launched.stderr
+    # ... and a door that cannot start: nothing says "Error:".
+    assert "Error:" not in result.output + launched.stderr
+
+
 def test_a_usage_error_in_json_mode_is_a_json_object(vault: Vault) -> None:
     result = CliRunner().invoke(main, ["--vault", str(vault.root), "--json", "add", "a", "b"])
     assert result.exit_code == 1

@@ -325,10 +325,10 @@ def test_json_mode_errors_are_json_objects(memd: Memd) -> None:
     assert error == {"error": error["error"], "kind": "NotFound", "code": 1} and "nowhere" in error["error"]
 
 
-def test_the_readme_shows_the_config_file_memd_init_writes(vault: Vault) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_the_settings_guide_shows_the_config_file_memd_init_writes(vault: Vault) -> None:
+    guide = (REPO / "docs" / "settings.md").read_text(encoding="utf-8")
     written = vault.config_path.read_text(encoding="utf-8")
-    assert f"```toml\n{written.rstrip()}\n```" in readme
+    assert f"```toml\n{written.rstrip()}\n```" in guide
 
 
 def test_the_readme_python_example_runs(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from memd.app import Memory
 from memd.core.errors import VaultError
-from memd.daemon.handler import Handler
+from memd.daemon.handler import Handler, file_hash
 from memd.daemon.runner import start_observer
 from memd.daemon.status import DaemonLock, running_pid
 from memd.daemon.watch import Debouncer, classify
@@ -220,12 +220,17 @@ def test_crossing_the_token_threshold_consolidates(handler: Handler, clock: Cloc
     vault.config_path.write_text("[consolidate]\nbuffer_tokens = 30\n")
     text = "The garden beds need compost in April. Tomatoes go in the south bed. Basil grows by the door.\n"
     (vault.inbox_dir / "garden.md").write_text(text * 2)
+    lines: list[str] = []
+    handler.log = lines.append
     handler.notice(str(vault.inbox_dir / "garden.md"))
     step(handler, clock, 0.5)
     step(handler, clock, 0.5)
     assert subjects(vault)[0].startswith("consolidate:")
     assert handler.book.data["last_consolidation"]["trigger"] == "tokens"
     assert vault.topic_files()
+    [consolidated] = [line for line in lines if line.startswith("consolidated ")]
+    topic = vault.rel_of(vault.topic_files()[0])
+    assert "(tokens): committed " in consolidated and topic in consolidated
     assert step(handler, clock, 0.5) == 0  # consolidation's writes are memd's own
 
 
@@ -401,3 +406,44 @@ def test_an_idle_daemon_readies_its_index_so_its_first_search_stats_no_file(
     found = handler.memory.search("oat milk", limit=3)
     assert [hit["path"] for hit in found.results][:1] == ["topics/coffee.md"]
     assert by_stats == []  # the watch set up while idle vouched for the files
+
+
+def test_the_log_names_every_file_a_hand_edit_commit_holds(handler: Handler, clock: Clock, vault: Vault) -> None:
+    lines: list[str] = []
+    handler.log = lines.append
+    (vault.topics_dir / "tea.md").write_text("# Tea\n- Sam likes green tea\n")  # saved with no event seen
+    edit(handler, "topics/coffee.md", COFFEE)
+    step(handler, clock, 0.5)
+    step(handler, clock, QUIET)
+    [committed] = [line for line in lines if line.startswith("committed hand edit")]
+    assert committed.endswith("(topics/coffee.md, topics/tea.md)")
+    assert handler.book.data["last_commit"]["files"] == ["topics/coffee.md", "topics/tea.md"]
+
+
+def test_an_unreadable_file_is_logged_once_and_the_daemon_carries_on(
+    vault: Vault, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault.current.chmod(0)  # what `chmod 000 CURRENT.md` does (root reads it anyway: the read fails below too)
+    real = Path.read_bytes
+
+    def read_bytes(path: Path) -> bytes:
+        if path == vault.current:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    lines: list[str] = []
+    handler = Handler(vault, clock=clock, quiet=QUIET, rescan_every=3600.0, log=lines.append)
+    handler.start()
+    handler.notice(str(vault.current))
+    step(handler, clock, 0.5)
+    assert lines == ["cannot read CURRENT.md (permission denied); left alone until it can be read"]
+    edit(handler, "topics/coffee.md", COFFEE)  # the rest of the vault is still watched
+    step(handler, clock, 0.5)
+    step(handler, clock, QUIET)
+    assert "edit: topics/coffee.md|Test User" in subjects(vault)
+    vault.current.chmod(0o644)
+    monkeypatch.setattr(Path, "read_bytes", real)
+    handler.notice(str(vault.current))
+    step(handler, clock, 0.5)
+    assert handler.seen["CURRENT.md"] == file_hash(vault.current)

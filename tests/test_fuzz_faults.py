@@ -545,7 +545,7 @@ def test_a_malformed_input_gets_an_answer_never_a_crash(case: Case, template: Pa
         assert result["traceback"] is None, f"{shown}\n{result['traceback']}"
         assert result["code"] in (0, 1), f"{shown}: exit {result['code']}\n{result['stderr']}"
         assert result["cpu_seconds"] < case.cpu_seconds, f"{shown}: used {result['cpu_seconds']} CPU s"
-        errors = [line for line in result["stderr"].splitlines() if line.startswith("Error:")]
+        errors = [line for line in result["stderr"].splitlines() if line.startswith("memd: ")]
         assert len(errors) <= 1, f"{shown}: {result['stderr']}"
         if errors:
             assert _names_a_file(errors[0], case, vault), f"{shown}: the error names no file: {errors[0]}"

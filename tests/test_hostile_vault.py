@@ -67,7 +67,7 @@ def test_a_stray_byte_in_current_md_is_named_and_never_refuses_an_add(memd: Memd
     status = memd("status")  # the one report that must work whatever the vault holds
     assert "warning: CURRENT.md:8: " in status.output and "consolidation waits until it is fixed" in status.output
     refused = memd("consolidate", ok=False)
-    assert refused.exit_code == 1 and assert_clean(refused).startswith("Error: CURRENT.md:8: ")
+    assert refused.exit_code == 1 and assert_clean(refused).startswith("memd: CURRENT.md:8: ")
     fixed = vault.current.read_bytes().replace(b"written by an older memd " + stray + b" here", b"written here")
     vault.current.write_bytes(fixed)  # the person removes it
     keeps_working(memd)
@@ -345,10 +345,19 @@ def test_a_pipe_in_place_of_memds_own_files_never_hangs(memd: Memd, vault: Vault
     keeps_working(memd)
 
 
-def test_ingest_of_a_device_stops_at_the_size_limit(memd: Memd, vault: Vault) -> None:
+def test_ingest_of_a_device_is_refused_before_it_is_read(memd: Memd, vault: Vault) -> None:
     proc = run_memd(vault, "ingest", "--max-size", "1", "/dev/zero", timeout=60)
     assert_clean(proc)
-    assert proc.returncode == 1 and "/dev/zero: rejected: too large (more than 1.0 MB, the limit" in proc.stderr
+    assert proc.returncode == 1 and "/dev/zero: rejected: not a regular file (a character device)" in proc.stderr
+    keeps_working(memd)
+
+
+def test_ingest_of_a_named_pipe_is_refused_never_waited_on(memd: Memd, vault: Vault, tmp_path: Path) -> None:
+    pipe = tmp_path / "p.json"
+    os.mkfifo(pipe)
+    proc = run_memd(vault, "ingest", str(pipe), timeout=30)  # a hang fails here
+    assert_clean(proc)
+    assert proc.returncode == 1 and f"{pipe}: rejected: not a regular file (a named pipe)" in proc.stderr
     keeps_working(memd)
 
 

@@ -105,12 +105,12 @@ def test_standard_input_and_errors_as_the_click_command_gives_them(vault: Vault)
     assert piped.returncode == 0 and len(piped.stdout.splitlines()) == 2
 
     empty = memd_process("--vault", str(vault.root), "add", "   ")
-    assert (empty.returncode, empty.stdout, empty.stderr) == (1, "", "Error: nothing to add: the text is empty\n")
+    assert (empty.returncode, empty.stdout, empty.stderr) == (1, "", "memd: nothing to add: the text is empty\n")
     problem = json.loads(memd_process("--vault", str(vault.root), "add", "--json", "").stderr)
     assert problem == {"error": "nothing to add: the text is empty", "kind": "FormatError", "code": 1}
 
     missing = memd_process("--vault", str(vault.root / "nowhere"), "add", "x")
-    assert missing.returncode == 1 and missing.stderr.startswith("Error: ") and "nowhere" in missing.stderr
+    assert missing.returncode == 1 and missing.stderr.startswith("memd: ") and "nowhere" in missing.stderr
     assert "Traceback" not in missing.stderr
 
     for meta, problem in (("seq=4", "seq is assigned by memd"), ("source=me", "use --source"), ("k=a b", "meta k=")):

@@ -16,24 +16,13 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from memd.mcp.catalog import TOOLS as CATALOG
+from memd.mcp.catalog import WRITERS
 from memd.vault.vault import Vault
 
 pytestmark = pytest.mark.slow  # MCP servers in subprocesses
 
-TOOLS = {
-    "memory_add",
-    "memory_search",
-    "memory_grep",
-    "memory_read",
-    "memory_list",
-    "memory_ask",
-    "memory_status",
-    "memory_history",
-    "memory_get",
-    "memory_update",
-    "memory_forget",
-}
-WRITERS = {"memory_add", "memory_update", "memory_forget"}
+TOOLS = set(CATALOG)
 
 
 def server_params(vault: Vault) -> StdioServerParameters:
@@ -96,7 +85,7 @@ def test_an_agent_lists_the_tools_adds_a_memory_then_searches_and_asks(vault: Va
 
     top = seen["search"]["results"][0]
     assert top["path"] == "CURRENT.md" and top["line"] == added["line"]
-    assert top["seq"] == str(added["seq"])
+    assert top["seq"] == added["seq"]  # a number, as memory_add gave it
 
     answer = seen["ask"]
     assert answer["found"] is True
@@ -307,3 +296,59 @@ def test_an_agent_can_set_extra_signature_keys_but_not_the_seq(vault: Vault) -> 
     assert seen["refused"][0] and "seq is assigned by memd" in seen["refused"][1]
     assert seen["replacing"][0] and "call memory_update" in seen["replacing"][1]
     assert "Faro" not in vault.current.read_text()
+
+
+def test_a_seq_is_a_number_or_a_string_going_in_and_a_number_coming_out(vault: Vault) -> None:
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        [added] = (await call(session, "memory_add", text="Dana lives in Lisbon.", source="user"))["added"]
+        seen["added"] = added
+        seen["found"] = (await call(session, "memory_search", query="Lisbon"))["results"][0]
+        seen["by_number"] = await call(session, "memory_get", seq=added["seq"])
+        seen["by_string"] = await call(session, "memory_get", seq=str(added["seq"]))
+        seen["history"] = await call(session, "memory_history", target=added["seq"])
+        seen["update"] = await call(
+            session, "memory_update", seq=added["seq"], text="Dana lives in Porto.", reason="moved"
+        )
+        seen["forget"] = await call(session, "memory_forget", seq=str(seen["update"]["added"]["seq"]))
+
+    with_session(vault, body)
+    seq = seen["added"]["seq"]
+    assert isinstance(seq, int)
+    assert seen["found"]["seq"] == seq and seen["by_number"] == seen["by_string"]
+    assert seen["by_number"]["seq"] == seq and seen["by_number"]["seqs"] == [seq]
+    assert seen["history"]["seq"] == seq and seen["history"]["steps"][0]["entry"]["seq"] == seq
+    assert seen["update"]["supersedes"]["seq"] == seq and seen["update"]["added"]["seq"] == seq + 1
+    assert seen["forget"]["seqs"] == seq + 1
+
+
+def test_a_merged_seq_set_stays_a_string() -> None:
+    from memd.mcp.tools import seqs_as_numbers
+
+    found = {"seq": "12+41-43", "seqs": [12, 41, 42, 43], "replaced_by": [{"seq": "44"}], "text": "12"}
+    assert seqs_as_numbers(found) == {
+        "seq": "12+41-43",
+        "seqs": [12, 41, 42, 43],
+        "replaced_by": [{"seq": 44}],
+        "text": "12",
+    }
+
+
+def test_the_tools_come_from_one_list_that_the_server_and_the_help_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    from click.testing import CliRunner
+
+    from memd import Memory
+    from memd.cli import main
+    from memd.mcp.server import INSTRUCTIONS, build_server
+    from memd.mcp.tools import Tools
+
+    shown = CliRunner().invoke(main, ["mcp", "--help"]).output
+    assert all(name in " ".join(shown.split()) for name in CATALOG)
+    assert set(re.findall(r"memory_[a-z]+", INSTRUCTIONS)) <= TOOLS
+    # A tool written in one place only never ships: the server refuses to be built.
+    monkeypatch.setattr(Tools, "memory_extra", lambda self: {}, raising=False)
+    with pytest.raises(RuntimeError, match="memory_extra"):
+        build_server(Memory.__new__(Memory))

@@ -56,7 +56,7 @@ def test_an_agent_finds_a_fact_that_changed_and_updates_it(vault: Vault, memd: M
 
     with_session(vault, body)
     got = seen["get"]
-    assert got["seq"] == str(old.seq) and got["text"] == "Dana lives in Lisbon, near the river."
+    assert got["seq"] == old.seq and got["text"] == "Dana lives in Lisbon, near the river."
     assert got["path"].startswith("topics/") and got["topic"] and got["cite"] == f"{got['path']}:{got['line']}"
     line = (vault.root / got["path"]).read_text().splitlines()[got["line"] - 1]
     assert line == f"- {got['signature']} {got['text']}"
@@ -68,7 +68,7 @@ def test_an_agent_finds_a_fact_that_changed_and_updates_it(vault: Vault, memd: M
     assert seen["update"]["supersedes"]["text"] == got["text"] and seen["update"]["reason"] == "she moved in May"
     # Acknowledged like an add: the line is in CURRENT.md as reported.
     assert vault.current.read_text().splitlines()[added["line"] - 1] == f"- {added['signature']} {added['text']}"
-    assert seen["pending"]["replaced_by"] == [{"seq": str(added["seq"]), "path": "CURRENT.md", "line": added["line"]}]
+    assert seen["pending"]["replaced_by"] == [{"seq": added["seq"], "path": "CURRENT.md", "line": added["line"]}]
     assert seen["again"][0] and f"update seq {added['seq']} instead" in seen["again"][1]
     assert seen["no_reason"][0] and seen["no_reason"][1].startswith("memory_update: reason ")
 
@@ -96,7 +96,7 @@ def test_an_agent_forgets_an_entry_as_memd_forget_does(vault: Vault, memd: Memd)
 
     with_session(vault, body)
     forgot = seen["forget"]
-    assert forgot["seqs"] == str(wrong.seq) and forgot["removed"][0]["path"] == "CURRENT.md"
+    assert forgot["seqs"] == wrong.seq and forgot["removed"][0]["path"] == "CURRENT.md"
     assert "4242" not in vault.current.read_text() and "Priya leads the Atlas team." in vault.current.read_text()
     message = git(vault.root, "log", "-1", "--format=%B").stdout
     assert message.startswith(f"forget: seq {wrong.seq}") and f"Memd-Removed: {wrong.seq}" in message

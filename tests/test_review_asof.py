@@ -84,7 +84,7 @@ def test_snapshots_are_cached_and_rebuilt_when_damaged(memd: Memd, story: Story)
 
 def test_errors_are_one_line(memd: Memd, tmp_path: Path) -> None:
     result = memd("search", "phone", "--as-of", "2020-01-01", ok=False)
-    assert result.exit_code == 1 and result.output.strip() == "Error: the vault has no commit on or before 2020-01-01"
+    assert result.exit_code == 1 and result.output.strip() == "memd: the vault has no commit on or before 2020-01-01"
     result = memd("search", "phone", "--as-of", "no-such-branch", ok=False)
     assert result.exit_code == 1 and "no commit 'no-such-branch'" in result.output
     result = memd("ask", "phone?", "--as-of", "2026-13-45", ok=False)

@@ -124,7 +124,7 @@ def test_bad_revisions_are_one_line_errors(memd: Memd) -> None:
         result = memd("diff", *args, ok=False)
         assert result.exit_code != 0 and "Traceback" not in result.output
     result = memd("diff", "nosuchrev", ok=False)
-    assert result.output.strip() == "Error: no commit 'nosuchrev' in the vault's history (try `memd log`)"
+    assert result.output.strip() == "memd: no commit 'nosuchrev' in the vault's history (try `memd log`)"
 
 
 def test_a_fresh_vault_has_nothing_to_diff(vault) -> None:  # type: ignore[no-untyped-def]

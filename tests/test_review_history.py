@@ -157,7 +157,7 @@ def test_unknown_seqs_and_bad_targets_are_one_line_errors(memd: Memd, vault_with
     result = memd("history", "999", ok=False)
     assert (
         result.exit_code == 1
-        and result.output.strip() == "Error: seq 999 never appeared in this vault's files or history"
+        and result.output.strip() == "memd: seq 999 never appeared in this vault's files or history"
     )
     result = memd("history", "12-3", ok=False)
     assert result.exit_code == 1 and "invalid seq range" in result.output and "Traceback" not in result.output

@@ -101,7 +101,7 @@ def test_undo_is_refused_when_a_later_commit_changed_the_same_topics(memd: Memd,
     result = memd("undo", story.commits["C1"], ok=False)
     assert result.exit_code == 1
     line = result.output.strip()
-    assert line.startswith(f"Error: cannot undo consolidation 1 ({story.commits['C1'][:7]}): later commits changed")
+    assert line.startswith(f"memd: cannot undo consolidation 1 ({story.commits['C1'][:7]}): later commits changed")
     assert f"{story.commits['E'][:7]} edit: topics/coffee.md (Test User, 2026-09-15)" in line
     assert f"{story.commits['C2'][:7]} consolidate" in line  # C2 changed Dana's topic too
     assert (files(vault), vault.current.read_text(), git(vault.root, "rev-parse", "HEAD")) == before

@@ -104,16 +104,40 @@ def test_the_same_line_edited_on_two_devices_stops_sync_and_changes_nothing(tmp_
     assert files(desktop.vault) == before
 
 
+def test_a_conflict_names_the_entry_shows_where_the_versions_differ_and_take_settles_it(tmp_path: Path) -> None:
+    laptop, desktop = sharing(tmp_path)
+    alike = "oat milk and no sugar, warmed to sixty degrees and served in the blue cup by the window"
+    edit(topic_with(laptop, "oat milk"), "oat milk and no sugar", alike + " on weekdays")
+    edit(topic_with(desktop, "oat milk"), "oat milk and no sugar", alike + " on Sundays")
+    laptop("sync")
+
+    stopped = desktop("sync", ok=False).output
+
+    [line] = [line for line in stopped.splitlines() if "edited differently" in line]
+    assert re.search(r"the entry <seq=\d+> was edited differently", line)
+    assert "on weekdays" in line and "on Sundays" in line  # past the 60 characters both versions share
+    assert "memd sync --take here" in stopped and "memd sync --take remote" in stopped
+    assert "git merge" not in stopped  # memd's own files: memd settles them
+
+    taken = desktop("sync", "--take", "remote").output
+    assert "kept the remote's version" in taken
+    laptop("sync")
+    assert memory_files(laptop.vault) == memory_files(desktop.vault)
+    said = " ".join(live(desktop.vault).values())
+    assert "on weekdays" in said and "on Sundays" not in said
+    verify_ok(desktop)
+
+
 @pytest.mark.slow
 def test_a_conflict_a_person_resolves_by_keeping_both_lines_ends_with_every_seq_once(tmp_path: Path) -> None:
     laptop, desktop = sharing(tmp_path)
     edit(topic_with(laptop, "oat milk"), "oat milk", "almond milk")
     edit(topic_with(desktop, "oat milk"), "oat milk", "soy milk")
     laptop("sync")
-    stopped = desktop("sync", ok=False).output
-    # What the message says to do: merge, fix the lines git marks, commit, sync again.
-    # This person keeps both lines, each with the entry's signature.
-    [merge] = re.findall(r"`git merge (\S+)`", stopped)
+    assert desktop("sync", ok=False).exit_code == 1
+    # Rather than keep one version (`memd sync --take`), this person merges with git,
+    # fixes the lines git marks and keeps both lines, each with the entry's signature.
+    merge = "origin/main"
     root = desktop.vault.root
     assert subprocess.run(["git", "-C", str(root), "merge", "-q", merge], capture_output=True).returncode == 1
     path = topic_with(desktop, "soy milk")
@@ -429,3 +453,23 @@ def test_a_topic_renamed_on_one_device_keeps_the_note_added_on_the_other(tmp_pat
         assert holding == ["my-coffee.md"] and not (device.vault.topics_dir / old.name).exists()
         assert "grinder is on the top shelf" in (device.vault.topics_dir / "my-coffee.md").read_text()
         verify_ok(device)
+
+
+def test_two_devices_on_machines_of_the_same_name_read_apart(tmp_path: Path) -> None:
+    import socket
+
+    remote = bare_remote(tmp_path)
+    laptop = first_device(tmp_path, remote, "laptop")  # both machines are called as this one is
+    desktop = clone_device(tmp_path, remote, "desktop")
+    names = [json.loads(device("status", "--json").output)["sync"]["device"]["name"] for device in (laptop, desktop)]
+    host = re.sub(r"[^a-z0-9]+", "-", socket.gethostname().lower()).strip("-")[:8]
+    assert names[0] != names[1] and all(name.startswith(host) for name in names), names
+    registry = json.loads((desktop.vault.meta_dir / "devices.json").read_text())
+    assert sorted(device["name"] for device in registry["devices"].values()) == sorted(names)
+
+
+def test_a_device_name_is_the_host_and_part_of_its_id_unless_that_is_taken() -> None:
+    from memd.vault.spaces import device_name
+
+    assert device_name("vm-3f2a9c") == "vm-3f2a"
+    assert device_name("vm-3f2a9c", taken={"vm-3f2a"}) == "vm-3f2a9c"

@@ -99,6 +99,6 @@ def test_a_conflict_the_daemon_meets_is_recorded_whole_with_its_files_and_how_to
 
     error = handler.book.data["last_sync"]["error"]
     assert error.startswith("sync stopped, a person must decide") and "\n" not in error
-    assert "topics/" in error and "git merge origin/main" in error  # below the message's first line
+    assert "topics/" in error and "memd sync --take here" in error  # below the message's first line
     handler.book.flush()
-    assert "git merge origin/main" in desktop("daemon", "status").output
+    assert "memd sync --take remote" in desktop("daemon", "status").output

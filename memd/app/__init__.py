@@ -13,12 +13,17 @@ from memd.app.memory import Memory
 
 if TYPE_CHECKING:
     from memd.app.results import Added, Hits, JsonResult, Status
+    from memd.ingest import Rejected
 
-__all__ = ["Added", "Hits", "JsonResult", "Memory", "Status"]
+__all__ = ["Added", "Hits", "JsonResult", "Memory", "Rejected", "Status"]
 
 
 def __getattr__(name: str) -> Any:
     # The result types are imported when asked for: `memd add` needs only its own.
+    if name == "Rejected":  # what `Memory.ingest` raises for a file it cannot take
+        from memd.ingest import Rejected
+
+        return Rejected
     if name not in __all__:
         raise AttributeError(name)
     from memd.app import results

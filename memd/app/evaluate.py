@@ -12,6 +12,13 @@ Abstention: every question, of categories 1-4 and the unanswerable category 5
 (adversarial: asked about the wrong person, or about what was never said), is
 also put to the offline ``memd ask``; reported are the shares of each kind it
 answers "nothing in memory answers this" to.
+
+Answers: the same offline answers, per category, as the share that contain
+the expected answer (both normalised: case, punctuation, articles, number
+words as digits, dates in common formats as ISO dates), the share holding at
+least half of the expected answer's content words, and the share refused.
+A refused answer holds nothing (its "closest" memory is no answer); category
+5 has no expected answer, only its refusal rate counts.
 """
 
 from __future__ import annotations
@@ -74,6 +81,84 @@ class Abstention:
         }
 
 
+@dataclass
+class _Answers:
+    """Offline answers of one category: contains the expected answer, holds half its words, refused."""
+
+    contains: list[float] = field(default_factory=list)
+    half: list[float] = field(default_factory=list)
+    refused: list[float] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, float | int | None]:
+        return {
+            "questions": len(self.refused),
+            "contains_answer": _mean(self.contains) if self.contains else None,  # None: no expected answers
+            "half_words": _mean(self.half) if self.half else None,
+            "refused": _mean(self.refused),
+        }
+
+
+_NUMBER_WORDS = {
+    word: str(n)
+    for n, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen twenty".split()
+    )
+}
+_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "once": "1", "twice": "2"})
+_MONTH_SPELLINGS = (
+    "jan january|feb february|mar march|apr april|may|jun june|jul july|aug august|sep sept september"
+    "|oct october|nov november|dec december"
+)
+_MONTHS = {name: n for n, names in enumerate(_MONTH_SPELLINGS.split("|"), start=1) for name in names.split()}
+_MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_WEEKDAY_RE = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+"
+_DAY_RE = r"(\d{1,2})(?:st|nd|rd|th)?"
+_DATES = (
+    # 7 May 2023, Sunday 7 May 2023, 7th of May, 2023
+    (re.compile(rf"\b(?:{_WEEKDAY_RE})?{_DAY_RE}\s+(?:of\s+)?({_MONTH_RE})\.?,?\s+(\d{{4}})\b"), (3, 2, 1)),
+    # May 7, 2023, Sunday, May 7th 2023
+    (re.compile(rf"\b(?:{_WEEKDAY_RE})?({_MONTH_RE})\.?\s+{_DAY_RE},?\s+(\d{{4}})\b"), (3, 1, 2)),
+    # May 2023, May, 2023
+    (re.compile(rf"\b({_MONTH_RE})\.?,?\s+(\d{{4}})\b"), (2, 1, None)),
+)
+_ISO = re.compile(r"\b(\d{4})-(\d{1,2})(?:-(\d{1,2}))?\b")
+
+
+def normalise(text: str) -> str:
+    """Text as answers are compared: lower case, dates as ISO dates (``2023-05-07``,
+    ``2023-05``), number words as digits, no punctuation or articles."""
+    lowered = text.lower()
+
+    def iso(order: tuple[int, int, int | None]) -> Callable[[re.Match[str]], str]:
+        def put(match: re.Match[str]) -> str:
+            year, month = match.group(order[0]), _MONTHS[match.group(order[1])]
+            day = f"-{int(match.group(order[2])):02d}" if order[2] is not None else ""
+            return f" {year}-{month:02d}{day} "
+
+        return put
+
+    for pattern, order in _DATES:
+        lowered = pattern.sub(iso(order), lowered)
+    lowered = _ISO.sub(
+        lambda m: f" {m.group(1)}-{int(m.group(2)):02d}" + (f"-{int(m.group(3)):02d} " if m.group(3) else " "),
+        lowered,
+    )
+    words = re.findall(r"\d{4}-\d{2}(?:-\d{2})?|[a-z0-9]+", lowered.replace("'", ""))
+    return " ".join(_NUMBER_WORDS.get(word, word) for word in words if word not in ("a", "an", "the"))
+
+
+def answer_marks(answer: str, expected: str, analyse: Callable[[str], list[str]]) -> tuple[bool, bool]:
+    """Whether ``answer`` contains ``expected`` (normalised), and holds at least half of its content words."""
+    said, wanted = normalise(answer), normalise(expected)
+    if not wanted:
+        return False, False
+    contains = f" {wanted} " in f" {said} "
+    terms = set(analyse(wanted))
+    held = set(analyse(said))
+    return contains, bool(terms) and len(terms & held) >= 0.5 * len(terms)
+
+
 @dataclass(frozen=True)
 class Report:
     scores: dict[str, Scores]  # by setting name; DEFAULT is what `memd search` uses
@@ -89,6 +174,8 @@ class Report:
     # Distinct topics per evidence turn over multi-hop questions (see ``concentration``);
     # None when no question had two evidence turns in topics.
     evidence_concentration: float | None = None
+    # The offline answers per category ("5-unanswerable" too): see ``_Answers``.
+    answers: dict[str, dict[str, float | int | None]] | None = None
 
     @property
     def main(self) -> Scores:
@@ -118,6 +205,7 @@ class Report:
                 "conversations": self.conversations,
                 "settings": {name: scores.to_json() for name, scores in self.scores.items() if name != DEFAULT},
                 "abstention": self.abstention.to_json() if self.abstention else None,
+                "answers": self.answers,
             }
         )
         return data
@@ -254,6 +342,7 @@ def run_locomo(
     if abstention:
         total_q += sum(len(c.questions) + len(c.unanswerable) for c in chosen)
     abstained: dict[bool, list[bool]] = {True: [], False: []}  # answerable? -> abstained per question
+    answered = {category: _Answers() for category in (*CATEGORIES, UNANSWERABLE)}
     done = 0
     for conversation in chosen:
         with tempfile.TemporaryDirectory(prefix="memd-locomo-") as folder:
@@ -283,6 +372,14 @@ def run_locomo(
                 for question in (*conversation.questions, *conversation.unanswerable):
                     said = offline_ask(vault, question.question, store=store)
                     abstained[question.category != UNANSWERABLE].append(not said.found)
+                    tally_answer = answered[question.category]
+                    tally_answer.refused.append(float(not said.found))
+                    if question.category != UNANSWERABLE and question.answer.strip():
+                        contains, half = answer_marks(
+                            said.answer if said.found else "", question.answer, backend.analyse
+                        )
+                        tally_answer.contains.append(float(contains))
+                        tally_answer.half.append(float(half))
                     done += 1
                     if progress is not None:
                         progress(done, total_q, conversation.sample_id)
@@ -319,6 +416,12 @@ def run_locomo(
         if abstention
         else None,
         _mean_or_none([value for values in spread.values() for value in values]),
+        {
+            f"{category}-{CATEGORIES.get(category, 'unanswerable')}": tally.to_json()
+            for category, tally in answered.items()
+        }
+        if abstention
+        else None,
     )
 
 

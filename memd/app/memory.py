@@ -24,24 +24,27 @@ import builtins
 import os
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from memd.app.reading import Reading
 from memd.vault.vault import Vault, find_vault
 
 if TYPE_CHECKING:
     from memd.app.clone import Cloned
+    from memd.app.documents import SettingChanged, Shown
     from memd.app.entries import Found, TopicDoc, Updated
     from memd.app.init import InitResult
     from memd.app.results import AddResult, JsonResult, Status
     from memd.consolidation import Outcome, Report
     from memd.consolidation.forget import Forgotten
+    from memd.core.config_edit import Setting
     from memd.engine.base import Engine
     from memd.git.log import Commit
     from memd.ingest import InboxJob, IngestResult
     from memd.review.diff import MemoryDiff
     from memd.review.life import Life
     from memd.review.undo import UndoOutcome
+    from memd.sync.merge import Take
     from memd.sync.report import SyncReport
     from memd.vault.lint import Problem
 
@@ -59,12 +62,22 @@ class Memory(Reading):
 
     # -- opening ----------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | os.PathLike[str] | None = None, *, warn: Warn | None = None) -> Memory:
-        """The vault at ``path`` (else ``$MEMD_VAULT``, else the current folder or a parent)."""
+    def open(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        cwd: Path | None = None,
+        warn: Warn | None = None,
+        recover: bool = True,
+    ) -> Memory:
+        """The vault at ``path`` (else ``$MEMD_VAULT``, else ``cwd`` or the current
+        folder, or a parent). ``recover=False`` leaves an interrupted consolidation
+        for the next verb: for a caller that must not be held up (a hook)."""
         if path is not None:
             path = Path(path).expanduser()
-        memory = cls(find_vault(path), warn=warn)
-        memory.recover()
+        memory = cls(find_vault(path, cwd), warn=warn)
+        if recover:
+            memory.recover()
         return memory
 
     @staticmethod
@@ -174,6 +187,15 @@ class Memory(Reading):
         self.may_commit()
         return forget(self.vault, SeqSet.parse(seqs, MAX_SEQS_PER_ENTRY))
 
+    def forget_source(self, path: str) -> Forgotten:
+        """Take back a whole import: its source copy (``path`` under ``sources/``, or
+        the imported file) and every entry taken from it; it can be imported again."""
+        from memd.consolidation.forget import forget_source
+
+        self.recover()
+        self.may_commit()
+        return forget_source(self.vault, path)
+
     def commit_hand_edits(self, hold: Collection[str] = ()) -> str | None:
         """Commit what people changed by hand, under their name (all but the paths in ``hold``)."""
         from memd.consolidation.restore import Unsettled, restore
@@ -249,18 +271,22 @@ class Memory(Reading):
         return JsonResult(topics(self.vault, offset, limit))
 
     # -- several machines ---------------------------------------------------------
-    def sync(self, remote: str | None = None, branch: str | None = None) -> SyncReport:
+    def sync(self, remote: str | None = None, branch: str | None = None, take: str | None = None) -> SyncReport:
         """Commit what is pending, merge the remote's history, push (ARCHITECTURE.md §7).
 
         Follows the remote's branch the vault tracks; ``branch`` names another
         one to follow and track from now on. Raises ``SyncConflict`` (with its
         report) when a person must decide; nothing in the working tree is
-        changed then."""
+        changed then. ``take`` ("here" or "remote") decides it for them: that
+        version of each entry and line both devices changed is kept."""
+        from memd.core.errors import FormatError
         from memd.sync.flow import sync
 
+        if take not in ("here", "remote", None):
+            raise FormatError(f"take must be 'here' or 'remote', not {take!r}")
         self.recover()
         self.may_commit()
-        return sync(self.vault, remote, branch=branch)
+        return sync(self.vault, remote, branch=branch, take=cast("Take | None", take))
 
     @staticmethod
     def init_from(url: str, path: str | os.PathLike[str], branch: str | None = None) -> Cloned:
@@ -316,14 +342,65 @@ class Memory(Reading):
         self.recover()
         return verify_vault(self.vault, full=full)
 
-    def log(self, limit: int = 20) -> builtins.list[Commit]:
-        """Consolidations and hand edits, newest first."""
+    def log(self, limit: int = 20, since: str | None = None) -> builtins.list[Commit]:
+        """Consolidations and hand edits, newest first (``since``: an ISO date or time, the oldest shown)."""
+        from memd.core.timeutil import time_bound
         from memd.git.log import log
 
-        return log(self.vault, limit)
+        return log(self.vault, limit, time_bound(since))
 
     def lint(self, paths: Sequence[Path] | None = None) -> builtins.list[Problem]:
         """Every problem in the vault's files (or the given ones)."""
         from memd.vault.lint import lint_vault
 
         return lint_vault(self.vault, builtins.list(paths) if paths is not None else None)
+
+    def show(self, doc: str = "CURRENT") -> Shown:
+        """CURRENT.md or a topic document (by id or path), as it is on disk."""
+        from memd.app.documents import show
+
+        return show(self.vault, doc)
+
+    # -- settings ---------------------------------------------------------------
+    def settings(self, chosen: tuple[str, str] = ("default", "")) -> builtins.list[Setting]:
+        """Every setting's value and source; ``chosen`` says how the vault itself was chosen."""
+        from memd.app.documents import settings
+
+        return settings(self.vault, chosen)
+
+    def setting(self, key: str, chosen: tuple[str, str] = ("default", "")) -> Setting:
+        """One setting's value and source; ``ConfigError`` for a key memd does not know."""
+        from memd.app.documents import setting
+
+        return setting(self.vault, key, chosen)
+
+    def set_setting(self, key: str, value: str) -> SettingChanged:
+        """Write ``key = value`` into ``.memd/config.toml`` (only that line changes)."""
+        from memd.app.documents import set_setting
+
+        return set_setting(self.vault, key, value)
+
+    # -- watching (the daemon) --------------------------------------------------
+    def changed_paths(self) -> builtins.list[str]:
+        """Memory files that differ from the last commit (none while memd cannot commit)."""
+        from memd.app.watching import changed_paths
+
+        return changed_paths(self.vault)
+
+    def possible_secrets(self) -> dict[str, builtins.list[str]]:
+        """Changed documents in which lint finds a possible secret: path -> ``line: kind``."""
+        from memd.app.watching import possible_secrets
+
+        return possible_secrets(self.vault)
+
+    def inbox_files(self) -> builtins.list[Path]:
+        """Files waiting in ``inbox/``."""
+        from memd.app.watching import inbox_files
+
+        return inbox_files(self.vault)
+
+    def files_of_commit(self, sha: str) -> tuple[str, ...]:
+        """Every path the commit ``sha`` changed."""
+        from memd.app.watching import files_of_commit
+
+        return files_of_commit(self.vault, sha)

@@ -173,12 +173,18 @@ class Reading:
     def ask_as_of(
         self, question: str, when: str, *, budget: int = 1500, report: Callable[[Any], None] | None = None
     ) -> tuple[PastVault, Answer]:
-        """``ask`` over the vault as it was at ``when`` (a date or a revision), read from git."""
+        """``ask`` over the vault as it was at ``when`` (a date or a revision), read from git.
+        Asked as of a date, the times a question names ("last May") are read as on that day;
+        as of a revision, as now."""
         from memd.ask.answering import answer
+        from memd.ask.offline import asked_on
+        from memd.core.timeutil import time_or_none
         from memd.review.asof import past_vault
 
         past = past_vault(self.vault, when)
-        return past, answer(past.vault, question, budget=budget, report=report)
+        moment = time_or_none(when)
+        with asked_on(moment.date() if moment else None):
+            return past, answer(past.vault, question, budget=budget, report=report)
 
     def reindex(self, progress: Progress | None = None, embedding: Progress | None = None) -> Any:
         """Rebuild the search index from the files alone (``embedding`` counts the records embedded)."""

@@ -28,19 +28,18 @@ from typing import Any
 
 from memd.ask import tools
 from memd.ask.grounded import grounded_answer
-from memd.ask.offline import EVIDENCE_TOKENS, NOTHING, Answer, Evidence, Report, Step, quote
+from memd.ask.offline import EVIDENCE_TOKENS, NOTHING, Answer, Evidence, Report, Step, asked_today, quote
 from memd.ask.offline import ask as offline_ask
 from memd.ask.shown import Shown, seen, shown_ranges
 from memd.core import ledger
 from memd.core.errors import MemdError
-from memd.core.timeutil import now
 from memd.core.tokens import count_tokens
 from memd.engine.breaker import Unavailable
 from memd.engine.client import ContextExceeded, ModelClient, ModelError
-from memd.engine.output import BadOutput, parse_json
+from memd.engine.output import BadOutput, Reply, parse_json
 from memd.engine.prompts import load
-from memd.engine.sizes import more_room, prompt_size
-from memd.engine.steps import cause_of, check_echo, echoes_of
+from memd.engine.sizes import prompt_size
+from memd.engine.steps import NoValidReply, check_echo, echoes_of, until_valid
 from memd.index.records import indexed_records
 from memd.vault.vault import Vault
 
@@ -58,7 +57,7 @@ TOOLS: dict[str, Callable[..., Any]] = {
     "read_lines": tools.read_lines,
 }
 ARGS = {
-    "search": {"query", "limit"},
+    "search": {"query", "limit", "since", "until"},
     "grep": {"pattern", "limit", "context"},
     "grep_doc": {"doc", "pattern"},
     "list_docs": {"offset", "limit"},
@@ -157,7 +156,7 @@ def _explore(
     for round_ in range(1, MAX_ROUNDS + 1):
         payload = {
             "question": question,
-            "today": now().date().isoformat(),
+            "today": asked_today().isoformat(),  # the --as-of date, if any
             "round": round_,
             "max_rounds": MAX_ROUNDS,
             "results": results,
@@ -169,51 +168,8 @@ def _explore(
             note = "stopped (context window): the prompt does not fit the model's context"
             _record(steps, report, Step(round_, (), True, note))
             return []
-        echoes, copied = echoes_of(system, messages[1]["content"])
-        data = None
-        note = ""
-        unseen = ""
-        limit = STEP_TOKENS
-        for _attempt in range(2):
-            try:
-                reply = client.complete("agent_step", messages, max_tokens=limit, model=model)
-            except ContextExceeded as err:
-                # Refused unread: shrink the results to the window the server named and ask again.
-                note = f"stopped (context window): {err}"
-                context = client.context_tokens(model)
-                refitted = _fitted(system, payload, context - limit)
-                if refitted is None or refitted == messages:
-                    break
-                messages = refitted
-                echoes, copied = echoes_of(system, messages[1]["content"])
-                continue
-            except ModelError as err:
-                raise _EndpointFailed(str(err)) from None
-            seen(results, shown)  # as shrunk to fit and read: what the model was shown
-            if reply.truncated:
-                note = f"stopped (length limit): the reply stopped at the length limit ({limit} tokens)"
-                roomier = more_room(messages, limit, context)
-                if roomier is None:
-                    break
-                limit = roomier
-                continue
-            unseen = ""
-            try:
-                data = _valid_step(reply.text)
-                check_echo(data, echoes, payload, copied)
-                if data.get("done"):
-                    data["evidence"], unseen = shown_ranges(vault, data.get("evidence", []), shown)
-                    if unseen:
-                        raise BadOutput(f"the evidence cites lines no tool call returned ({unseen})")
-                break
-            except BadOutput as err:
-                data = None
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": reply.text[:RESULT_CHARS]},
-                    {"role": "user", "content": f"That reply was not valid: {err}. Reply with only JSON."},
-                ]
-                note = f"stopped ({cause_of(err)}): {err}"
+        asked = _ask_step(vault, client, model, system, payload, messages, context, results, shown)
+        data, note, unseen, context = asked
         if data is None:
             _record(steps, report, Step(round_, (), True, note))
             if unseen:
@@ -231,6 +187,65 @@ def _explore(
             longest["result"] = _shrink(longest["result"])
     _record(steps, report, Step(MAX_ROUNDS, (), True, "stopped (round limit): the model did not finish"))
     return []
+
+
+def _ask_step(
+    vault: Vault,
+    client: ModelClient,
+    model: str | None,
+    system: str,
+    payload: dict[str, Any],
+    messages: list[dict[str, str]],
+    context: int,
+    results: list[dict[str, Any]],
+    shown: Shown,
+) -> tuple[dict[str, Any] | None, str, str, int]:
+    """One round asked of the model through the loop every model call shares
+    (``until_valid``): its valid reply, or None and why it stopped; the lines it
+    cited that no tool returned; and the context window as the server last named it."""
+    echoes, copied = echoes_of(system, messages[1]["content"])
+    unseen = ""
+    sent: list[int] = []
+
+    def checked(text: str) -> dict[str, Any]:
+        nonlocal unseen
+        unseen = ""
+        data = _valid_step(text)
+        check_echo(data, echoes, payload, copied)
+        if data.get("done"):
+            data["evidence"], unseen = shown_ranges(vault, data.get("evidence", []), shown)
+            if unseen:
+                raise BadOutput(f"the evidence cites lines no tool call returned ({unseen})")
+        return data
+
+    def complete(asked: list[dict[str, str]], limit: int) -> Reply:
+        sent.append(limit)
+        try:
+            reply = client.complete("agent_step", asked, max_tokens=limit, model=model)
+        except ContextExceeded:
+            raise
+        except ModelError as err:
+            raise _EndpointFailed(str(err)) from None
+        seen(results, shown)  # as shrunk to fit and read: what the model was shown
+        return reply
+
+    tries = 2
+    while True:
+        try:
+            data = until_valid(complete, messages, checked, limit=STEP_TOKENS, context=context, tries=tries)
+            return data, "", unseen, context
+        except NoValidReply as err:
+            return None, f"stopped ({err.cause}): {err}", unseen, context
+        except ContextExceeded as err:
+            # Refused unread: shrink the results to the window the server named and ask again.
+            note = f"stopped (context window): {err}"
+            context = client.context_tokens(model)
+            refitted = _fitted(system, payload, context - sent[-1])
+            tries -= len(sent)
+            if refitted is None or refitted == messages or tries <= 0:
+                return None, note, unseen, context
+            messages, sent = refitted, []
+            echoes, copied = echoes_of(system, messages[1]["content"])
 
 
 def _catalog(vault: Vault) -> dict[str, Any]:
@@ -314,6 +329,8 @@ def _run(vault: Vault, call: dict[str, Any]) -> dict[str, Any]:
 # far as a traceback, and a search limit of 10^9 made the index allocate 32 GB and abort.
 _KINDS: dict[str, type] = {
     "query": str,
+    "since": str,
+    "until": str,
     "pattern": str,
     "doc": str,
     "limit": int,
@@ -328,7 +345,7 @@ _MOST: dict[str, int] = {"limit": 200, "context": 20, "offset": 1_000_000, "star
 def _wrong_argument(args: dict[str, Any]) -> str | None:
     for key, value in args.items():
         kind = _KINDS[key]
-        if value is None and key == "end":
+        if value is None and key in ("end", "since", "until"):
             continue
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             shown = repr(value)[:40]

@@ -11,15 +11,14 @@ import json
 import re
 from typing import Any
 
-from memd.ask.offline import Evidence
-from memd.core.timeutil import now
+from memd.ask.offline import Evidence, asked_today
 from memd.engine.breaker import Unavailable
 from memd.engine.client import ModelClient, ModelError
 from memd.engine.fidelity import ANSWER_SUPPORT, Sources, sentences, unsupported
-from memd.engine.output import BadOutput, parse_json
+from memd.engine.output import BadOutput, Reply, parse_json
 from memd.engine.prompts import load
-from memd.engine.sizes import more_room, prompt_size
-from memd.engine.steps import check_echo, echoes_of
+from memd.engine.sizes import prompt_size
+from memd.engine.steps import NoValidReply, check_echo, echoes_of, until_valid
 
 ANSWER_TOKENS = 320  # max_tokens of the answer
 UNSUPPORTED = "[unsupported]"
@@ -39,7 +38,7 @@ def grounded_answer(
     while True:
         payload = {
             "question": question,
-            "today": now().date().isoformat(),
+            "today": asked_today().isoformat(),  # the --as-of date, if any
             "evidence": [{"ref": cite, "seq": r.seq, "time": r.time, "text": r.text} for cite, r in shown],
         }
         messages = [
@@ -51,34 +50,24 @@ def grounded_answer(
         shown = shown[:-1]  # the least relevant evidence goes first
     refs = dict(shown)
     echoes, copied = echoes_of(system, messages[1]["content"])
-    problem = "the model gave no usable answer"
-    limit = ANSWER_TOKENS
-    for _attempt in range(2):
-        try:
-            reply = client.complete("answer", messages, max_tokens=limit, model=model)
-        except (ModelError, Unavailable) as err:
-            return "", set(), f"{err}; showing the extractive answer"
-        if reply.truncated:
-            problem = f"the answer stopped at the length limit ({limit} tokens)"
-            roomier = more_room(messages, limit, context)
-            if roomier is None:
-                break
-            limit = roomier
-            continue
-        try:
-            data = parse_json(reply.text)
-            check_echo(data, echoes, payload, copied)
-            if data.get("found") is False:
-                return "", set(), None  # the evidence holds no answer: the caller says so
-            text, cited = _grounded(data, refs, question)
-            return text, cited, None
-        except BadOutput as err:
-            problem = str(err)
-            messages = [
-                *messages,
-                {"role": "user", "content": f"That reply was not valid: {err}. Reply with only JSON."},
-            ]
-    return "", set(), f"the model's answer was not used ({problem}); showing the extractive answer"
+
+    def answered(text: str) -> tuple[str, set[str], str | None]:
+        data = parse_json(text)
+        check_echo(data, echoes, payload, copied)
+        if data.get("found") is False:
+            return "", set(), None  # the evidence holds no answer: the caller says so
+        answer, cited = _grounded(data, refs, question)
+        return answer, cited, None
+
+    def complete(asked: list[dict[str, str]], limit: int) -> Reply:
+        return client.complete("answer", asked, max_tokens=limit, model=model)
+
+    try:
+        return until_valid(complete, messages, answered, limit=ANSWER_TOKENS, context=context)
+    except (ModelError, Unavailable) as err:
+        return "", set(), f"{err}; showing the extractive answer"
+    except NoValidReply as err:
+        return "", set(), f"the model's answer was not used ({err}); showing the extractive answer"
 
 
 def _grounded(data: dict[str, Any], refs: dict[str, Any], question: str) -> tuple[str, set[str]]:

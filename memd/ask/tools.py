@@ -84,11 +84,22 @@ def search(
     store: IndexStore | None = None,
     options: Options | None = None,
     progress: Progress | None = None,
+    since: str | None = None,
+    until: str | None = None,
 ) -> list[dict[str, Any]]:
     """Ranked records for ``query``; an empty or stopword-only query finds nothing.
-    ``progress(done, total)`` hears of an index (re)build on the way."""
+    ``progress(done, total)`` hears of an index (re)build on the way.
+    ``since``/``until`` (ISO dates or times, inclusive; a bare ``until`` date
+    means through that day) keep the entries written then or naming a day then
+    (``when=``): a model asked "what did I do last May?" searches May alone."""
     if limit < 1:
         raise FormatError("limit must be at least 1")
+    if since or until:
+        from dataclasses import replace
+
+        from memd.core.timeutil import time_bound
+
+        filters = replace(filters or Filters(), since=time_bound(since), until=time_bound(until, end_of_day=True))
     own = store is None
     store = store or IndexStore(vault)
     try:

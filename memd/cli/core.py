@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from memd.cli import emit_json, get_memory, get_vault, json_option, named_vault
+from memd.cli import emit_json, get_memory, json_option, named_vault
 from memd.cli.launch import RESERVED_KEYS
 from memd.cli.output import clip
 
@@ -163,33 +163,11 @@ def show(ctx: click.Context, doc: str, as_json: bool) -> None:
         memd show coffee-and-food
         memd show topics/coffee-and-food.md --json
     """
-    from memd.core.atomic import read_text
-    from memd.core.document import entry_json, parse_document
-    from memd.core.yamlio import FrontmatterError, jsonable
-
-    vault = get_vault(ctx)
-    path = vault.resolve_doc(doc)
-    text = read_text(path, vault.rel(path))
-    if not as_json:
-        click.echo(text, nl=False)
-        return
-    document = parse_document(text)
-    frontmatter, problems = None, [f"{line}: {message}" for line, message in document.problems]
-    if document.frontmatter is not None:
-        try:
-            frontmatter = jsonable(document.frontmatter.data)
-        except FrontmatterError as err:
-            problems.append(f"{1 + err.line}: {err}")
-    emit_json(
-        {
-            "id": vault.doc_id(path),
-            "path": vault.rel(path),
-            "title": document.title(),
-            "frontmatter": frontmatter,
-            "entries": [entry_json(e) for e in document.entries()],
-            "problems": problems,
-        }
-    )
+    shown = get_memory(ctx).show(doc)
+    if as_json:
+        emit_json(shown.to_json())
+    else:
+        click.echo(shown.text, nl=False)
 
 
 @click.command()
@@ -284,12 +262,11 @@ def lint(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
         memd lint topics/coffee.md CURRENT.md
     """
     from memd.app import Memory
-    from memd.vault.vault import find_vault
 
     if len(paths) == 1 and paths[0].is_dir():
-        memory, files = Memory(find_vault(paths[0])), None
+        memory, files = Memory.open(paths[0], recover=False), None
     elif paths:
-        memory, files = Memory(find_vault(cwd=paths[0].resolve().parent)), list(paths)
+        memory, files = Memory.open(cwd=paths[0].resolve().parent, recover=False), list(paths)
     else:
         memory, files = get_memory(ctx), None
     problems = memory.lint(files)
@@ -313,10 +290,11 @@ def lint(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("seqs")
+@click.argument("seqs", required=False)
+@click.option("--source", "source", metavar="PATH", help="Take back a whole import: its source copy and its entries.")
 @json_option
 @click.pass_context
-def forget(ctx: click.Context, seqs: str, as_json: bool) -> None:
+def forget(ctx: click.Context, seqs: str | None, source: str | None, as_json: bool) -> None:
     """Remove the entries holding SEQS on purpose, and commit that under your name.
 
     Deleting a line by hand works too, but memd puts back an entry it
@@ -329,8 +307,11 @@ def forget(ctx: click.Context, seqs: str, as_json: bool) -> None:
     Examples:
         memd forget 12
         memd forget 41-43 --json
+        memd forget --source ~/Downloads/conversations.json
     """
-    result = get_memory(ctx).forget(seqs)
+    if (seqs is None) == (source is None):
+        raise click.UsageError("give SEQS or --source PATH")
+    result = get_memory(ctx).forget_source(source) if source is not None else get_memory(ctx).forget(seqs or "")
     if as_json:
         emit_json(result.to_json())
         return

@@ -42,7 +42,12 @@ def locomo(
     results count in rank order until 300 words have been taken. Reported
     beside recall: answer coverage (the share of the gold answer's words in
     the text taken), mean words taken, query latency, and the same figures
-    for words-only (lexical) retrieval, measured in the same run.
+    for words-only (lexical) retrieval, measured in the same run. Every
+    question is also put to the offline `memd ask`: per category, the share
+    of answers containing the expected answer (normalised: case,
+    punctuation, number words, dates), the share holding at least half of
+    its content words, and the share refused (category 5 is unanswerable:
+    refusing is right).
 
     \b
     Example:
@@ -97,6 +102,12 @@ def locomo(
             f"abstention: {a.unanswerable:.3f} of {a.unanswerable_questions} unanswerable (category 5) questions, "
             f"{a.answerable:.3f} of {a.answerable_questions} answerable ones"
         )
+    if report.answers:
+        click.echo(f"  {'offline answers':<20} {'contain':>8} {'half words':>11} {'refused':>8}")
+        for name, row in report.answers.items():
+            shares = (row["contains_answer"], row["half_words"])
+            contains = f"{shares[0]:>8.3f} {shares[1]:>11.3f}" if None not in shares else f"{'':>20}"
+            click.echo(f"  {name + ' (' + str(row['questions']) + ')':<20} {contains} {row['refused']:>8.3f}")
     click.echo(f"entries {report.entries}, topics {report.topics}, {report.seconds:.1f}s")
     if report.evidence_concentration is not None:
         click.echo(

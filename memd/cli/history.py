@@ -64,17 +64,19 @@ def consolidate(ctx: click.Context, if_due: bool, dry_run: bool, as_json: bool) 
 
 
 @click.command()
-@click.option("-n", "--limit", default=20, show_default=True, help="How many commits.")
+@click.option("-n", "--limit", default=20, show_default=True, type=click.IntRange(min=1), help="How many commits.")
+@click.option("--since", metavar="DATE", help="Only commits from this date or time on (ISO 8601).")
 @json_option
 @click.pass_context
-def log(ctx: click.Context, limit: int, as_json: bool) -> None:
+def log(ctx: click.Context, limit: int, since: str | None, as_json: bool) -> None:
     """Show the memory's history: consolidations and hand edits.
 
     \b
-    Example:
+    Examples:
         memd log -n 5
+        memd log --since 2026-11-01 --limit 50
     """
-    commits = get_memory(ctx).log(limit)
+    commits = get_memory(ctx).log(limit, since)
     if as_json:
         emit_json([c.to_json() for c in commits])
         return

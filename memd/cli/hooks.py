@@ -152,11 +152,11 @@ def claude_capture(ctx: click.Context) -> None:
     import json
     import sys
 
+    from memd.app import Memory
     from memd.app.hooks import capture_claude
-    from memd.vault.vault import find_vault
 
     try:
-        vault = find_vault((ctx.find_root().obj or {}).get("vault"))
+        vault = Memory.open((ctx.find_root().obj or {}).get("vault"), recover=False).vault
         try:
             payload = json.loads(sys.stdin.read() or "{}")
         except json.JSONDecodeError:

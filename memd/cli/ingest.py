@@ -32,7 +32,7 @@ def ingest(ctx: click.Context, files: tuple[Path, ...], max_size: int, as_json: 
         memd ingest meeting-notes.md
         memd ingest ~/.claude/projects/x/session.jsonl conversations.json --json
     """
-    from memd.ingest import Rejected
+    from memd.app import Rejected
 
     memory = get_memory(ctx)
     results: list[dict[str, object]] = []

@@ -176,9 +176,9 @@ def run_search(command: Command) -> int | None:
 
 
 def _failed(err: MemdError, json_out: bool) -> int:
-    """A library error as the click command reports it (click's ``Error:`` line, or JSON)."""
+    """A library error as the click command reports it (a ``memd:`` line, or JSON)."""
     message = err.for_door("cli")
-    print(error_json(message, type(err).__name__, 1) if json_out else f"Error: {message}", file=sys.stderr)
+    print(error_json(message, type(err).__name__, 1) if json_out else f"memd: {message}", file=sys.stderr)
     return 1
 
 

@@ -102,7 +102,7 @@ class LazyGroup(click.Group):
         except MemdError as err:
             if _wants_json(ctx):
                 _json_error(err.for_door("cli"), type(err).__name__, 1)
-            raise click.ClickException(err.for_door("cli")) from None
+            raise Failed(err.for_door("cli")) from None
         except click.exceptions.NoArgsIsHelpError:
             raise  # `memd config` alone: the help is the answer
         except click.UsageError as err:
@@ -122,13 +122,17 @@ class LazyGroup(click.Group):
             raise _one_line(err, None) from None
 
 
-class UsageProblem(click.ClickException):
-    """A usage error as one line (``memd: <problem>; see `memd add --help```), exit code 1 like any error."""
+class Failed(click.ClickException):
+    """An error as one line on stderr, ``memd: <problem>`` (every door's errors start so), exit code 1."""
 
     exit_code = 1
 
     def show(self, file: Any = None) -> None:
         click.echo(f"memd: {self.format_message()}", err=True)
+
+
+class UsageProblem(Failed):
+    """A usage error as one line (``memd: <problem>; see `memd add --help```)."""
 
 
 def _one_line(err: click.UsageError, ctx: click.Context | None) -> UsageProblem:

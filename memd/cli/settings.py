@@ -7,7 +7,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from memd.cli import emit_json, get_vault, json_option
+from memd.cli import emit_json, get_memory, json_option
 
 
 @click.group()
@@ -26,20 +26,14 @@ def config() -> None:
     """
 
 
-def _settings(ctx: click.Context) -> list[Any]:
-    from memd.core.config_edit import Setting, effective_settings
-
-    vault = get_vault(ctx)
-    root = ctx.find_root()
-    given = root.get_parameter_source("vault")
+def _chosen(ctx: click.Context) -> tuple[str, str]:
+    """How this invocation's vault was chosen: (source, origin)."""
+    given = ctx.find_root().get_parameter_source("vault")
     if given is ParameterSource.COMMANDLINE:
-        where = ("flag", "--vault")
-    elif given is ParameterSource.ENVIRONMENT:
-        where = ("env", "MEMD_VAULT")
-    else:
-        where = ("default", "the current folder or a parent holding .memd/")
-    found = Setting("vault", str(vault.root), where[0], where[1], help="the vault these settings belong to")
-    return [found, *effective_settings(vault.config_path, shown_as=vault.rel(vault.config_path))]
+        return ("flag", "--vault")
+    if given is ParameterSource.ENVIRONMENT:
+        return ("env", "MEMD_VAULT")
+    return ("default", "the current folder or a parent holding .memd/")
 
 
 def _origin(setting: Any) -> str:
@@ -57,7 +51,7 @@ def config_list(ctx: click.Context, as_json: bool) -> None:
         memd config list
         MEMD_MODEL=llama3.2 memd config list --json
     """
-    settings = _settings(ctx)
+    settings = get_memory(ctx).settings(_chosen(ctx))
     if as_json:
         emit_json([s.to_json() for s in settings])
         return
@@ -80,16 +74,11 @@ def config_get(ctx: click.Context, key: str, as_json: bool) -> None:
         memd config get consolidate.buffer_tokens
         memd config get llm.model --json
     """
-    from memd.core.settings import spec_for
-
-    for setting in _settings(ctx):
-        if setting.key == key:
-            if as_json:
-                emit_json(setting.to_json())
-            elif setting.value is not None:
-                click.echo(_display(setting.value))
-            return
-    spec_for(key)  # raises with the list of known keys
+    setting = get_memory(ctx).setting(key, _chosen(ctx))
+    if as_json:
+        emit_json(setting.to_json())
+    elif setting.value is not None:
+        click.echo(_display(setting.value))
 
 
 @config.command(name="set", context_settings={"ignore_unknown_options": True})
@@ -107,23 +96,11 @@ def config_set(ctx: click.Context, key: str, value: str) -> None:
         memd config set consolidate.buffer_tokens 3000
         memd config set llm.model qwen2.5:7b-instruct
     """
-    import os
-
-    from memd.core.config_edit import redact, set_setting
-    from memd.core.settings import spec_for
-    from memd.core.tomledit import find_key, toml_value
-
-    vault = get_vault(ctx)
-    with vault.locked():
-        before, written = set_setting(vault.config_path, key, value)
-    spec = spec_for(key)
-    where = find_key(vault.config_path.read_text(encoding="utf-8"), spec.table, spec.name)
-    line = f":{where.line}" if where else ""
-    before, written = redact(key, before), redact(key, written)
-    was = "unset" if before is None else toml_value(before) if isinstance(before, str | int) else str(before)
-    click.echo(f"{key} = {toml_value(written)}  ({vault.rel(vault.config_path)}{line}, was {was})")
-    if spec.env and os.environ.get(spec.env):
-        click.echo(f"note: ${spec.env} is set in this environment and overrides the file", err=True)
+    changed = get_memory(ctx).set_setting(key, value)
+    was = "unset" if changed.before is None else changed.before
+    click.echo(f"{key} = {changed.after}  ({changed.where}, was {was})")
+    if changed.overridden_by:
+        click.echo(f"note: ${changed.overridden_by} is set in this environment and overrides the file", err=True)
 
 
 def _display(value: Any) -> str:

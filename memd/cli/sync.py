@@ -14,9 +14,14 @@ from memd.cli import emit_json, get_memory, json_option
 @click.option(
     "--branch", metavar="NAME", help="The remote's branch to follow, tracked from now on (default: the tracked one)."
 )
+@click.option(
+    "--take",
+    type=click.Choice(["here", "remote"]),
+    help="Where both machines changed one entry or line: keep this machine's version or the remote's.",
+)
 @json_option
 @click.pass_context
-def sync(ctx: click.Context, remote: str | None, branch: str | None, as_json: bool) -> None:
+def sync(ctx: click.Context, remote: str | None, branch: str | None, take: str | None, as_json: bool) -> None:
     """Share the vault with your other machines through a git remote.
 
     Commits what is pending (your edits under your name), fetches, merges
@@ -25,7 +30,9 @@ def sync(ctx: click.Context, remote: str | None, branch: str | None, as_json: bo
     pushes. The first sync on a machine registers it as a device: from then
     on it gives out seqs from its own range, so no seq is ever assigned
     twice. When you edited the same line on two machines, sync stops, changes
-    nothing in your files, and says what to decide. Exits 1 when it stopped.
+    nothing in your files, and says what to decide; `--take here` or `--take
+    remote` then keeps one version (the other stays in git history). Exits 1
+    when it stopped.
 
     It follows the remote's branch the vault tracks (set by `memd init
     --from`; `memd status` shows it), else the one of the local branch's
@@ -36,12 +43,13 @@ def sync(ctx: click.Context, remote: str | None, branch: str | None, as_json: bo
         memd sync
         memd sync --branch main
         memd sync --remote backup --json
+        memd sync --take remote
     """
     from memd.core.errors import MemdError
 
     memory = get_memory(ctx)
     try:
-        report = memory.sync(remote, branch)
+        report = memory.sync(remote, branch, take)
     except MemdError as err:
         stopped = getattr(err, "report", None)
         if stopped is None:

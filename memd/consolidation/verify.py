@@ -147,12 +147,16 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
     from memd.git.log import blocked, removed_by_person, seqs_at, undone_by
     from memd.vault import acks
     from memd.vault.journal import owed
+    from memd.vault.state import seqs_in_text
 
     documents = []
     unread: list[str] = []
+    named: set[int] = set()  # every seq a line names where an entry could start, as history counts them
     for path in vault.entry_files():
         try:
-            documents.append(parse_document(read_bytes(path).decode("utf-8")))
+            text = read_bytes(path).decode("utf-8")
+            documents.append(parse_document(text))
+            named |= seqs_in_text(text)
         except (OSError, UnicodeDecodeError) as err:
             # Its seqs are not lost, only out of sight: say which file, not "missing".
             why = "not valid UTF-8" if isinstance(err, UnicodeDecodeError) else _describe(err)
@@ -194,7 +198,9 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
             f"never change what they say; `git show {commit[:10]}` shows the change)"
             for commit, seqs in walk.reworded
         ]
-        unrecorded = walk.last - set(live) - superseded
+        # A signed line the reader takes for no entry (inside a ``` fence, or with no
+        # closing ``>``) still holds its words where history saw them: not missing.
+        unrecorded = walk.last - set(live) - superseded - named
         if unrecorded and not unread:  # (with a file unread, its seqs would look missing)
             problems.append(
                 f"seqs {_span(unrecorded)} are missing from the files and no commit removed them "
@@ -239,7 +245,7 @@ CHECKPOINT = "verify.json"
 
 def _walk(vault: Vault, full: bool) -> _Walk:
     from memd.git.command import head, is_ancestor
-    from memd.git.log import consolidation_commits, documents_at, paths_changed_by, seqs_at, seqs_by_commit
+    from memd.git.log import ParsedBlobs, consolidation_commits, parsed_at, paths_changed_by, seqs_at, seqs_by_commit
 
     start = None if full else _load(vault)
     tip = head(vault)
@@ -254,6 +260,8 @@ def _walk(vault: Vault, full: bool) -> _Walk:
     # compared with its parent over the files it changed (read once, in one stream).
     consolidations = consolidation_commits(vault, start.head if start else None) if history else set()
     held: dict[str, set[int]] = {start.head: previous} if start and start.head else {}
+    # Each file version (git blob) is parsed once in the walk, not at every commit that holds it.
+    texts_of: ParsedBlobs[dict[int, list[str]]] = ParsedBlobs(lambda document: _texts([document]))
     for commit, parents, seqs, by_hand in history:
         # A merge (two devices' histories joined) is compared with all its parents at once;
         # a parent from before the checkpoint is read from git.
@@ -266,8 +274,10 @@ def _walk(vault: Vault, full: bool) -> _Walk:
             vanished.append((commit, dropped))
         if commit in consolidations and len(parents) == 1:
             paths = paths_changed_by(vault, commit)
-            old, new = documents_at(vault, (parents[0], commit), paths)
-            changed = changed_words(_texts(old), _texts(new))
+            old, new = (_joined(texts) for texts in parsed_at(vault, (parents[0], commit), paths, texts_of))
+            # An entry whose text is as it was keeps its words (``contains`` holds for equal texts).
+            new = {seq: texts for seq, texts in new.items() if not all(text in old.get(seq, ()) for text in texts)}
+            changed = changed_words(old, new)
             if changed:
                 reworded.append((commit, changed))
         previous = seqs
@@ -276,6 +286,17 @@ def _walk(vault: Vault, full: bool) -> _Walk:
     )
     _save(vault, walk)
     return walk
+
+
+def _joined(maps: list[dict[int, list[str]]]) -> dict[int, list[str]]:
+    """``_texts`` of several documents from each one's."""
+    if len(maps) == 1:
+        return maps[0]
+    found: dict[int, list[str]] = {}
+    for texts in maps:
+        for seq, said in texts.items():
+            found.setdefault(seq, []).extend(said)
+    return found
 
 
 def _load(vault: Vault) -> _Walk | None:

@@ -38,6 +38,7 @@ MAX_SEQS_PER_DOCUMENT = 1_000_000
 OVER_BUDGET = f"this file names more than {MAX_SEQS_PER_DOCUMENT} seqs; entry not read"
 _FENCE = re.compile(r"^(```|~~~)")
 _CONTINUATION = re.compile(r"^[ \t]+\S")
+_KEYED = re.compile(r"^<[A-Za-z_]+=")
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,10 @@ def parse_document(text: str) -> Document:
             continue
         item = _ITEM.match(raw)
         if item:
-            entry, problem = _parse_item(item)
+            j = i + 1
+            while j < len(lines) and _CONTINUATION.match(lines[j]):
+                j += 1
+            entry, problem = _parse_item(item, tuple(lines[i + 1 : j]))
             if entry is not None and entry.signature is not None:
                 named += len(entry.signature.seq)
                 if named > MAX_SEQS_PER_DOCUMENT:
@@ -244,10 +248,7 @@ def parse_document(text: str) -> Document:
                 blocks.append(Line(raw))
                 i += 1
                 continue
-            j = i + 1
-            while j < len(lines) and _CONTINUATION.match(lines[j]):
-                j += 1
-            blocks.append(replace(entry, continuation=tuple(lines[i + 1 : j])))
+            blocks.append(entry)
             i = j
             continue
         blocks.append(Line(raw))
@@ -255,12 +256,12 @@ def parse_document(text: str) -> Document:
     return Document(tuple(blocks), frontmatter, final_newline, newline, bom, tuple(problems))
 
 
-def _parse_item(item: re.Match[str]) -> tuple[Entry | None, str | None]:
-    marker, pad, rest = item.group("marker"), item.group("pad"), item.group("rest")
+def _parse_item(item: re.Match[str], continuation: tuple[str, ...]) -> tuple[Entry | None, str | None]:
+    marker, pad, rest = item.group("marker", "pad", "rest")
     if not rest.startswith("<seq"):
-        if rest.startswith("<") and re.match(r"^<[A-Za-z_]+=", rest):
+        if rest.startswith("<") and _KEYED.match(rest):
             return None, "signature must start with <seq="
-        return Entry(rest, None, (), marker, pad, ""), None
+        return Entry(rest, None, continuation, marker, pad, ""), None
     match = SIGNATURE_AT_START.match(rest)
     if not match:
         return None, "unterminated signature (missing '>')"
@@ -272,7 +273,7 @@ def _parse_item(item: re.Match[str]) -> tuple[Entry | None, str | None]:
     text = after.lstrip(" \t")
     sep = after[: len(after) - len(text)]
     text, link = split_link(text, signature)
-    return Entry(text, signature, (), marker, pad, sep, link), None
+    return Entry(text, signature, continuation, marker, pad, sep, link), None
 
 
 def entry_json(located: LocatedEntry) -> dict[str, object]:

@@ -27,6 +27,7 @@ import fnmatch
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 CURRENT_NAME = "CURRENT.md"
 # Folders whose contents never matter to memd: git, editors, memd's own
@@ -51,9 +52,55 @@ _SCRATCH_SUFFIXES = (".swp", ".swx", ".swo", "~", ".tmp", ".temp", ".part", ".cr
 _SCRATCH_PREFIXES = (".", "~$", "#", ".goutputstream-")
 
 
+# What editors, merge tools and downloads leave beside a file, as gitignore patterns:
+# written into a new vault's .gitignore (so `git add -A` skips them too) and checked
+# by ``scratch`` wherever memd commits, so a vault whose .gitignore predates them
+# never commits them either.
+SCRATCH_PATTERNS = (
+    "*~",  # emacs, gedit backups
+    "*.swp",  # vim swap files
+    "*.swo",
+    "*.swx",
+    ".*.sw?",
+    ".#*",  # emacs lock files
+    "\\#*#",  # emacs auto-saves (escaped: a line starting "#" is a comment)
+    "4913",  # vim's probe of a folder
+    "*.tmp",
+    "*.temp",
+    "*.part",
+    "*.crdownload",
+    "*.orig",  # merge tools
+    "*.rej",
+    ".goutputstream-*",  # GNOME
+    "~$*",  # office lock files
+    ".DS_Store",
+)
+
+
 def is_scratch(name: str) -> bool:
     """Editor swap files, temp files, partial downloads and hidden files."""
     return name.startswith(_SCRATCH_PREFIXES) or name.endswith(_SCRATCH_SUFFIXES) or name == "4913"
+
+
+def scratch(rel: str) -> bool:
+    """Whether a vault-relative path is an editor's or a tool's scratch file (by
+    ``SCRATCH_PATTERNS``, matched as git matches its ignore patterns, or
+    ``is_scratch``): never memory, never committed."""
+    name = rel.rsplit("/", 1)[-1]
+    if is_scratch(name):
+        return True
+    return _scratch_spec().match_file(rel)
+
+
+_SPEC: list[object] = []
+
+
+def _scratch_spec() -> Any:
+    if not _SPEC:
+        import pathspec
+
+        _SPEC.append(pathspec.GitIgnoreSpec.from_lines(SCRATCH_PATTERNS))
+    return _SPEC[0]
 
 
 def utf8_name(name: str) -> bool:

@@ -22,10 +22,13 @@ from memd.core.signature_text import decode_value, written
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]*$")
 _SEQ_PART = re.compile(r"^([1-9][0-9]*)(?:-([1-9][0-9]*))?$")
 MAX_SEQ = 10**15 - 1
+_SEQ_DIGITS = len(str(MAX_SEQ))
 MAX_SEQS_PER_ENTRY = 100_000
 # Meta keys whose value names seqs (``supersedes=12+40-41``): bounded like the
 # entry's own seq, so a typo such as ``1-999999999999`` is refused, never expanded.
 SEQ_KEYS = frozenset({"supersedes"})
+# Keys every signature holds, valid by ``_KEY`` (checked without matching it).
+_KNOWN_KEYS = frozenset({"seq", "time", "source", "src"})
 # A signature ends at the first ">" (values never contain a raw ">").
 SIGNATURE_AT_START = re.compile(r"^<seq=[^>\n]*>")
 
@@ -42,6 +45,14 @@ class SeqSet:
         Text a person can type (an entry's signature, a command's argument)
         is parsed with ``MAX_SEQS_PER_ENTRY``; memd's own records (a commit's
         trailers, verify's checkpoint) name as many as they need."""
+        if (
+            text.isdigit()
+            and text.isascii()
+            and text[0] != "0"
+            and len(text) <= _SEQ_DIGITS
+            and (limit is None or limit > 0)
+        ):
+            return cls((((seq := int(text)), seq),))  # one seq, as nearly every entry names: the rules below agree
         shown = text if len(text) <= 60 else text[:57] + "..."
         parts: list[tuple[int, int]] = []
         total = 0
@@ -89,6 +100,9 @@ class SeqSet:
             yield from range(start, end + 1)
 
     def __len__(self) -> int:
+        if len(self.parts) == 1:
+            start, end = self.parts[0]
+            return end - start + 1
         return sum(end - start + 1 for start, end in self.parts)
 
     @property
@@ -165,7 +179,7 @@ class Signature:
         if not keys or keys[0] != "seq":
             raise FormatError("a signature must start with seq=")
         for key in keys:
-            if not _KEY.match(key):
+            if key not in _KNOWN_KEYS and not _KEY.match(key):
                 raise FormatError(f"invalid signature key {key[:40]!r}")
         if len(set(keys)) != len(keys):
             duplicates = sorted({key for key in keys if keys.count(key) > 1})
@@ -184,7 +198,7 @@ class Signature:
             key, eq, value = item.partition("=")
             if not eq:
                 raise FormatError(f"signature item {item!r} has no '='")
-            fields.append((key, decode_value(value)))
+            fields.append((key, decode_value(value) if "%" in value else value))
         return cls.from_fields(fields)
 
     def render(self) -> str:

@@ -43,7 +43,12 @@ class Consolidating(Holding):
         )
         for warning in outcome.warnings:
             self.book.note(warning)
-        self.log(f"consolidated {outcome.entries} entries ({outcome.trigger})")
+        committed = ""
+        if outcome.commit:
+            files = self.memory.files_of_commit(outcome.commit)
+            shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+            committed = f": committed {outcome.commit[:10]} ({shown})"
+        self.log(f"consolidated {outcome.entries} entries ({outcome.trigger}){committed}")
         if self._sync_remote() is not None and self.sync_failures == 0:
             self.next_sync = self.clock()  # share the new topics at once
         return True

@@ -20,21 +20,29 @@ from memd.app import Memory
 from memd.core.errors import MemdError
 from memd.daemon.status import StatusBook
 from memd.daemon.watch import Debouncer
-from memd.vault.vault import Vault
 
 if TYPE_CHECKING:
     from memd.ingest import InboxJob
+    from memd.vault.vault import Vault
 
 Clock = Callable[[], float]
 VECTOR_SLICE = 5.0  # CPU seconds of embedding per turn of the daemon's loop
 Log = Callable[[str], None]
 
 
+UNREADABLE = "unreadable: "
+
+
 def file_hash(path: Path) -> str | None:
+    """The content's hash; None when there is no file. A file that is there but
+    cannot be read (its permissions) gets ``UNREADABLE`` and the reason, which
+    no content hashes to: once it can be read, its hash is new and it is looked at."""
     try:
         return hashlib.sha1(path.read_bytes()).hexdigest()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+    except OSError as err:
+        return UNREADABLE + (err.strerror or type(err).__name__).lower()
 
 
 class Core:
@@ -113,13 +121,11 @@ class Core:
             return None  # a broken config file is reported where it is used
 
     def _check(self, rel: str) -> None:
-        from memd.vault.lint import lint_vault
-
         path = self.vault.root / rel
         if not path.exists() or path.is_symlink():
             self.book.invalid(rel, [])
             return
-        problems = [p for p in lint_vault(self.vault, [path]) if p.severity == "error"]
+        problems = [p for p in self.memory.lint([path]) if p.severity == "error"]
         self.book.invalid(rel, [f"{p.line}: {p.message}" for p in problems])
 
     def _has_unsigned(self, rel: str) -> bool:
@@ -132,8 +138,19 @@ class Core:
         return any(e.entry.signature is None for e in parse_document(text).entries())
 
     def _remember(self, rel: str) -> None:
-        self.seen[rel] = file_hash(self.vault.root / rel)
+        self.seen[rel] = self._hash(rel)
         self.stats[rel] = self._stat(rel)
+
+    def _hash(self, rel: str) -> str | None:
+        """``file_hash``, saying once in the log when a file cannot be read."""
+        digest = file_hash(self.vault.root / rel)
+        if digest is not None and digest.startswith(UNREADABLE) and self.seen.get(rel) != digest:
+            self.log(f"cannot read {rel} ({digest[len(UNREADABLE) :]}); left alone until it can be read")
+        return digest
+
+    @staticmethod
+    def _readable(digest: str | None) -> bool:
+        return digest is not None and not digest.startswith(UNREADABLE)
 
     def _stat(self, rel: str) -> tuple[int, int] | None:
         try:
@@ -146,6 +163,4 @@ class Core:
         return [self.vault.rel_of(path) for path in self.vault.documents()]
 
     def _inbox_files(self) -> list[Path]:
-        from memd.ingest import inbox_files
-
-        return inbox_files(self.vault)
+        return self.memory.inbox_files()

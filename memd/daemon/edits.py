@@ -26,7 +26,7 @@ class Edits(Holding):
     def _edited(self, rel: str, kind: str | None) -> None:
         if (self.vault.root / rel).is_symlink():
             return  # never followed: it may lead out of the vault (`memd lint` says so)
-        digest = file_hash(self.vault.root / rel)
+        digest = self._hash(rel)
         self.stats[rel] = self._stat(rel)
         if rel in self.seen and self.seen[rel] == digest:
             return  # memd's own write, or touched without a change
@@ -35,7 +35,7 @@ class Edits(Holding):
         if digest is None:
             self.book.invalid(rel, [])
             self.seen.pop(rel, None)
-        elif kind in ("current", "topic", "note"):
+        elif kind in ("current", "topic", "note") and self._readable(digest):
             self._check(rel)
         self.settling.touch(rel, self.clock())
         if kind == "current":
@@ -48,9 +48,13 @@ class Edits(Holding):
         self._hold_secrets()
         sha = self.memory.commit_hand_edits(hold=set(self.held))
         if sha:
-            self.book.record("last_commit", commit=sha, kind="edit", path=rel)
-            self.log(f"committed hand edit {sha[:10]} ({rel})")
-        if self.vault.kind(rel) in ("current", "topic") and self.seen.get(rel) is not None and rel not in self.held:
+            # The commit holds every file changed since the last one, not only
+            # the file whose quiet period ended: the log names what it holds.
+            files = self.memory.files_of_commit(sha)
+            self.book.record("last_commit", commit=sha, kind="edit", files=list(files))
+            shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+            self.log(f"committed hand edit {sha[:10]} ({shown or rel})")
+        if self.vault.kind(rel) in ("current", "topic") and self._readable(self.seen.get(rel)) and rel not in self.held:
             self._adopt(rel)
 
     def _adopt(self, rel: str) -> None:

@@ -70,22 +70,19 @@ class Handler(Edits, Inbox, Consolidating, RemoteSync):
         """Reconcile what changed while no daemon ran: finish an interrupted
         consolidation, re-index, treat uncommitted edits as fresh hand edits,
         and queue every waiting inbox file."""
-        from memd.git.log import blocked, changed_paths
-
         note = self._guard("recover", self.memory.recover)
         if note:
             self.book.note(str(note))
         self._guard("index", self._sync)
         for rel in self._documents():
             self._remember(rel)
-            if self.vault.kind(rel) in ("current", "topic", "note"):
+            if self.vault.kind(rel) in ("current", "topic", "note") and self._readable(self.seen.get(rel)):
                 self._check(rel)
                 if self._has_unsigned(rel):
                     self.settling.touch(rel, self.clock())
-        if blocked(self.vault) is None:
-            for rel in changed_paths(self.vault):
-                if self.vault.kind(rel) in DOCUMENT_KINDS:
-                    self.settling.touch(rel, self.clock())
+        for rel in self.memory.changed_paths():
+            if self.vault.kind(rel) in DOCUMENT_KINDS:
+                self.settling.touch(rel, self.clock())
         for path in self._inbox_files():
             self.changes.touch(self.vault.rel(path), self.clock(), 0.0)
         self.next_check = self.clock()

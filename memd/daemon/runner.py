@@ -17,13 +17,15 @@ import sys
 import threading
 from collections.abc import Callable
 from contextlib import suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memd.app.heap import Heap
 from memd.core.errors import MemdError
 from memd.daemon.handler import Handler
 from memd.daemon.status import DaemonLock, StatusBook
-from memd.vault.vault import Vault
+
+if TYPE_CHECKING:
+    from memd.vault.vault import Vault
 
 INOTIFY_HINT = (
     "the OS refused more file watches (inotify limit); falling back to polling every {interval:g}s. "

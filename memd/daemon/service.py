@@ -16,10 +16,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memd.core.errors import VaultError
 from memd.daemon.status import log_path, read_status, running_pid
-from memd.vault.vault import Vault
+
+if TYPE_CHECKING:
+    from memd.vault.vault import Vault
 
 START_TIMEOUT = 15.0
 STOP_TIMEOUT = 60.0  # a consolidation in progress is allowed to finish

@@ -28,13 +28,15 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memd.app.status import endpoint_health
 from memd.core.atomic import atomic_write
 from memd.core.errors import VaultError
 from memd.core.timeutil import format_time, now
-from memd.vault.vault import Vault
+
+if TYPE_CHECKING:
+    from memd.vault.vault import Vault
 
 MAX_NOTES = 20
 

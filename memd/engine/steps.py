@@ -27,7 +27,7 @@ from memd.engine.breaker import Unavailable
 from memd.engine.client import BudgetSpent, ContextExceeded, ModelClient, ModelError
 from memd.engine.fidelity import same_subject
 from memd.engine.notes import Fell, lines
-from memd.engine.output import BadOutput, parse_json
+from memd.engine.output import BadOutput, Reply, parse_json
 from memd.engine.prompts import is_placeholder, load, normal, numbers_in, template_numbers, template_strings
 from memd.engine.rules import combine, foldable
 from memd.engine.sizes import more_room, prompt_size
@@ -35,7 +35,6 @@ from memd.engine.text import terms
 
 T = TypeVar("T")
 MAX_TEXT = 4000
-PERSONAL = frozenset({"user", "hand"})  # entries a person wrote: the model never rewords them
 TITLE_SUPPORT = 0.5
 _UNSAFE = frozenset("/\\")
 
@@ -151,47 +150,81 @@ class Stepper:
             self._fall(operation, "context window", f"the prompt does not fit the model's context ({context} tokens)")
             return fallback()
         echoes, copied = echoes_of(messages[0]["content"], messages[1]["content"])
-        problem, cause = "", "failed"
-        limit = max_tokens
-        for _attempt in range(2):
-            try:
-                reply = self.client.complete(operation, messages, max_tokens=limit)
-            except Unavailable as err:
-                self._fall(operation, cause_of(err), str(err))
-                return fallback()
-            except ContextExceeded as err:
-                if splittable and len(messages) == 2:
-                    raise _TooLong() from None
-                problem, cause = str(err), cause_of(err)
-                break
-            except (ModelError, BadOutput) as err:
-                problem, cause = str(err), cause_of(err)
-                break
-            if reply.truncated:
-                problem, cause = f"the reply stopped at the length limit ({limit} tokens)", "length limit"
-                roomier = more_room(messages, limit, context)
-                if roomier is None:
-                    break
-                limit = roomier
-                continue
-            try:
-                data = parse_json(reply.text)
-                check_echo(data, echoes, payload, copied)
-                return valid(data)
-            except BadOutput as err:
-                problem, cause = str(err), cause_of(err)
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": reply.text[:MAX_TEXT]},
-                    {
-                        "role": "user",
-                        "content": f"That reply was not valid: {err}. Reply again with only the JSON object.",
-                    },
-                ]
-                if prompt_size(messages) + limit > context:
-                    break
+        sent: list[int] = []  # the length of each conversation sent
+
+        def checked(text: str) -> T:
+            data = parse_json(text)
+            check_echo(data, echoes, payload, copied)
+            return valid(data)
+
+        def complete(asked: list[dict[str, str]], limit: int) -> Reply:
+            sent.append(len(asked))
+            return self.client.complete(operation, asked, max_tokens=limit)
+
+        try:
+            return until_valid(complete, messages, checked, limit=max_tokens, context=context)
+        except Unavailable as err:
+            self._fall(operation, cause_of(err), str(err))
+            return fallback()
+        except ContextExceeded as err:
+            if splittable and sent[-1:] == [2]:
+                raise _TooLong() from None  # refused unread as first asked: the batch is cut smaller
+            problem, cause = str(err), cause_of(err)
+        except (ModelError, BadOutput) as err:
+            problem, cause = str(err), cause_of(err)
         self._fall(operation, cause, problem)
         return fallback()
+
+
+Complete = Callable[[list[dict[str, str]], int], Reply]
+
+
+class NoValidReply(BadOutput):
+    """No reply passed, in as many tries as a step is given; the last one's reason is kept."""
+
+    def __init__(self, problem: str, cause: str) -> None:
+        super().__init__(problem)
+        self.cause = cause
+
+
+def until_valid(
+    complete: Complete,
+    messages: list[dict[str, str]],
+    valid: Callable[[str], T],
+    *,
+    limit: int,
+    context: int,
+    tries: int = 2,
+) -> T:
+    """The first reply ``valid`` accepts, in at most ``tries`` calls of
+    ``complete(messages, max_tokens)``: the one loop every model call shares
+    (engine steps, the ask agent, its answer). A reply cut at the length limit
+    is asked for again only with more room, never the same limit; an invalid
+    one is sent back with the reason while the conversation still fits
+    ``context``. Raises ``NoValidReply`` with the last reason; what
+    ``complete`` raises (the endpoint failing) is the caller's to handle."""
+    problem, cause = "the model gave no usable reply", "failed"
+    for _attempt in range(tries):
+        reply = complete(messages, limit)
+        if reply.truncated:
+            problem, cause = f"the reply stopped at the length limit ({limit} tokens)", "length limit"
+            roomier = more_room(messages, limit, context)
+            if roomier is None:
+                break
+            limit = roomier
+            continue
+        try:
+            return valid(reply.text)
+        except BadOutput as err:
+            problem, cause = str(err), cause_of(err)
+            messages = [
+                *messages,
+                {"role": "assistant", "content": reply.text[:MAX_TEXT]},
+                {"role": "user", "content": f"That reply was not valid: {err}. Reply again with only the JSON object."},
+            ]
+            if prompt_size(messages) + limit > context:
+                break
+    raise NoValidReply(problem, cause)
 
 
 # --- checks every step shares ------------------------------------------------

@@ -131,6 +131,7 @@ def commit_exact(vault: Vault, message: str, files: Mapping[str, bytes | None], 
     on top of HEAD. Returns the new sha, or None when nothing changed."""
     if not files:
         return None
+    files, message = secret_gate(files, message)
     with git_lock(vault):
         clear_stale_locks(vault)
         gdir = git_dir(vault)
@@ -170,6 +171,104 @@ def commit_exact(vault: Vault, message: str, files: Mapping[str, bytes | None], 
                 return sha
             clear_stale_locks(vault)  # HEAD moved (someone committed) or a lock was in the way: again
         raise GitError(f"could not update HEAD: {last_line(moved.stderr)}")
+
+
+class SecretInPath(GitError):
+    """A path memd was asked to commit holds what looks like a secret: git would
+    keep it in every tree for good."""
+
+
+def secret_gate(files: Mapping[str, bytes | None], message: str) -> tuple[dict[str, bytes | None], str]:
+    """The gate in front of every commit memd makes: what reaches git holds no secret.
+
+    A path with one is refused (``SecretInPath``, naming it: memd cannot rename a
+    person's file). A file's content and the message are committed with each
+    secret replaced by ``[REDACTED:kind]``, lines kept, so the commit never holds
+    it; the file on disk keeps what it holds, so it differs from the commit and
+    the next commit of hand edits holds it back and names the line
+    (``git/edits.py``) until the person removes it."""
+    from memd.core.redact import find_secrets, redact
+
+    for rel in files:
+        found = find_secrets(rel)
+        if found:
+            raise SecretInPath(
+                f"not committing {_shown(rel)}: its name holds a possible secret ({found[0][1]}); "
+                "rename or remove it, then run the command again"
+            )
+    clean: dict[str, bytes | None] = {}
+    for rel, content in files.items():
+        if content is None or not content:
+            clean[rel] = content
+            continue
+        text = content.decode("utf-8", errors="surrogateescape")
+        scrubbed = redact(text, keep_lines=True)
+        clean[rel] = scrubbed.text.encode("utf-8", errors="surrogateescape") if scrubbed.findings else content
+    said = redact(message, keep_lines=True)
+    return clean, said.text if said.findings else message
+
+
+def secrets_in_commits(vault: Vault, revisions: list[str]) -> list[str]:
+    """``<commit> path:line: possible secret (kind)`` for each secret the commits in
+    ``revisions`` (``git log`` arguments) add: in a line, a file or folder name, or
+    the message. A merge adds what its parents hold: only its message is read."""
+    from memd.core.redact import find_secrets
+
+    shown = run_git(
+        vault,
+        "log",
+        "-p",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-renames",
+        "--diff-merges=off",
+        "--unified=0",
+        "--format=%x00%H%x00%B%x00",
+        *revisions,
+        "--",
+    )
+    check(shown, "log")
+    found: list[str] = []
+    fields = shown.stdout.split("\0")
+    for at in range(1, len(fields) - 2, 3):
+        sha, message, diff = fields[at][:10], fields[at + 1], fields[at + 2]
+        found += [f"{sha} (its message, line {line}): possible secret ({kind})" for line, kind in find_secrets(message)]
+        for rel, added in _added_lines(diff).items():
+            name = _shown(rel)
+            found += [f"{sha} {name}: its name holds a possible secret ({kind})" for _, kind in find_secrets(rel)]
+            numbers = list(added)
+            for line, kind in find_secrets("\n".join(added.values())):
+                found.append(f"{sha} {name}:{numbers[line - 1]}: possible secret ({kind})")
+    return found
+
+
+def _added_lines(diff: str) -> dict[str, dict[int, str]]:
+    """path -> {line number: text} of the lines a ``--unified=0`` patch adds."""
+    files: dict[str, dict[int, str]] = {}
+    current: dict[int, str] | None = None
+    number = 0
+    for line in diff.split("\n"):
+        if line.startswith("+++ "):
+            rel = line[4:]
+            current = None if rel == "/dev/null" else files.setdefault(rel[2:] if rel.startswith("b/") else rel, {})
+        elif line.startswith("diff --git "):
+            current = None
+            name = line.rsplit(" b/", 1)[-1]
+            files.setdefault(name, {})  # a name is checked even for an empty or binary file
+        elif line.startswith("@@ "):
+            plus = line.split(" ")[2]  # +start[,count]
+            number = int(plus[1:].split(",")[0])
+        elif line.startswith("+") and current is not None:
+            current[number] = line[1:]
+            number += 1
+    return files
+
+
+def _shown(rel: str) -> str:
+    """A path named in a message with its secret replaced: the message may be logged."""
+    from memd.core.redact import redact
+
+    return redact(rel).text
 
 
 def _hash_object(vault: Vault, content: bytes) -> str:

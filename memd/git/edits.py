@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memd.core.atomic import _describe
+from memd.core.layout import scratch
 from memd.git.command import run_git
 from memd.git.commits import commit_exact
 from memd.git.log import changed_paths, disk_bytes
@@ -36,8 +37,14 @@ class HandEdits:
 
 def held_warning(rel: str, found: list[str]) -> str:
     """The line that names a file held back for a possible secret (``secrets_in``)."""
-    where = ", ".join(f"{rel}:{item}" for item in found[:3])
-    return f"not committing {rel}: {where}; remove it, or commit the file yourself if it is no secret"
+    from memd.core.redact import redact
+
+    shown = redact(rel).text  # a secret in the path itself is not repeated
+    if found and found[0].startswith("name:"):
+        return f"not committing {shown}: its name holds a {found[0][6:]}; rename the file"
+    where = ", ".join(f"{shown}:{item}" for item in found[:3])
+    fix = "`memd consolidate` redacts it, or remove it" if rel == "CURRENT.md" else "remove it"
+    return f"not committing {shown}: {where}; {fix}, or commit the file yourself if it is no secret"
 
 
 def commit_hand_edits(
@@ -51,13 +58,16 @@ def commit_hand_edits(
     edits; they are committed with the next consolidation. ``removed`` names
     buffered seqs the person deleted (a ``Memd-Removed`` trailer for verify).
     Paths in ``hold`` are left out (the daemon holds a file that looks like it
-    holds a secret until the person decides).
+    holds a secret until the person decides), and so are editors' scratch files
+    (``layout.scratch``: ``x.md~``, ``.x.md.swp``, ``4913``...).
 
     This is the one gate every commit of a person's edits passes (CLI,
     consolidation, sync, the daemon): a file in which a secret may be is
     never committed (git keeps it for good); it is left out and named."""
     paths = [
-        p for p in changed_paths(vault) if p != ".memd/state.json" and p not in hold and not _only_appended(vault, p)
+        p
+        for p in changed_paths(vault)
+        if p != ".memd/state.json" and p not in hold and not scratch(p) and not _only_appended(vault, p)
     ]
     seen = snapshot or {}
     files: dict[str, bytes | None] = {}
@@ -68,6 +78,7 @@ def commit_hand_edits(
         except OSError as err:  # its permissions: not the person's edit to lose, nor memd's to guess
             unreadable[rel] = f"cannot read it ({_describe(err)})"
     held = {rel: found for rel, data in files.items() if data and (found := secrets_in(data.decode(errors="replace")))}
+    held.update((rel, found) for rel in paths if (found := secrets_in_name(rel)))
     paths = [rel for rel in paths if rel not in held and rel not in unreadable]
     if not paths:
         return HandEdits(None, held, unreadable)
@@ -83,6 +94,14 @@ def secrets_in(text: str) -> list[str]:
     from memd.core.redact import find_secrets
 
     return [f"{line}: possible secret ({kind})" for line, kind in find_secrets(text)] if text else []
+
+
+def secrets_in_name(rel: str) -> list[str]:
+    """``name: possible secret (kind)`` when a path (a file or folder name in it)
+    looks like it holds a secret: git keeps names in every tree."""
+    from memd.core.redact import find_secrets
+
+    return [f"name: possible secret ({kind})" for _, kind in find_secrets(rel)][:1]
 
 
 def _encode(text: str | None) -> bytes | None:
@@ -102,5 +121,10 @@ def _only_appended(vault: Vault, path: str) -> bool:
         return False
     if not current.startswith(committed.stdout):
         return False
-    added = current[len(committed.stdout) :].splitlines()
-    return all(line.startswith("- <seq=") or line.startswith("  ") for line in added if line.strip())
+    added = current[len(committed.stdout) :]
+    lines = added.splitlines()
+    # memd's own appends hold no secret (``core/redact``): a signed line typed by hand
+    # may, and then it is a hand edit, through the gate like any other.
+    return all(line.startswith("- <seq=") or line.startswith("  ") for line in lines if line.strip()) and not (
+        secrets_in(added)
+    )

@@ -7,11 +7,13 @@ lives inside a larger repository never commits anything else.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from memd.core.errors import FormatError, GitError
 from memd.core.layout import VERSIONED, utf8_name
@@ -19,12 +21,15 @@ from memd.git.command import run_git
 from memd.git.commits import commit_exact
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     # Only a type here: git sits below the vault, which passes itself in.
     from memd.core.document import Document
     from memd.vault.vault import Vault
 
 _AUTHOR = re.compile(r"^\s*(?P<name>[^<]+?)\s*<(?P<email>[^>]+)>\s*$")
 _TRAILER = re.compile(r"^(Memd-[A-Za-z-]+):\s*(.*)$", re.MULTILINE)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -177,11 +182,13 @@ def commit_as_memd(
         return None, f"not committed: {err}"
 
 
-def log(vault: Vault, limit: int = 50) -> list[Commit]:
+def log(vault: Vault, limit: int = 50, since: datetime | None = None) -> list[Commit]:
+    """The newest ``limit`` commits that changed memory, made at ``since`` or later."""
     if blocked(vault) == "the vault is not in a git repository (run `git init` in it)":
         return []
     fmt = "%H%x1f%an%x1f%ae%x1f%aI%x1f%s%x1f%b%x1e"
-    result = run_git(vault, "log", f"-n{limit}", f"--format={fmt}", "--", *_specs(vault), *_NOTE_SPECS)
+    after = [f"--since={since.isoformat()}"] if since is not None else []
+    result = run_git(vault, "log", f"-n{limit}", *after, f"--format={fmt}", "--", *_specs(vault), *_NOTE_SPECS)
     commits = []
     for record in result.stdout.split("\x1e"):
         fields = record.strip("\n").split("\x1f")
@@ -281,10 +288,18 @@ def seqs_at(vault: Vault, rev: str, paths: tuple[str, ...] = ("CURRENT.md", "top
     out = run_git(vault, "grep", "-h", "-o", "-E", "^[-*+][[:blank:]]+<seq=[0-9+-]+", rev, "--", *paths).stdout
     seqs: set[int] = set()
     for value in _SEQ_VALUE.findall(out):
+        if value.isdigit() and value[0] != "0" and len(value) <= 15:
+            seqs.add(int(value))  # one seq (ASCII digits: _SEQ_VALUE), as SeqSet.parse reads it
+            continue
         try:
-            seqs.update(SeqSet.parse(value, MAX_SEQS_PER_ENTRY))  # as typed in a file: a typo is not expanded
+            parts = SeqSet.parse(value, MAX_SEQS_PER_ENTRY).parts  # as typed in a file: a typo is not expanded
         except FormatError:
             continue
+        for start, end in parts:
+            if start == end:
+                seqs.add(start)
+            else:
+                seqs.update(range(start, end + 1))
     return seqs
 
 
@@ -339,17 +354,65 @@ def documents_at(vault: Vault, revs: tuple[str, ...], paths: tuple[str, ...]) ->
     """For each of ``revs``: the documents at ``paths`` there, read from git
     objects in one stream (a path a commit lacks, or memd cannot parse, is skipped:
     it names no seq memd could have changed)."""
-    from memd.core.document import parse_document
-    from memd.git.command import cat_file, decode
+    return parsed_at(vault, revs, paths, ParsedBlobs(_same, budget=0))
+
+
+def parsed_at(vault: Vault, revs: tuple[str, ...], paths: tuple[str, ...], cache: ParsedBlobs[T]) -> list[list[T]]:
+    """``documents_at``, each document as ``cache`` derives it: a blob the
+    cache holds (the same file at an earlier commit of a walk) is not parsed again."""
+    from memd.git.command import cat_file
 
     names = [f"{rev}:{path}" for rev in revs for path in paths]
     objects = cat_file(vault.root, names) if names else []
-    found: list[list[Document]] = [[] for _ in revs]
+    found: list[list[T]] = [[] for _ in revs]
     for n, obj in enumerate(objects):
         if obj is None or obj.kind != "blob":
             continue
-        try:
-            found[n // len(paths)].append(parse_document(decode(obj.data)))
-        except FormatError:
-            continue
+        value = cache.get(obj.data)
+        if value is not None:
+            found[n // len(paths)].append(value)
     return found
+
+
+def _same(document: Document) -> Document:
+    return document
+
+
+class ParsedBlobs(Generic[T]):
+    """What ``derive`` makes of the document in each git blob, keyed by the
+    blob's id (git's hash of its bytes): a file that stays the same across
+    the commits of a walk is parsed once. The least recently used go first
+    once the blobs held pass ``budget`` bytes of text."""
+
+    def __init__(self, derive: Callable[[Document], T], budget: int = 32 << 20) -> None:
+        self.derive = derive
+        self.budget = budget
+        self.held = 0  # bytes of the blobs whose values are held
+        self.parsed = 0  # blobs parsed (a hit parses nothing)
+        self._values: OrderedDict[bytes, tuple[T | None, int]] = OrderedDict()
+
+    def get(self, data: bytes) -> T | None:
+        """The value for a blob's bytes; None when memd cannot parse it."""
+        from memd.core.document import parse_document
+        from memd.git.command import decode
+
+        digest = hashlib.sha1(b"blob %d\0" % len(data))
+        digest.update(data)
+        key = digest.digest()
+        held = self._values.get(key)
+        if held is not None:
+            self._values.move_to_end(key)
+            return held[0]
+        self.parsed += 1
+        value: T | None
+        try:
+            value = self.derive(parse_document(decode(data)))
+        except FormatError:
+            value = None
+        if len(data) <= self.budget:
+            self._values[key] = (value, len(data))
+            self.held += len(data)
+            while self.held > self.budget:
+                _, (_, size) = self._values.popitem(last=False)
+                self.held -= size
+        return value

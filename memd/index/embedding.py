@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -96,6 +95,9 @@ def embed_many(embedder: Embedder, texts: Sequence[str], workers: int | None = N
     workers = workers or embedding_threads()
     if workers < 2 or len(texts) < PARALLEL_TEXTS:
         return embedder.embed(texts)
+    # Imported here: concurrent.futures brings logging and traceback, which a search never needs.
+    from concurrent.futures import ThreadPoolExecutor
+
     # Interleaved shares keep the mix of short and long texts alike in each.
     shares = [list(range(i, len(texts), workers)) for i in range(workers)]
     with one_blas_thread(), ThreadPoolExecutor(workers) as pool:

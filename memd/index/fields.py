@@ -10,10 +10,10 @@ import json
 from dataclasses import asdict
 from dataclasses import fields as dataclass_fields
 from datetime import datetime
-from functools import lru_cache
 
 from memd.core.timeexpr import describe
 from memd.core.timeutil import time_or_none
+from memd.index.bytecache import ByteLRU, budget_bytes, keyed_record_bytes
 from memd.index.records import Record, when_spans
 
 # How much a term found in the heading path / the date-and-source context
@@ -55,11 +55,24 @@ def record_data(record: Record) -> str:
     return json.dumps(asdict(record), ensure_ascii=False)
 
 
-@lru_cache(maxsize=50_000)
+# Records by their stored form, bounded by estimated bytes (the Whoosh backend's
+# cache; the tantivy backend keeps its own, by document address).
+_DECODED: ByteLRU[str, Record] = ByteLRU(budget_bytes(), keyed_record_bytes)
+
+
 def record_from_data(data: str) -> Record:
     """A record from its stored form. Records are immutable and the stored text
     names one exactly: a long-lived reader (the MCP server, the daemon, an
-    evaluation) decodes each one once."""
+    evaluation) decodes each one once, while it stays in ``_DECODED``."""
+    record = _DECODED.get(data)
+    if record is None:
+        record = decode_record(data)
+        _DECODED.put(data, record)
+    return record
+
+
+def decode_record(data: str) -> Record:
+    """``record_from_data`` without its cache (for a backend that keeps its own)."""
     raw = json.loads(data)
     raw["headings"] = tuple(raw["headings"])
     raw["seqs"] = tuple(raw["seqs"])

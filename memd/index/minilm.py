@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import mmap
 import os
 import struct
@@ -28,8 +27,6 @@ import numpy as np
 from memd.core.atomic import atomic_write
 from memd.core.errors import MemdError
 from memd.index.model_files import ModelUnavailable
-
-_log = logging.getLogger(__name__)
 
 # The sentence-transformers release of all-MiniLM-L6-v2: weights from
 # elsewhere (another fine-tune, a damaged copy) would silently give other
@@ -235,7 +232,11 @@ class MiniLM:
                 try:
                     self._compiled = openvino_encoder.compile_forward(self, HEADS, LAYER_NORM_EPS)
                 except Exception as err:  # OpenVINO raises its own types; numpy still works
-                    _log.warning("OpenVINO could not compile the encoder, using numpy: %s", str(err)[:200])
+                    import logging  # only here: a search never logs, and logging imports traceback
+
+                    logging.getLogger(__name__).warning(
+                        "OpenVINO could not compile the encoder, using numpy: %s", str(err)[:200]
+                    )
                     self._compiled = False
         return self._compiled or self._forward
 

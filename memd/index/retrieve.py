@@ -47,6 +47,7 @@ from typing import Any
 
 from memd.index import signals
 from memd.index.base import Backend, Filters, Hit
+from memd.index.bytecache import ByteLRU, budget_bytes, terms_bytes
 from memd.index.records import Record
 from memd.index.spelling import respell
 
@@ -199,26 +200,25 @@ def _with_semantic(
     return hits + extra, {hit.record.rid for hit in extra}
 
 
-TERMS_KEPT = 50_000  # texts whose analysed words are remembered per process
 # Keyed by values alone (the analysis's name and the text): a key holding the
 # backend (its bound ``analyse``) kept every backend ever searched alive, with
 # its vectors and record cache, and a long-lived process grew by megabytes a search.
 # Each text's distinct words are kept as a tuple: a small set's hash table takes four
 # times the memory, and a long-lived reader keeps tens of thousands of them.
-_TERMS: dict[tuple[str, str], tuple[str, ...]] = {}
+# Bounded by their estimated bytes (an eighth of the record caches' budget), least recently used out.
+_TERMS: ByteLRU[tuple[str, str], tuple[str, ...]] = ByteLRU(budget_bytes(share=0.125), terms_bytes)
 _TERMS_LOCK = threading.Lock()
 
 
 def _terms(backend: Backend, text: str) -> tuple[str, ...]:
     """The distinct analysed words of a record's text (remembered: the same records come up query after query)."""
     key = (backend.analysis, text)
-    found = _TERMS.get(key)
+    with _TERMS_LOCK:
+        found = _TERMS.get(key)
     if found is None:
         found = tuple(dict.fromkeys(backend.analyse(text)))
         with _TERMS_LOCK:
-            while len(_TERMS) >= TERMS_KEPT:
-                del _TERMS[next(iter(_TERMS))]  # the oldest first: dicts keep insertion order
-            _TERMS[key] = found
+            _TERMS.put(key, found)
     return found
 
 

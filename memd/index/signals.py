@@ -274,15 +274,21 @@ _MONTH_NAMES = {calendar.month_name[i].lower(): i for i in range(1, 13)}
 
 
 _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
+_MAY = re.compile(
+    r"\bmay,?\s+(?:(?:19|20)\d\d|\d{1,2}(?:st|nd|rd|th)?)\b"
+    r"|\b(?:in|during|last|this|next|since|until|till|early|mid|late|of|through|from|by|before|after)\s+may\b"
+)
 
 
 def query_dates(query: str) -> set[tuple[int | None, int | None]]:
     """(year, month) pairs a query names; ``None`` is "any". "may" counts as a
-    month only next to a year, since it is far more often a verb."""
+    month only where a month's words stand around it: a year or a day after it
+    ("May 2025", "May 3rd"), or a word that introduces a time before it ("in
+    May", "last May", "early May"), since it is far more often a verb."""
     lowered = query.lower()
     years = [int(y) for y in _YEAR.findall(lowered)]
     months = [_MONTH_NAMES[w] for w in re.findall(r"[a-z]+", lowered) if w in _MONTH_NAMES and w != "may"]
-    months += [5] if re.search(r"\bmay,?\s+(19|20)\d\d\b", lowered) else []
+    months += [5] if _MAY.search(lowered) else []
     any_year: list[int | None] = [None]
     any_month: list[int | None] = [None]
     return {(y, m) for y in (years or any_year) for m in (months or any_month) if y is not None or m is not None}

@@ -37,7 +37,8 @@ from memd.core.errors import VaultError
 from memd.index.analysis import ANALYSIS, analyse
 from memd.index.base import Filters, Hit
 from memd.index.bm25 import whoosh_idf
-from memd.index.fields import BM25_K1, context_text, record_from_data
+from memd.index.bytecache import ByteLRU, budget_bytes, keyed_record_bytes
+from memd.index.fields import BM25_K1, context_text, decode_record
 from memd.index.records import Record
 from memd.index.tantivy_query import entries_holding, search_query
 from memd.index.tantivy_schema import META, TEXT_FIELDS, Prepared, Stats, document, make_schema
@@ -49,7 +50,6 @@ _HEAP_BYTES = 64 * 1024 * 1024
 # two thirds of the CPU (9.0 against 14.0 us at 110,000 records) for an index 1.2 times larger.
 _DOC_BLOCK_BYTES = 4096
 _FREE_BYTES = 64 * 1024 * 1024  # less free space than this where a write failed: the disk is full
-_CACHED_RECORDS = 200_000  # decoded records kept per searcher (a long-lived reader meets the same ones again)
 
 
 def _is_panic(err: BaseException) -> bool:
@@ -146,7 +146,9 @@ class TantivyBackend:
                 raise ValueError(f"{folder}: damaged ({err})") from None
         self._searcher: Any = None
         self._seen: tuple[int, int, int] | None = None  # tantivy's meta.json when the searcher was made
-        self._records: dict[tuple[int, int], Record] = {}  # by (segment, doc) of the current searcher
+        # Decoded records by (segment, doc) of the current searcher: a long-lived reader meets the
+        # same ones again. Bounded by their estimated bytes (memd.index.bytecache), not their number.
+        self._records: ByteLRU[tuple[int, int], Record] = ByteLRU(budget_bytes(), keyed_record_bytes)
 
     # -- analysis -------------------------------------------------------------
     def analyse(self, text: str) -> list[str]:
@@ -213,7 +215,7 @@ class TantivyBackend:
 
     def _all_records(self, exclude: set[str]) -> list[Record]:
         searcher = self._fresh()
-        records = (record_from_data(doc.get_first("data").decode("utf-8")) for doc in self._documents(searcher, None))
+        records = (decode_record(doc.get_first("data").decode("utf-8")) for doc in self._documents(searcher, None))
         return sorted((r for r in records if r.path not in exclude), key=lambda r: (r.path, r.line))
 
     @staticmethod
@@ -233,7 +235,7 @@ class TantivyBackend:
     # -- reading ----------------------------------------------------------------
     def _drop_searcher(self) -> None:
         self._searcher = None
-        self._records = {}
+        self._records.clear()
 
     def _fresh(self) -> Any:
         """A searcher over the last commit, whoever made it (a CLI search beside the daemon)."""
@@ -254,10 +256,8 @@ class TantivyBackend:
         key = (address.segment_ord, address.doc)
         record = self._records.get(key)
         if record is None:
-            if len(self._records) >= _CACHED_RECORDS:
-                self._records.clear()
-            record = record_from_data(searcher.doc(address).get_first("data").decode("utf-8"))
-            self._records[key] = record
+            record = decode_record(searcher.doc(address).get_first("data").decode("utf-8"))
+            self._records.put(key, record)
         return record
 
     @_damage_is_one_line

@@ -18,6 +18,7 @@ and updates the copy in place (sources.py).
 from __future__ import annotations
 
 import hashlib
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -113,7 +114,12 @@ class IngestJob:
         """Read, parse and redact the file and plan the import (raises ``Rejected``)."""
         name = name or path.name
         try:
-            size = path.stat().st_size
+            info = path.stat()
+            if not stat.S_ISREG(info.st_mode):
+                # Opening a named pipe waits for a writer for ever, a device never ends:
+                # refused by what it is, before it is opened.
+                raise Rejected(f"not a regular file ({_file_kind(info.st_mode)}); memd imports files only")
+            size = info.st_size
             if size > max_bytes:
                 raise Rejected(
                     f"too large ({_mb(size)}; the limit is {_mb(max_bytes)}: `memd ingest --max-size MB` raises it)"
@@ -286,6 +292,17 @@ def ingest_file(
         pass
     assert job.result is not None
     return job.result
+
+
+def _file_kind(mode: int) -> str:
+    kinds = (
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISDIR, "a folder"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a file")
 
 
 def _mb(size: int) -> str:

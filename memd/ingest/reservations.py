@@ -28,10 +28,15 @@ def reserve_path(vault: Vault, name: str, stamp: str) -> str:
     imports running at once never pick the same copy; ``name`` must already
     be redacted (a key in a file name must not become a path).
     """
+    from memd.core.redact import find_secrets
     from memd.engine.text import slugify
 
     year, month = stamp[:4], stamp[5:7]
     slug = slugify(Path(name).stem, max_length=60) or "source"
+    if find_secrets(slug) or find_secrets(name):
+        # Redaction missed it in the name, or the slug (lowercased, cut at 60) made one:
+        # a path is committed for good, so it is named for none of its words.
+        slug = "source"
     folder = vault.sources_dir / year / month
     held = vault.meta_dir / "reserved"
     held.mkdir(parents=True, exist_ok=True)

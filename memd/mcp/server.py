@@ -29,8 +29,11 @@ from memd.app import Memory
 from memd.app.heap import Heap
 from memd.core.errors import MemdError
 from memd.core.redact import redact_data
+from memd.mcp.catalog import TOOLS, Effect
 from memd.mcp.resources import Pages, add_resources
-from memd.mcp.tools import Tools
+from memd.mcp.tools import Tools, seqs_as_numbers
+
+__all__ = ["INSTRUCTIONS", "TOOLS", "build_server", "serve"]
 
 log = logging.getLogger("memd.mcp")
 
@@ -48,24 +51,12 @@ memd is this user's long-term memory: a vault of Markdown notes that persists ac
 
 # Closed world: the tools touch only this vault. Adding appends and never destroys;
 # an update replaces a fact (the old one stays on record), forget removes one.
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-APPEND_ONLY = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
-REPLACES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
-
-# Every tool (a public method of ``Tools``) -> (annotations, title); one
-# missing here stops the server from being built, never ships unannotated.
-TOOLS: dict[str, tuple[ToolAnnotations, str]] = {
-    "memory_add": (APPEND_ONLY, "Add a memory"),
-    "memory_search": (READ_ONLY, "Search memory"),
-    "memory_grep": (READ_ONLY, "Grep memory"),
-    "memory_read": (READ_ONLY, "Read memory lines"),
-    "memory_list": (READ_ONLY, "List memory documents"),
-    "memory_ask": (READ_ONLY, "Ask memory"),
-    "memory_get": (READ_ONLY, "Get one memory by seq"),
-    "memory_update": (REPLACES, "Update a memory"),
-    "memory_forget": (REPLACES, "Forget a memory"),
-    "memory_history": (READ_ONLY, "Memory history"),
-    "memory_status": (READ_ONLY, "Memory status"),
+HINTS: dict[Effect, ToolAnnotations] = {
+    "reads": ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+    "appends": ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+    "replaces": ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+    ),
 }
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -143,11 +134,25 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         lifespan=_stdout_to_stderr,
     )
     tools = Tools(memory)
-    for name in (name for name in vars(Tools) if not name.startswith("_")):
-        hints, title = TOOLS[name]
-        server.add_tool(guarded(getattr(tools, name)), annotations=hints, title=title)
+    methods = {name for name in vars(Tools) if not name.startswith("_")}
+    if methods != set(TOOLS):
+        # Never serve a tool unannotated, nor list one that does not exist.
+        raise RuntimeError(f"memd/mcp/catalog.py and Tools differ: {sorted(methods ^ set(TOOLS))}")
+    for name in (name for name in vars(Tools) if not name.startswith("_")):  # listed in the order they are written
+        tool = TOOLS[name]
+        server.add_tool(guarded(_numbered(getattr(tools, name))), annotations=HINTS[tool.effect], title=tool.title)
     server.pages = add_resources(server, memory, guarded)
     return server
+
+
+def _numbered(fn: F) -> F:
+    """``fn`` with each seq in its answer a number where it is one seq (``seqs_as_numbers``)."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return seqs_as_numbers(fn(*args, **kwargs))
+
+    return call  # type: ignore[return-value]
 
 
 def serve(memory: Memory) -> None:

@@ -12,12 +12,20 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from memd.app import Memory
 
+
+def _seq_text(value: Any) -> Any:
+    """A seq given as a number (12, as memory_add returns it) is read as its text."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+# A string in the schema; a number is accepted as well (``_seq_text``).
 Seq = Annotated[
     str,
+    BeforeValidator(_seq_text),
     Field(description="A seq from a result or an added entry: '12', or '12+41-43' for an entry that merges several."),
 ]
 Time = Annotated[
@@ -39,6 +47,24 @@ Meta = Annotated[
 
 # CPU seconds a memory_search spends embedding vectors still missing (see memd search).
 SEARCH_EMBED_SECONDS = 3.0
+_SEQ_KEYS = frozenset(("seq", "seqs", "supersedes"))
+
+
+def seqs_as_numbers(data: Any) -> Any:
+    """``data`` with every seq that is one seq as a number, whichever verb made
+    it (an added entry's seq is a number, a found entry's a string): an agent
+    passes back what it was given, and every tool takes either. A set such as
+    ``12+41-43`` stays a string, and a list of seqs is numbers already."""
+    if isinstance(data, dict):
+        return {
+            key: int(value)
+            if key in _SEQ_KEYS and isinstance(value, str) and value.isascii() and value.isdigit()
+            else seqs_as_numbers(value)
+            for key, value in data.items()
+        }
+    if isinstance(data, list | tuple):
+        return [seqs_as_numbers(item) for item in data]
+    return data
 
 
 class Tools:
@@ -233,6 +259,7 @@ class Tools:
         self,
         target: Annotated[
             str,
+            BeforeValidator(_seq_text),
             Field(
                 description="A seq from a result (e.g. '12' or '12+41'), or words that pick the best-matching entry."
             ),

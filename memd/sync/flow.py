@@ -42,6 +42,7 @@ from memd.sync.gitops import (
     track,
 )
 from memd.sync.integrate import Unrelated, integrate
+from memd.sync.merge import Take
 from memd.sync.report import SyncConflict, SyncReport, Tally
 from memd.vault import acks
 from memd.vault.journal import finish_commit
@@ -72,10 +73,16 @@ STATE = ".memd/state.json"
 
 
 def sync(
-    vault: Vault, remote_name: str | None = None, *, branch: str | None = None, timeout: float = NETWORK_TIMEOUT
+    vault: Vault,
+    remote_name: str | None = None,
+    *,
+    branch: str | None = None,
+    take: Take | None = None,
+    timeout: float = NETWORK_TIMEOUT,
 ) -> SyncReport:
     """Synchronise the vault with its remote; see the module doc for the steps.
-    ``branch`` names the remote's branch to follow (and track from now on)."""
+    ``branch`` names the remote's branch to follow (and track from now on);
+    ``take`` which version wins where both changed one entry or line."""
     from memd.sync import branches
 
     reason = blocked(vault)
@@ -96,7 +103,7 @@ def sync(
         crashpoint()
         _confirm_published(vault, theirs, tally)
         try:
-            integrate(vault, remote, theirs, tally)
+            integrate(vault, remote, theirs, tally, take)
         except Unrelated:
             raise branches.unrelated(vault, remote, timeout) from None
         except apply_mod.EditedDuringSync as err:
@@ -111,6 +118,7 @@ def sync(
             track(vault, remote)
             return _report(vault, remote, tally)
         outgoing = count(vault, f"{theirs}..{local}" if theirs else local)
+        _push_gate(vault, theirs, local)
         pushed = push(vault, remote, local, timeout)
         crashpoint()  # pushed; this clone does not know its claim is confirmed yet
         if pushed.ok:
@@ -122,6 +130,21 @@ def sync(
         if not pushed.rejected:
             raise RemoteUnreachable(f"could not push to {remote.name}: {pushed.message}")
     raise SyncError(f"the remote kept moving while memd was syncing ({ATTEMPTS} tries); run memd sync again")
+
+
+def _push_gate(vault: Vault, theirs: str | None, local: str) -> None:
+    """A remote keeps what it is sent for good: no commit that adds a secret is
+    pushed. memd's own commits pass its gate (``git/commits.secret_gate``); one
+    made with git directly may not."""
+    from memd.git.commits import secrets_in_commits
+
+    found = secrets_in_commits(vault, [local, f"^{theirs}"] if theirs else [local])
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise SyncError(
+            f"cannot push: commit {found[0]}{more}; rewrite that commit without it "
+            "(`git commit --amend` for the last one, `git rebase -i` for an earlier one), then run memd sync again"
+        )
 
 
 def _back_off(attempt: int) -> None:

@@ -36,9 +36,29 @@ def resolve_hunk(hunk: Hunk[Token]) -> list[Token] | None:
 def describe_hunk(hunk: Hunk[Token]) -> str:
     def text(part: tuple[Token, ...]) -> str:
         shown = " / ".join(value.split("\n")[0] for kind, value in part if kind == "L" and value.strip())
-        return clip(shown or "(removed)")
+        return shown or "(removed)"
 
-    return f"changed differently here ({text(hunk.ours)!r}) and on the remote ({text(hunk.theirs)!r})"
+    here, there = difference(text(hunk.ours), text(hunk.theirs))
+    return f"changed differently here ({here!r}) and on the remote ({there!r})"
+
+
+def difference(here: str, there: str, width: int = 60) -> tuple[str, str]:
+    """Both versions as one line each, cut to the same window of ``width``
+    characters around the first one in which they differ: two long versions
+    alike in their first ``width`` characters would otherwise read the same."""
+    here, there = " ".join(here.split()), " ".join(there.split())
+    if len(here) <= width and len(there) <= width:
+        return here, there
+    first = next((i for i, (a, b) in enumerate(zip(here, there, strict=False)) if a != b), min(len(here), len(there)))
+    start = max(0, first - width // 3)
+
+    def window(text: str) -> str:
+        if start == 0:
+            return clip(text, width)
+        piece = "…" + text[start + 1 : start + width]
+        return piece if start + width >= len(text) else piece[:-1] + "…"
+
+    return window(here), window(there)
 
 
 def clip(text: str, width: int = 60) -> str:

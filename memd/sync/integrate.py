@@ -22,7 +22,7 @@ from memd.sync.gitops import (
     tree_files,
     write_blobs,
 )
-from memd.sync.merge import merge_documents
+from memd.sync.merge import Take, merge_documents
 from memd.sync.report import SyncConflict, SyncReport, Tally
 from memd.vault.seq_cache import forget_cache
 from memd.vault.seqspace import REGISTRY
@@ -36,7 +36,7 @@ class Unrelated(SyncError):
     """The remote's branch holds a vault with no history in common with this one."""
 
 
-def integrate(vault: Vault, remote: Remote, theirs: str | None, tally: Tally) -> None:
+def integrate(vault: Vault, remote: Remote, theirs: str | None, tally: Tally, take: Take | None = None) -> None:
     local = head(vault)
     assert local is not None
     if theirs is None or theirs == local or is_ancestor(vault, theirs, local):
@@ -58,7 +58,7 @@ def integrate(vault: Vault, remote: Remote, theirs: str | None, tally: Tally) ->
         base = merge_base(vault, local, theirs)
         if base is None:
             raise Unrelated(f"this vault and {remote.name}/{remote.branch} have no history in common")
-        plan, resolved, received, conflicts = _merge_plan(vault, remote, local, theirs, base, pre)
+        plan, resolved, received, conflicts = _merge_plan(vault, remote, local, theirs, base, pre, take)
         if conflicts:
             report = SyncReport(
                 remote.name,
@@ -70,7 +70,7 @@ def integrate(vault: Vault, remote: Remote, theirs: str | None, tally: Tally) ->
                 head=local,
                 warnings=tuple(tally.warnings),
             )
-            raise SyncConflict(report, remote)
+            raise SyncConflict(report, remote, others=tuple(c for c in conflicts if not _of_documents(c)))
         assert plan is not None
         apply_mod.apply(vault, plan)
         tally.merge = plan.target
@@ -96,8 +96,13 @@ def _live(vault: Vault, pre: str, files: dict[str, tuple[str, str]], blobs: dict
     return found
 
 
+def _of_documents(conflict: str) -> bool:
+    """Whether a conflict (``path:line: message``) is in CURRENT.md or a topic, which ``--take`` settles."""
+    return holds_entries(conflict.split(":", 1)[0])
+
+
 def _merge_plan(
-    vault: Vault, remote: Remote, local: str, theirs: str, base: str | None, pre: str
+    vault: Vault, remote: Remote, local: str, theirs: str, base: str | None, pre: str, take: Take | None = None
 ) -> tuple[apply_mod.Plan | None, list[str], int, list[str]]:
     sides = [tree_files(vault, c) for c in (base, local, theirs)]
     base_files, ours_files, theirs_files = sides
@@ -114,7 +119,7 @@ def _merge_plan(
         {p[len(pre) :]: text(files, p) or "" for p in files if p.startswith(pre) and holds_entries(p[len(pre) :])}
         for files in sides
     ]
-    merged_docs = merge_documents(*documents)
+    merged_docs = merge_documents(documents[0], documents[1], documents[2], take=take)
     resolved = list(merged_docs.resolved)
     conflicts = [str(c) for c in merged_docs.conflicts]
     merged: dict[str, bytes | None] = {

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from memd.core.document import Document, Frontmatter, parse_document
 from memd.core.entry import Entry
@@ -43,9 +43,13 @@ from memd.core.signature import SeqSet
 from memd.core.summary import without_quotes
 from memd.sync.diff3 import diff3
 from memd.sync.frontmatter import KeyConflict, merge_frontmatter, recount
-from memd.sync.hunks import clip, describe_hunk, resolve_hunk
+from memd.sync.hunks import describe_hunk, difference, resolve_hunk
 from memd.sync.renames import find_renames, follow
 from memd.sync.sides import Place, Side, Token, same_entry
+
+# Which version wins where both sides changed the same entry or lines
+# (``memd sync --take``); None leaves those to a person.
+Take = Literal["here", "remote"]
 
 
 class MergeError(MemdError):
@@ -70,14 +74,17 @@ class DocMerge:
     received: int  # seqs live in the result that were not live here
 
 
-def merge_documents(base: Mapping[str, str], ours: Mapping[str, str], theirs: Mapping[str, str]) -> DocMerge:
-    """Merge CURRENT.md and the topics (vault-relative path -> text on each side)."""
+def merge_documents(
+    base: Mapping[str, str], ours: Mapping[str, str], theirs: Mapping[str, str], take: Take | None = None
+) -> DocMerge:
+    """Merge CURRENT.md and the topics (vault-relative path -> text on each side);
+    ``take`` settles what both sides changed, else that is a conflict."""
     renames = find_renames(base, ours, theirs)
     # Merged under the new names: base and the side that kept the old name read as renamed.
     base_view = follow(follow(base, renames, here=True), renames, here=False)
     ours_view, theirs_view = follow(ours, renames, here=True), follow(theirs, renames, here=False)
     merged = _Merge(
-        Side.read(base_view), Side.read(ours_view), Side.read(theirs_view), base_view, ours_view, theirs_view
+        Side.read(base_view), Side.read(ours_view), Side.read(theirs_view), base_view, ours_view, theirs_view, take
     ).run()
     if not renames or merged.conflicts:
         return merged
@@ -96,9 +103,13 @@ class _Merge:
     base_text: Mapping[str, str]
     ours_text: Mapping[str, str]
     theirs_text: Mapping[str, str]
+    take: Take | None = None
     final: dict[int, Place] = field(default_factory=dict)
     resolved: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
+
+    def _kept(self) -> str:
+        return "kept this device's version" if self.take == "here" else "kept the remote's version"
 
     def run(self) -> DocMerge:
         self._place_seqs()
@@ -126,9 +137,10 @@ class _Merge:
                 mine_entry, their_entry = self.o.entries[mine], self.t.entries[theirs]
                 if mine_entry.full_text != their_entry.full_text:
                     path, _ = mine
+                    mine_shown, their_shown = difference(mine_entry.full_text, their_entry.full_text)
                     message = (
-                        f"seq {seq} was given to two different entries, here ({clip(mine_entry.full_text)!r}) "
-                        f"and on the remote ({clip(their_entry.full_text)!r}): this copy assigned seqs before it was "
+                        f"seq {seq} was given to two different entries, here ({mine_shown!r}) "
+                        f"and on the remote ({their_shown!r}): this copy assigned seqs before it was "
                         "a registered device. Remove the signature of the entry here (keep `- ` and the words) "
                         "so memd gives it a new seq, then sync again"
                     )
@@ -180,15 +192,16 @@ class _Merge:
         if was is not None and same_entry(theirs, was):
             return mine
         if was is not None:
+            if self.take is not None:
+                self.resolved.append(f"entry <seq={key}> was edited on both devices; {self._kept()}")
+                return mine if self.take == "here" else theirs
             place = self.o.by_key[key]
+            here, there = difference(mine.full_text, theirs.full_text)
             self.conflicts.append(
                 Conflict(
                     place[0],
                     self._line_of(self.o, place),
-                    (
-                        f"the entry <seq={key}> was edited differently here ({clip(mine.full_text)!r}) and on the "
-                        f"remote ({clip(theirs.full_text)!r})"
-                    ),
+                    f"the entry <seq={key}> was edited differently here ({here!r}) and on the remote ({there!r})",
                 )
             )
             return mine
@@ -256,7 +269,11 @@ class _Merge:
                 out.extend(hunk.result)
                 continue
             resolved = resolve_hunk(hunk)
-            if resolved is None:
+            if resolved is None and self.take is not None:
+                line = self._line_at(path, hunk.at_ours)
+                self.resolved.append(f"{path}:{line}: lines changed on both devices; {self._kept()}")
+                out.extend(hunk.ours if self.take == "here" else hunk.theirs)
+            elif resolved is None:
                 line = self._line_at(path, hunk.at_ours)
                 self.conflicts.append(Conflict(path, line, describe_hunk(hunk)))
                 out.extend(hunk.ours)
@@ -272,6 +289,11 @@ class _Merge:
             return mine, False
         if mine == was:
             return theirs, False
+        if self.take is not None and (mine is None or theirs is None):
+            self.resolved.append(
+                f"{path}: the frontmatter was removed on one side and changed on the other; {self._kept()}"
+            )
+            return (mine if self.take == "here" else theirs), False
         if mine is None or theirs is None:
             self.conflicts.append(Conflict(path, 1, "the frontmatter was removed on one side and changed on the other"))
             return mine, False
@@ -281,6 +303,9 @@ class _Merge:
             self.conflicts.append(Conflict(path, 1, f"the frontmatter changed on both sides and does not parse: {err}"))
             return mine, False
         except KeyConflict as err:
+            if self.take is not None:
+                self.resolved.append(f"{path}: {err}; {self._kept()}")
+                return (mine if self.take == "here" else theirs), False
             self.conflicts.append(Conflict(path, 1, str(err)))
             return mine, False
         return Frontmatter.from_data(data), True

@@ -42,12 +42,24 @@ class SyncReport:
 class SyncConflict(SyncError):
     """A person must decide; the working tree was not touched."""
 
-    def __init__(self, report: SyncReport, remote: Remote) -> None:
+    def __init__(self, report: SyncReport, remote: Remote, others: tuple[str, ...] = ()) -> None:
         lines = "\n".join(f"  {c}" for c in report.conflicts)
+        advice = []
+        if len(others) < len(report.conflicts):
+            # memd's own files (CURRENT.md, topics): memd settles them when told which version wins.
+            advice.append(
+                "To decide, keep one version of each entry and line changed on both devices: "
+                "`memd sync --take here` keeps this device's, `memd sync --take remote` the remote's "
+                "(the other stays in git history); or edit the lines here to agree and `memd sync` again."
+            )
+        if others:
+            paths = ", ".join(sorted({c.split(":", 1)[0] for c in others}))
+            advice.append(
+                f"For {paths}: `git merge {remote.name}/{remote.branch}`, fix the lines git marks, "
+                "`git commit`, then `memd sync` again."
+            )
         super().__init__(
-            f"sync stopped, a person must decide (the working tree was not changed):\n{lines}\n"
-            f"To decide: `git merge {remote.name}/{remote.branch}`, fix the lines git marks, "
-            "`git commit`, then `memd sync` again."
+            f"sync stopped, a person must decide (the working tree was not changed):\n{lines}\n" + "\n".join(advice)
         )
         self.report = report
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -186,8 +187,13 @@ def new_device_id() -> str:
     return f"{host}-{secrets.token_hex(3)}"
 
 
-def device_name(device_id: str) -> str:
-    return device_id.rsplit("-", 1)[0]
+def device_name(device_id: str, taken: Collection[str] = ()) -> str:
+    """The name people see: the host and the first four characters of the id's
+    random part (``vm-3f2a``), so two machines called ``vm`` read apart; the
+    whole id when another device already goes by that name."""
+    host, _, token = device_id.rpartition("-")
+    name = f"{host}-{token[:4]}" if host and token else device_id
+    return device_id if name in taken else name
 
 
 # -- the space seq allocation uses (memd/vault/state.py calls this under the vault lock) --
@@ -263,8 +269,8 @@ def _stamp(path: Path | None) -> list[int] | None:
     return [stat.st_mtime_ns, stat.st_size]
 
 
-def unregistered_device(index: int, device_id: str) -> Device:
-    return Device(index, device_id, device_name(device_id))
+def unregistered_device(index: int, device_id: str, taken: Collection[str] = ()) -> Device:
+    return Device(index, device_id, device_name(device_id, taken))
 
 
 def with_claim(registry: Registry, device_id: str, when: str) -> tuple[Registry, Device]:
@@ -272,5 +278,6 @@ def with_claim(registry: Registry, device_id: str, when: str) -> tuple[Registry,
     mine = registry.find(device_id)
     if mine is not None:
         return registry, mine
-    device = replace(unregistered_device(registry.next_index(), device_id), registered=when)
+    taken = {d.name for d in registry.devices}
+    device = replace(unregistered_device(registry.next_index(), device_id, taken), registered=when)
     return registry.with_device(device), device

@@ -265,15 +265,42 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     mark = cache.mark if cache is not None else 0
     start = max(state.next_in(space), mark + 1, highest + 1, within.start)
     if start + count > within.stop:
-        from memd.core.errors import VaultError
-
-        raise VaultError(f"seq range {space} is full ({within.stop - within.start} seqs); no entry was written")
+        # A seq near the end of the range (typed or pasted by hand: ``<seq=999999999>``)
+        # would end allocation for good. Seqs stay unique without going past it: the
+        # first run of free seqs past the counter and every seq handed out here.
+        start = _past_the_counter(vault, max(state.next_in(space), mark + 1, within.start), count, within)
     updated = state.advanced(space, start + count)
     if buffer_was_empty and at is not None:
         updated = replace(updated, buffer_since=at)
     write_state(vault, updated)
     save_cache(vault, start + count - 1, listed_high, (ignore, stamps), space, device, fresh, files_text)
     return range(start, start + count)
+
+
+def _past_the_counter(vault: Vault, base: int, count: int, within: range) -> int:
+    """The first seq of ``count`` free ones from ``base`` on: none of them named in
+    any file, all of them past every seq this clone ever handed out (``base``).
+    Read only when a seq near the end of the range blocks the usual way."""
+    taken = sorted(seq for seq in seqs_in_files(vault.entry_files()) if base <= seq < within.stop)
+    start = base
+    for seq in taken:
+        if seq >= start + count:
+            break
+        if seq >= start:
+            start = seq + 1
+    if start + count > within.stop:
+        from memd.core.errors import VaultError
+
+        raise VaultError(
+            f"seq range {_space_of_range(within)} is full ({within.stop - within.start} seqs); no entry was written"
+        )
+    return start
+
+
+def _space_of_range(within: range) -> int:
+    from memd.vault.seqspace import space_of
+
+    return space_of(within.start)
 
 
 def _count(vault: Vault, rels: list[str], known: dict[str, Any], within: range) -> tuple[int, dict[str, list[int]]]:

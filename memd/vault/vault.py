@@ -16,6 +16,7 @@ from memd.core.layout import (
     CURRENT_NAME,
     DOCUMENT_KINDS,
     INBOX,
+    SCRATCH_PATTERNS,
     classify,
     counts_entries,
     skipped_dir,
@@ -35,7 +36,8 @@ Recent memories, newest last. memd appends here and moves entries into
 did not account for.
 
 """
-GITIGNORE_TEMPLATE = """\
+GITIGNORE_TEMPLATE = (
+    """\
 # memd: derived or machine-local files (the index is rebuilt by `memd reindex`)
 .memd/index/
 .memd/lock
@@ -53,7 +55,11 @@ inbox/
 # Obsidian: the window layout and caches change with every click; its settings stay versioned
 .obsidian/workspace*
 .obsidian/cache
+# editors' and tools' scratch files: backups, swap and lock files, partial downloads
 """
+    + "\n".join(SCRATCH_PATTERNS)
+    + "\n"
+)
 
 
 def missing_ignores(gitignore: str) -> list[str]:
@@ -63,7 +69,13 @@ def missing_ignores(gitignore: str) -> list[str]:
     under ``.memd/``; unignored, a ``git add -A`` would commit machine-local
     state such as ``.memd/seq.local`` and carry it to other devices."""
     present = {line.strip() for line in gitignore.splitlines()}
-    wanted = [line for line in GITIGNORE_TEMPLATE.splitlines() if line and not line.startswith("#")]
+    # The scratch patterns are not asked of an older vault: memd skips those files itself
+    # (``layout.scratch``); a new vault's .gitignore has them for the person's own git.
+    wanted = [
+        line
+        for line in GITIGNORE_TEMPLATE.splitlines()
+        if line and not line.startswith("#") and line not in SCRATCH_PATTERNS
+    ]
     # A pattern ignoring all of .memd/ covers every one of memd's files in it.
     whole = bool(present & {".memd", ".memd/", "/.memd", "/.memd/", ".memd/*", "/.memd/*", ".memd/**", "/.memd/**"})
     return [line for line in wanted if line not in present and not (whole and line.startswith(".memd/"))]
