@@ -68,3 +68,12 @@ def test_a_plain_add_imports_no_click_git_sync_or_consolidation(memd: Memd) -> N
     # Anything the plain reader does not know goes to the full CLI, with the same result.
     assert "click" in modules_of(memd.vault, "add", "--one", "--", "-5 degrees tonight")
     assert "-5 degrees tonight" in memd.vault.current.read_text()
+
+
+def test_add_and_search_never_load_the_language_pipeline(memd: Memd) -> None:
+    memd("add", "Project Heron: migrate the photo archive")
+    memd("search", "heron")
+    for command in (["add", "Budget for Heron is 2,400 EUR"], ["search", "heron"], ["status"]):
+        assert "spacy" not in {name.split(".")[0] for name in modules_of(memd.vault, *command)}, command
+    # Consolidation is where it is read.
+    assert "spacy" in {name.split(".")[0] for name in modules_of(memd.vault, "consolidate")}
