@@ -140,10 +140,10 @@ def test_a_conversation_filed_before_by_words_is_no_ones_so_new_turns_open_their
     # A topic as consolidation by words left it: both sides of the conversation about evenly.
     (vault.root / "topics" / "pottery.md").write_text(
         "# Pottery\n"
-        "- Ana: How was the pottery class on Saturday?\n"
-        "- Bo: The pottery class was great, I glazed the clay bowl blue.\n"
-        "- Ana: My clay bowl cracked in the kiln.\n"
-        "- Bo: The kiln is hard on clay bowls.\n"
+        "- <seq=901,time=2026-03-01T09:00:00Z,source=user> Ana: How was the pottery class on Saturday?\n"
+        "- <seq=902,time=2026-03-01T09:01:00Z,source=user> Bo: The pottery class was great, I glazed the clay bowl.\n"
+        "- <seq=903,time=2026-03-01T09:02:00Z,source=user> Ana: My clay bowl cracked in the kiln.\n"
+        "- <seq=904,time=2026-03-01T09:03:00Z,source=user> Bo: The kiln is hard on clay bowls.\n"
     )
     add_all(memd, [("2026-04-01T09:00", "Ana: I signed up for the advanced pottery class with the clay wheel.")])
     memd("consolidate")

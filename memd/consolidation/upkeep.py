@@ -14,7 +14,7 @@ from memd.core.tokens import count_tokens
 from memd.engine.base import Engine, Section
 from memd.engine.people import owner
 from memd.engine.shortlist import merge_shortlist
-from memd.engine.subjects import is_notes_topic
+from memd.engine.subjects import is_name, is_notes_topic
 from memd.engine.text import slugify
 
 
@@ -126,7 +126,7 @@ def merge_topics(space: Workspace, engine: Engine, limit: int, split_limit: int)
     merged: list[tuple[str, str]] = []
     for group in engine.merge_groups(catalog, limit, background):
         # Engine output is a suggestion: ids must exist, differ and stay small.
-        ids = [i for i in dict.fromkeys(group) if i in known and i not in space.deleted]
+        ids = [i for i in dict.fromkeys(group) if i in known and i not in space.deleted and not _own_subject(space, i)]
         if len(ids) < 2:
             continue
         # A topic a person named is never merged away: it takes the others in.
@@ -146,6 +146,12 @@ def merge_topics(space: Workspace, engine: Engine, limit: int, split_limit: int)
             relink(space, absorbed, survivor)
             merged.append((survivor, absorbed))
     return merged
+
+
+def _own_subject(space: Workspace, topic_id: str) -> bool:
+    """A topic that is one subject by itself and merges with none: the month's
+    notes, and a subject's topic titled with its name ("Bart": not Lena's too)."""
+    return is_notes_topic(topic_id) or is_name(space.doc(topic_id).title() or "")
 
 
 def persons(document: Document, topic_id: str) -> bool:

@@ -43,6 +43,8 @@ DIGESTS = {
 # Entity kinds that say when, how much or where, never what a note is about
 # ("3 March", "2,400 EUR", "Leeds"): a trip to Kyoto is about travel, not Kyoto.
 NOT_SUBJECTS = frozenset("DATE TIME PERCENT MONEY QUANTITY ORDINAL CARDINAL GPE LOC NORP LANGUAGE LAW FAC".split())
+# Entity kinds that say when or how much: no word of theirs names what a text is about.
+WHEN_OR_HOW_MUCH = frozenset("DATE TIME PERCENT MONEY QUANTITY ORDINAL CARDINAL".split())
 # Parts of speech that can head a name or a noun phrase.
 NOUNS = frozenset({"NOUN", "PROPN"})
 TEXT_LIMIT = 2_000  # characters of one text read: a title or a subject is said early, and parsing is linear
@@ -69,6 +71,7 @@ class Reading:
     runs: tuple[str, ...]  # the runs of proper nouns they stand in ("Project Heron")
     phrases: tuple[Phrase, ...]  # its noun phrases, in order
     capitalised: tuple[str, ...] = ()  # every capitalised word, as written ("Heron" read as the bird too)
+    nouns: frozenset[str] = frozenset()  # its nouns and proper nouns (lowercase), outside dates, times and numbers
 
 
 _lock = threading.Lock()
@@ -187,7 +190,11 @@ def _reading(doc: Any) -> Reading:
         if _word(text.replace(" ", "").replace("-", "")):
             phrases.append(Phrase(text, chunk.root.lemma_.lower(), chunk.root.pos_ == "PROPN"))
     capitalised = tuple(t.text for t in doc if t.text[:1].isupper() and _word(t.text) and t.i not in skipped)
-    return Reading(tuple(names), tuple(runs), tuple(phrases), capitalised)
+    counted = {token.i for ent in doc.ents if ent.label_ in WHEN_OR_HOW_MUCH for token in ent}
+    nouns = frozenset(
+        t.text.lower().removesuffix("'s") for t in doc if t.pos_ in NOUNS and t.i not in counted and len(t.text) > 1
+    )
+    return Reading(tuple(names), tuple(runs), tuple(phrases), capitalised, nouns)
 
 
 def _word(text: str) -> bool:

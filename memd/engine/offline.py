@@ -129,10 +129,11 @@ class OfflineEngine:
         chosen = [scored.route for scored in self.plan_scored(blocks, topics, background)]
         found = people.routes(blocks, topics, chosen, lambda block, mine: self._best(block, mine, background))
         meaning = self._notes_meaning()
-        # A label that speaks in the vault's topics already is a speaker here too.
-        spoken = background.ignore if background is not None else frozenset()
+        # A label that heads two lines or more of a topic (a conversation filed before) is a speaker here too.
         labels = {name for block in blocks for item in block.items if (name := speaker(item.text))}
-        self._talking |= {name for name in labels if name.lower() in spoken}
+        if labels:
+            spoken = Counter(name for t in topics for line in t.text.splitlines() if (name := speaker(line)))
+            self._talking |= {name for name in labels if spoken[name] >= subjects.LEAST}
         views = [self._as_notes(block) for block in blocks]
         notes = [b for b, bl in enumerate(views) if all(_is_note(i, meaning) for i in bl.items)] if meaning else []
         if meaning is None or not notes:
@@ -322,7 +323,26 @@ class OfflineEngine:
         return self._title(items)
 
     def gather(self, items: list[Item]) -> list[Block]:
-        return subjects.gather(items) if self._notes_meaning() is not None else []
+        """Notes of the month's notes that now make a subject: a name two of them say, or
+        two or more alike in meaning (grouped as a buffer's notes are, at ``themes.NOTES_LINK``)."""
+        meaning = self._notes_meaning()
+        if meaning is None:
+            return []
+        talking = self._talking | subjects.talking(items)
+        views = [subjects.as_note(item, talking) for item in items]
+        original = {id(view): item for view, item in zip(views, items, strict=True)}
+        named = subjects.gather(views)
+        taken = {id(item) for block in named for item in block.items}
+        rest = [view for view in views if id(view) not in taken and _is_note(view, meaning)]
+        # The month's notes gather across runs: more notes tell a theme more surely than one
+        # buffer's few, so they group at a lower link (themes.NOTES_LINK).
+        vectors = meaning.vectors([v.text for v in rest]) if len(rest) >= 2 else None
+        themed = themes.group(rest, vectors, self._title, themes.NOTES_LINK) if vectors is not None else []
+        found = named + [block for block in themed if len(block.items) >= subjects.LEAST]
+        for block in found:  # a gathered topic is titled by what it holds, not by where its notes first went
+            for item in block.items:
+                self._new_titles.pop(str(item.seqs), None)
+        return [Block(block.title, tuple(original[id(item)] for item in block.items)) for block in found]
 
 
 def _says(topic: TopicInfo, key: str) -> bool:

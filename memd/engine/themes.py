@@ -34,6 +34,7 @@ MEANING_WEIGHT = 0.6
 WORDS_WEIGHT = 0.25
 NAMES_WEIGHT = 0.15
 GROUP_LINK = 0.30  # the least mean similarity that makes two groups of the buffer one
+NOTES_LINK = 0.20  # ... of the month's notes (subjects.py), read together across runs
 ROUTE_LINK = 0.25  # the least cosine of meaning that sends a block to an existing topic
 FEW = 3  # blocks of fewer entries never open a topic when their subject has one
 SECTION_LINK = 0.8  # the least cosine of meaning that puts a block into an existing section
@@ -151,16 +152,17 @@ def clusters(rows: Any, link: float) -> list[list[int]]:
     return [sorted(m) for m in members if m]
 
 
-def group(items: list[Item], vectors: Any, title: Any) -> list[Block]:
+def group(items: list[Item], vectors: Any, title: Any, link: float = GROUP_LINK) -> list[Block]:
     """The buffer's entries as blocks, each of one subject and one theme, in
-    order of their first entry. ``title`` names a block's items."""
+    order of their first entry. ``title`` names a block's items; ``link``: the
+    least mean similarity of two groups joined."""
     rows = features(items, vectors)
     by_subject: dict[str | None, list[int]] = {}
     for i, item in enumerate(items):
         by_subject.setdefault(speaker(item.text), []).append(i)
     found: list[list[int]] = []
     for members in by_subject.values():
-        found.extend([members[j] for j in cluster] for cluster in clusters(rows[members], GROUP_LINK))
+        found.extend([members[j] for j in cluster] for cluster in clusters(rows[members], link))
     people = speakers(item.text for item in items)
     return [Block(title([items[i] for i in m], people), tuple(items[i] for i in m)) for m in sorted(found, key=min)]
 
