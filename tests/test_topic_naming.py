@@ -18,7 +18,7 @@ from memd.engine import themes
 from memd.engine.base import Item, Section
 from memd.engine.summaries import summary
 from memd.engine.text import _SPEAKER, STOPWORDS
-from memd.engine.titles import VAGUE, _compound, salient, title
+from memd.engine.titles import UNTITLED, _compound, salient, title
 from memd.ingest.smalltalk import bears_fact
 from memd.vault.vault import Vault
 
@@ -50,7 +50,7 @@ def test_a_title_names_the_salient_nouns_never_caption_or_reaction_words_nor_the
     name = title(MELANIE, frozenset({"caroline", "melanie"}))
     assert name in ("Pottery and painting", "Painting and pottery")
     words = set(name.lower().split())
-    assert not words & VAGUE and "caroline" not in words and "melanie" not in words
+    assert not words & UNTITLED and "caroline" not in words and "melanie" not in words
 
 
 def test_a_name_of_two_words_is_one_thing_in_a_title() -> None:
@@ -309,7 +309,7 @@ def test_the_title_of_a_long_entry_costs_in_proportion_to_its_length() -> None:
     # (about 4 minutes at this length); linear, it takes a fraction of a second.
     text = " ".join(["word"] * 49_999 + ["pottery"])
     started = time.process_time()
-    assert title(items(text)) != VAGUE
+    assert title(items(text)) != UNTITLED
     assert time.process_time() - started < 10.0
 
 
@@ -398,8 +398,7 @@ def test_a_secret_s_mark_never_names_a_topic(memd: Memd, vault: Vault) -> None:
     memd("consolidate")
     [topic] = vault.topic_files()
     heading = next(line for line in topic.read_text().splitlines() if line.startswith("# "))
-    assert "redacted" not in topic.name and "REDACTED" not in heading
-    assert {"router", "password", "wifi"} & set(heading.lower().lstrip("# ").split())  # named by the notes' own words
+    assert "redacted" not in topic.name and "REDACTED" not in heading and "router" in heading.lower()
 
 
 GARDEN = items(

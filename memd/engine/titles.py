@@ -5,13 +5,11 @@ A title names the things the entries talk about most: the heaviest recurring
 nouns, as people wrote them ("Pottery and painting"; two they mostly say
 together are one thing, "Atlas cut-over"); whom they are about (the speaker
 of a transcript's turns) is the topic's tag. A word counts as a noun where
-the language pipeline (``language.py``, spaCy) tags it one, outside dates,
-times and amounts, so a verb, an adjective or a word of when never names a
-topic; without the pipeline, where people put one: after an article, a
-possessive or a number ("a pottery class", "my kids"), or named ("Atlas").
+people put one: after an article, a possessive or a number ("a pottery
+class", "my kids"), or named ("Atlas").
 Words that say nothing about the subject never name it: function words and
-chatter (``text.STOPWORDS``), vague nouns and the words of photo captions
-(``VAGUE``).
+chatter (``text.STOPWORDS``), the words of photo captions ("shares a photo
+of…") and reactions.
 """
 
 from __future__ import annotations
@@ -23,7 +21,6 @@ from functools import lru_cache
 from typing import Any
 
 from memd.core.redact import MARK
-from memd.engine import language
 from memd.engine.base import Item
 from memd.engine.text import (
     STOPWORDS,
@@ -36,15 +33,26 @@ from memd.engine.text import (
     unlabelled,
 )
 
-# Nouns that name nothing in particular ("day", "things") and the words of photo
-# captions: in a title they say how something was said, never what it is about.
-# Which words are nouns, and which say when or how much, is the language
-# pipeline's to say (``language.py``).
-VAGUE = frozenset(
+# Words of photo captions and reactions, and words too vague to name
+# anything ("day", "things"): in a title they say how something was said,
+# never what it is about.
+UNTITLED = frozenset(
     """
-    photo photos pic pics picture pictures image images snap snapshot selfie caption screenshot video
-    day days time times life moment moments thing things stuff lot lots bit way someone something anything
-    everything nothing everyone anyone ones kind sort
+    photo photos pic pics picture pictures image images snap snapshot selfie shares shared share sharing
+    caption screenshot video agree appreciate appreciated thank love loved awesome inspiring inspired
+    proud congrats congratulations wish wishes hear heard glad enjoy enjoyed enjoying seem seems seemed
+    cheers dear yay aww ooh ah two three four five six seven eight nine ten
+    special tough hard big little small huge real whole true sweet kind
+    day days time times life moment moments thing things stuff lot bit way loving
+    someone something anything everything nothing everyone anyone ones next later right long
+    """.split()
+) | frozenset(
+    # When, not what: "October and Mum" is about Mum, "Vegetarian and weekends" about eating.
+    """
+    january february march april june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays
+    saturdays sundays weekend weekends week weeks weekday weekdays month months year years morning mornings
+    afternoon afternoons evening evenings night nights tonight today tomorrow yesterday
     """.split()
 )
 _DETERMINER = frozenset(
@@ -57,6 +65,18 @@ VOCATIVE = re.compile(
 WORDS = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")  # "cut-over" is one word
 CAPTION = re.compile(r"\s*\[(?:shares|shared|sends|sent) (?:a |an )?[^\]]*\]")
 _CLAUSE = re.compile(r"[.,;:!?()\u2014\u2013\"]|\s-\s")
+_TIME_WORDS = frozenset(
+    "sometime someday soon again together today tonight tomorrow yesterday lately already anymore".split()
+)
+# Pasts of irregular verbs, but for those that are as often a thing ("saw", "felt") or a side ("left").
+IRREGULAR_PAST = frozenset(
+    """
+    ate bought brought caught taught thought fought sought went came gave took made told said got drank drove
+    flew grew knew drew threw wore tore swam sang rang sat stood understood slept met sent spent built sold
+    paid began broke chose forgot froze hid rode rose shook spoke stole woke wrote fell held kept lent lost
+    meant won found heard ran dug fed led bit hung lay lit sank spun struck stuck swept swore
+    """.split()
+)
 TITLE_WORDS = 64  # the most words a title of notes weighs by meaning
 TITLE_TEXTS = 64  # the most notes whose mean they are weighed against
 
@@ -68,9 +88,9 @@ def title(items: list[Item], people: frozenset[str] = frozenset(), meaning: Any 
     which never name a topic's things.
 
     The subject ("Melanie") is left out of the title on purpose: every section
-    of one person's topics would carry it, and search reads titles (measured on
-    LoCoMo, with the subject: 0.8105 / 0.7794 recall on the two halves of the
-    dev slice; without: 0.8237 / 0.7813). It is a tag instead (``related.py``).
+    of one person's topics would carry it, and search reads titles (recall on
+    the dev slice is higher without it: docs/benchmarks.md). It is a tag
+    instead (``related.py``).
 
     ``meaning`` (the embedding model, ``memd.index.meaning``): notes, entries
     with no speaker, are named by the words closest in meaning to all of them
@@ -95,7 +115,7 @@ def _compound(found: list[str], texts: list[str]) -> str | None:
     model"), where "Room and living" would read as two. The same words, so a
     title that search reads matches as it did. Said together means inside one
     clause, and the second word a thing: not a verb's form ("hard work *paying*
-    off", "a blast *making*")."""
+    off", "a blast *making*") or a word of time ("the trails *sometime*")."""
     if len(found) != 2:
         return None
     lowered = [word.lower() for word in found]
@@ -112,7 +132,7 @@ def _compound(found: list[str], texts: list[str]) -> str | None:
             together[k] += any(phrase in clause for clause in clauses)
     k = 0 if together[0] >= together[1] else 1
     head = lowered[1 - k]
-    if together[k] * 2 <= both or head.endswith(("ing", "ed")):
+    if together[k] * 2 <= both or head.endswith(("ing", "ed")) or head in _TIME_WORDS:
         return None
     return f"{found[k]} {found[1 - k]}"
 
@@ -145,8 +165,6 @@ def salient(items: list[Item], count: int, people: frozenset[str] = frozenset(),
     recurs in most of them ("Atlas" in every note on its launch), where word
     weights taken over the items count it for nothing."""
     texts = [item.text for item in items]
-    if language.available():
-        language.read([MARK.sub(" ", _said(text)) for text in texts])  # read as one batch, then from the cache
     ignore = set(speakers(texts)) | people
     words = [terms(text, frozenset(ignore)) for text in texts]
     weights = Weights(words)
@@ -219,13 +237,22 @@ def _closest(
     import numpy as np
 
     words = {t: surface[t].most_common(1)[0][0] for t in candidates}
-    weighed = sorted(candidates, key=lambda t: (-spread[t], t))[:TITLE_WORDS]
+    # A verb's past ("planted", "ordered") tells what was done, not what about.
+    weighed = [t for t in candidates if not _past(words[t])] or candidates
+    weighed = sorted(weighed, key=lambda t: (-spread[t], t))[:TITLE_WORDS]
     sample = texts[:: max(1, len(texts) // TITLE_TEXTS)][:TITLE_TEXTS]
     centre = meaning.vectors(sample).sum(axis=0)
     centre = centre / (np.linalg.norm(centre) or 1.0)
     scores = meaning.vectors([words[t] for t in weighed]) @ centre
     fit = {t: float(score) * math.log(1 + spread[t]) for t, score in zip(weighed, scores, strict=True)}
     return sorted(weighed, key=lambda t: (-fit[t], t))
+
+
+def _past(word: str) -> bool:
+    """A word that reads as a verb's past: "planted", "Ordered" (opening a note), "bought";
+    not "bed" or "speed"."""
+    word = word.lower()
+    return word in IRREGULAR_PAST or (len(word) > 4 and word.endswith("ed") and not word.endswith("eed"))
 
 
 # (the word lowercased, as a title writes it, its terms, how surely it is a noun, the name it is part of)
@@ -239,42 +266,25 @@ def _words_of(text: str) -> tuple[_Word, ...]:
     halved again and again), and is read once while it stays among the last
     few thousand texts named."""
     found: list[_Word] = []
-    said = MARK.sub(" ", _said(text))  # a secret's mark names nothing
-    raw, starts = _tokens(said)
+    raw, starts = _tokens(MARK.sub(" ", _said(text)))  # a secret's mark names nothing
     runs = _name_runs(raw, starts)
-    nouns = _nouns(said)
     for k, token in enumerate(raw):
         lowered = token.lower().removesuffix("'s")  # "fam's" is about the fam
-        if lowered in VAGUE:
+        if lowered in UNTITLED:
             continue
-        if nouns is not None:
-            # Only a noun names a thing (not a verb, an adjective or a word of when).
-            if k not in runs and not (lowered in nouns or any(part in nouns for part in lowered.split("-"))):
-                continue
-            noun = 1.0
-        else:
-            noun = 1.0 if k in runs else _nounness(raw, k)
         # A name keeps its capitals ("EpiPen", "Lisbon"); other words are lowercase. A capital
         # with a possessive names someone even opening a note ("Leo's nativity play").
         named = k in runs or _named(raw, k) or (token[0].isupper() and token.endswith("'s"))
         written = token.removesuffix("'s") if named else lowered
-        found.append((lowered, written, terms(lowered), noun, runs.get(k)))
+        found.append((lowered, written, terms(lowered), 1.0 if k in runs else _nounness(raw, k), runs.get(k)))
     return tuple(found)
-
-
-def _nouns(text: str) -> frozenset[str] | None:
-    """The nouns of ``text`` as the language pipeline reads them; None without it."""
-    if not language.available():
-        return None
-    return language.read([text])[0].nouns
 
 
 def _named(raw: list[str], k: int) -> bool:
     """Whether ``raw[k]`` reads as a name: capitalised, and not the text's first
     word. A capital opening a later sentence counts too: such a word is often
-    the sentence's subject ("Pottery is a huge part of my life"), and reading
-    it as a plain word instead lowered recall on the dev slice (0.8256 -> 0.8217
-    on conversations 1-3), since search reads titles."""
+    the sentence's subject ("Pottery is a huge part of my life"), and search
+    reads titles (reading it as a plain word lowered recall: docs/benchmarks.md)."""
     return raw[k][0].isupper() and k > 0
 
 
