@@ -261,7 +261,7 @@ def _walk(vault: Vault, full: bool) -> _Walk:
     consolidations = consolidation_commits(vault, start.head if start else None) if history else set()
     held: dict[str, set[int]] = {start.head: previous} if start and start.head else {}
     # Each file version (git blob) is parsed once in the walk, not at every commit that holds it.
-    texts_of: ParsedBlobs[dict[int, list[str]]] = ParsedBlobs(lambda document: _texts([document]))
+    texts_of: ParsedBlobs[dict[int, list[str]]] = ParsedBlobs(_texts_of)
     for commit, parents, seqs, by_hand in history:
         # A merge (two devices' histories joined) is compared with all its parents at once;
         # a parent from before the checkpoint is read from git.
@@ -286,6 +286,19 @@ def _walk(vault: Vault, full: bool) -> _Walk:
     )
     _save(vault, walk)
     return walk
+
+
+def _texts_of(document: Document) -> dict[int, list[str]]:
+    """``_texts([document])`` read from its blocks (no lines or headings needed)."""
+    from memd.core.entry import Entry
+
+    found: dict[int, list[str]] = {}
+    for block in document.blocks:
+        if isinstance(block, Entry) and block.signature is not None:
+            text = block.full_text
+            for seq in block.signature.seq:
+                found.setdefault(seq, []).append(text)
+    return found
 
 
 def _joined(maps: list[dict[int, list[str]]]) -> dict[int, list[str]]:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     # Only a type here: git sits below the vault, which passes itself in.
-    from memd.core.document import Document
+    from memd.core.document import Document, Known
     from memd.vault.vault import Vault
 
 _AUTHOR = re.compile(r"^\s*(?P<name>[^<]+?)\s*<(?P<email>[^>]+)>\s*$")
@@ -390,6 +390,9 @@ class ParsedBlobs(Generic[T]):
         self.held = 0  # bytes of the blobs whose values are held
         self.parsed = 0  # blobs parsed (a hit parses nothing)
         self._values: OrderedDict[bytes, tuple[T | None, int]] = OrderedDict()
+        # Items parsed in any blob (a new version of a file repeats most of the last one's),
+        # let go whole past about ``budget`` bytes (an item and its entry: ~512 bytes).
+        self._known: Known = {}
 
     def get(self, data: bytes) -> T | None:
         """The value for a blob's bytes; None when memd cannot parse it."""
@@ -405,8 +408,10 @@ class ParsedBlobs(Generic[T]):
             return held[0]
         self.parsed += 1
         value: T | None
+        if len(self._known) * 512 > self.budget:
+            self._known.clear()
         try:
-            value = self.derive(parse_document(decode(data)))
+            value = self.derive(parse_document(decode(data), self._known))
         except FormatError:
             value = None
         if len(data) <= self.budget:
