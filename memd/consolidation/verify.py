@@ -152,10 +152,12 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
     documents = []
     unread: list[str] = []
     named: set[int] = set()  # every seq a line names where an entry could start, as history counts them
+    paths: list[str] = []  # each document's path
     for path in vault.entry_files():
         try:
             text = read_bytes(path).decode("utf-8")
             documents.append(parse_document(text))
+            paths.append(vault.rel(path))
             named |= seqs_in_text(text)
         except (OSError, UnicodeDecodeError) as err:
             # Its seqs are not lost, only out of sight: say which file, not "missing".
@@ -215,7 +217,11 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
         )
     devices, stray = _by_device(vault, set(live))
     if stray:
-        problems.append(f"seqs {_span(stray)} belong to no registered device (.memd/devices.json)")
+        where = _where(paths, documents, stray)
+        problems.append(
+            f"seqs {_span(stray)} belong to no registered device (.memd/devices.json){where}: typed by hand? "
+            f"`memd forget {_span(stray)}` takes them out (`memd add` their words again for seqs of this device)"
+        )
     record = owed(vault)
     uncommitted = record[0].splitlines()[0] if record else None
     return Report(
@@ -338,6 +344,17 @@ def _save(vault: Vault, walk: _Walk) -> None:
     }
     with contextlib.suppress(MemdError):  # a checkpoint is only a shortcut; the next verify walks again
         atomic_write(vault.meta_dir / CHECKPOINT, json.dumps(data))
+
+
+def _where(paths: list[str], documents: list[Document], seqs: set[int]) -> str:
+    """`` (at note.md:3, topics/x.md:12)``: where the first few of ``seqs`` are."""
+    places: list[str] = []
+    for rel, document in zip(paths, documents, strict=True):
+        for located in document.signed():
+            signature = located.entry.signature
+            if signature is not None and set(signature.seq) & seqs:
+                places.append(f"{rel}:{located.line}")
+    return f" (at {', '.join(places[:3])}{' …' if len(places) > 3 else ''})" if places else ""
 
 
 def _by_device(vault: Vault, live: set[int]) -> tuple[tuple[dict[str, Any], ...], set[int]]:
