@@ -112,6 +112,8 @@ def test_a_signed_line_the_reader_skips_is_not_reported_missing(memd: Memd, vaul
     memd("consolidate")
     assert memd("verify").output.startswith("ok:")
     assert "seq=79" in vault.current.read_text()  # the line is kept as it was typed
+    advice = memd("lint", ok=False).output  # and lint says why it is no entry, and what makes it one
+    assert "close the fence above it" in advice if "```" in typed else "missing '>'" in advice
     keeps_working(memd)
     assert "seq=79," not in "".join(p.read_text() for p in vault.topic_files())
 
