@@ -38,8 +38,8 @@ def walk(monkeypatch: pytest.MonkeyPatch, vault: Vault, budget: int | None) -> t
     made: list[Any] = []
 
     class Counted(ParsedBlobs):
-        def __init__(self, derive: Any, budget_: int = 32 << 20) -> None:
-            super().__init__(derive, budget_ if budget is None else budget)
+        def __init__(self, derive: Any, budget_: int = 32 << 20, size: Any = None) -> None:
+            super().__init__(derive, budget_ if budget is None else budget, size)
             made.append(self)
 
     monkeypatch.setattr(log, "ParsedBlobs", Counted)

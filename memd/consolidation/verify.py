@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import sys
 from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass
@@ -267,7 +268,7 @@ def _walk(vault: Vault, full: bool) -> _Walk:
     consolidations = consolidation_commits(vault, start.head if start else None) if history else set()
     held: dict[str, set[int]] = {start.head: previous} if start and start.head else {}
     # Each file version (git blob) is parsed once in the walk, not at every commit that holds it.
-    texts_of: ParsedBlobs[dict[int, list[str]]] = ParsedBlobs(_texts_of)
+    texts_of: ParsedBlobs[dict[int, list[str]]] = ParsedBlobs(_texts_of, size=_texts_bytes)
     for commit, parents, seqs, by_hand in history:
         # A merge (two devices' histories joined) is compared with all its parents at once;
         # a parent from before the checkpoint is read from git.
@@ -305,6 +306,11 @@ def _texts_of(document: Document) -> dict[int, list[str]]:
             for seq in block.signature.seq:
                 found.setdefault(seq, []).append(text)
     return found
+
+
+def _texts_bytes(texts: dict[int, list[str]]) -> int:
+    """About the memory ``_texts_of``'s map holds: its texts, lists and slots."""
+    return sum(60 + sum(sys.getsizeof(text) + 8 for text in said) for said in texts.values())
 
 
 def _joined(maps: list[dict[int, list[str]]]) -> dict[int, list[str]]:
