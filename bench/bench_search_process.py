@@ -6,6 +6,7 @@ Not a test: run by hand and copy the figures into commit messages.
     python bench/bench_search_process.py                        # 10,000 entries, built in a scratch folder
     python bench/bench_search_process.py --against HEAD~1 --repeat 21
     python bench/bench_search_process.py --vault DIR --keep     # an indexed vault of your own
+    python bench/bench_search_process.py --vault DIR --words-only  # no model (MEMD_EMBEDDING=none)
 
 The vault is the one bench/bench_vectors.py writes (chat-like entries), indexed
 once with this checkout's code, vectors included when the model is installed
@@ -104,9 +105,9 @@ def build(root: Path, entries: int) -> Path:
     return vault.root
 
 
-def patterns(code: Path, vault: Path, query: str, runs: int) -> list[tuple[str, bool, int, float]]:
+def patterns(code: Path, vault: Path, query: str, runs: int, env: dict[str, str]) -> list[tuple[str, bool, int, float]]:
     """(module, at module level, patterns, CPU seconds compiling them): the median of ``runs`` processes."""
-    env = {**os.environ, "PYTHONPATH": str(code)}
+    env = {**env, "PYTHONPATH": str(code)}
     seen: dict[tuple[str, bool], list[tuple[int, float]]] = {}
     for _ in range(runs):
         done = subprocess.run(
@@ -134,6 +135,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--top", type=int, default=12, help="modules listed by compile time")
     parser.add_argument("--pattern-runs", type=int, default=5, help="processes counting the patterns compiled")
+    parser.add_argument("--words-only", action="store_true", help="search by words alone (MEMD_EMBEDDING=none)")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO / "bench"))
     from bench_vectors import queries as make_queries
@@ -149,6 +151,8 @@ def main() -> None:
             codes = {args.against: extract(args.against, root / "against"), **codes}
         queries = make_queries(args.repeat + 1)
         base_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        if args.words_only:
+            base_env["MEMD_EMBEDDING"] = "none"
         cpu: dict[str, list[float]] = {"python -c pass": [], **{name: [] for name in codes}}
         # One search first with each checkout (an index the other wrote is opened, never rewritten).
         for code in codes.values():
@@ -171,7 +175,7 @@ def main() -> None:
             old, new = (statistics.median(cpu[name]) for name in codes)
             print(f"  ratio {args.against} / this checkout: {old / new:.2f}")
         for name, code in codes.items():
-            rows = patterns(code, vault, queries[0], args.pattern_runs)
+            rows = patterns(code, vault, queries[0], args.pattern_runs, base_env)
             at_import = [r for r in rows if r[1]]
             total_n, total_s = sum(r[2] for r in rows), sum(r[3] for r in rows)
             import_n, import_s = sum(r[2] for r in at_import), sum(r[3] for r in at_import)

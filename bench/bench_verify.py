@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import shutil
 import statistics
 import subprocess
@@ -38,22 +37,25 @@ REPO = Path(__file__).resolve().parent.parent
 SUBJECTS = "garden running cooking travel music family health reading money pets home work".split()
 
 
-def timed(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def timed(args: list[str], env: dict[str, str]) -> tuple[float, float, str, float]:
+    """CPU seconds (the process and its git children), wall seconds, what it
+    printed, and its peak resident set in MB (the largest of it and its children)."""
     t0 = time.perf_counter()
     # Run from the vault: ``-m`` puts the working folder first on the path, before PYTHONPATH.
-    done = subprocess.run(
-        [sys.executable, "-m", "memd", *args],
-        env=env,
-        cwd=env["MEMD_VAULT"],
-        check=False,
-        capture_output=True,
-        text=True,
-    )
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, wall, done.stdout
+    with tempfile.TemporaryFile() as out:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "memd", *args],
+            env=env,
+            cwd=env["MEMD_VAULT"],
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+        )
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        printed = out.read().decode("utf-8")
+    return usage.ru_utime + usage.ru_stime, wall, printed, usage.ru_maxrss / 1024
 
 
 def build(root: Path, commits: int, per_commit: int) -> Memory:
@@ -107,12 +109,16 @@ def main() -> None:
                 old_runs.append(timed(["verify", "--full", "--json"], old_env))
                 new_runs.append(timed(["verify", "--full", "--json"], env))
             same = all(report(o[2]) == report(n[2]) for o, n in zip(old_runs, new_runs, strict=True))
-            old_cpu = statistics.median(c for c, _, _ in old_runs)
-            new_cpu = statistics.median(c for c, _, _ in new_runs)
+            old_cpu = statistics.median(r[0] for r in old_runs)
+            new_cpu = statistics.median(r[0] for r in new_runs)
             for label, runs in ((args.against, old_runs), ("this checkout", new_runs)):
-                cpu = statistics.median(c for c, _, _ in runs)
-                wall = statistics.median(w for _, w, _ in runs)
-                print(f"verify --full, {label:<16} CPU {cpu:.2f} s, wall {wall:.2f} s (median of {len(runs)})")
+                cpu = statistics.median(r[0] for r in runs)
+                wall = statistics.median(r[1] for r in runs)
+                peak = statistics.median(r[3] for r in runs)
+                print(
+                    f"verify --full, {label:<16} CPU {cpu:.2f} s, wall {wall:.2f} s, "
+                    f"peak RSS {peak:.0f} MB (median of {len(runs)})"
+                )
             print(f"CPU ratio {args.against} / this checkout: {old_cpu / new_cpu:.2f}; same reports: {same}")
             print(f"report: {new_runs[-1][2].strip()}")
             return
@@ -123,8 +129,8 @@ def main() -> None:
             memory.consolidate()
             incremental.append(timed(["verify"], env))
         for label, runs in (("verify --full", full), ("verify after one new consolidation", incremental)):
-            cpu = statistics.median(c for c, _, _ in runs)
-            wall = statistics.median(w for _, w, _ in runs)
+            cpu = statistics.median(r[0] for r in runs)
+            wall = statistics.median(r[1] for r in runs)
             print(f"{label:<36} {args.commits} commits: CPU {cpu:.2f} s, wall {wall:.2f} s (median of {len(runs)})")
 
 

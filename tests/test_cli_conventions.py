@@ -50,6 +50,12 @@ def test_every_error_starts_with_memd_as_usage_errors_do(vault: Vault, tmp_path:
     assert launched.returncode == 1 and launched.stderr.startswith("memd: "), launched.stderr
     # ... and a door that cannot start: nothing says "Error:".
     assert "Error:" not in result.output + launched.stderr
+    # What memd did on its own on the way (a damaged journal set aside) is a note, not an error.
+    (vault.meta_dir / "journal").mkdir(exist_ok=True)
+    (vault.meta_dir / "journal" / "pending.json").write_text('{"message": 1, "changes": "x"}')
+    noted = CliRunner().invoke(main, ["--vault", str(vault.root), "status"])
+    assert noted.exit_code == 0 and "note: ignored an unreadable consolidation journal" in noted.output
+    assert not [line for line in noted.output.splitlines() if line.startswith("memd: ")]
 
 
 def test_a_usage_error_in_json_mode_is_a_json_object(vault: Vault) -> None:

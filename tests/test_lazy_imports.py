@@ -64,6 +64,8 @@ def test_a_plain_add_imports_no_click_git_sync_or_consolidation(memd: Memd) -> N
     assert "memd.vault.buffer" in modules  # the add ran here
     for unwanted in ("click", "memd.cli.root", "memd.git.command", "memd.sync.apply", "memd.consolidation.recovery"):
         assert unwanted not in modules, unwanted
+    # Nor the secret scanner's library (it imports requests) for text with nothing key-shaped in it.
+    assert not {name.split(".")[0] for name in modules} & {"detect_secrets", "requests", "pathspec"}
     assert "Takes the train on Mondays" in memd.vault.current.read_text()
     # Anything the plain reader does not know goes to the full CLI, with the same result.
     assert "click" in modules_of(memd.vault, "add", "--one", "--", "-5 degrees tonight")

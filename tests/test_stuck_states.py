@@ -112,5 +112,17 @@ def test_a_signed_line_the_reader_skips_is_not_reported_missing(memd: Memd, vaul
     memd("consolidate")
     assert memd("verify").output.startswith("ok:")
     assert "seq=79" in vault.current.read_text()  # the line is kept as it was typed
+    advice = memd("lint", ok=False).output  # and lint says why it is no entry, and what makes it one
+    assert "close the fence above it" in advice if "```" in typed else "missing '>'" in advice
     keeps_working(memd)
     assert "seq=79," not in "".join(p.read_text() for p in vault.topic_files())
+
+
+def test_a_seq_of_no_device_is_named_with_a_fix_that_works(memd: Memd, vault: Vault) -> None:
+    memd("add", "Bought a new pot for the fig")
+    (vault.root / "notes.md").write_text("# Notes\n- <seq=1000000005,time=2026-01-01T00:00:00Z,source=user> x\n")
+    memd("add", "Repotted the fig in April")  # adds go on
+    report = memd("verify", ok=False).output
+    assert "notes.md:2" in report and "`memd forget 1000000005`" in report
+    memd("forget", "1000000005")
+    keeps_working(memd)

@@ -8,10 +8,12 @@ import subprocess
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memd import Memory
 from memd.consolidation.verify import verify_vault
-from memd.core.document import Document
+from memd.core.document import Document, Known, parse_document
 from memd.core.errors import FormatError
 from memd.core.signature import SeqSet
 from memd.git import log
@@ -36,8 +38,8 @@ def walk(monkeypatch: pytest.MonkeyPatch, vault: Vault, budget: int | None) -> t
     made: list[Any] = []
 
     class Counted(ParsedBlobs):
-        def __init__(self, derive: Any, budget_: int = 32 << 20) -> None:
-            super().__init__(derive, budget_ if budget is None else budget)
+        def __init__(self, derive: Any, budget_: int = 32 << 20, size: Any = None) -> None:
+            super().__init__(derive, budget_ if budget is None else budget, size)
             made.append(self)
 
     monkeypatch.setattr(log, "ParsedBlobs", Counted)
@@ -104,3 +106,36 @@ def test_a_single_seq_parses_as_a_range_of_one(text: str) -> None:
     assert SeqSet.parse(text).parts == ((int(text), int(text)),)
     assert SeqSet.parse(text, 1) == SeqSet(((int(text), int(text)),))
     assert len(SeqSet.parse(text)) == 1 and list(SeqSet.parse(text)) == [int(text)]
+
+
+LINES = st.sampled_from(
+    [
+        "- <seq=1,time=2026-01-01T10:00,source=user> Ran 5 km",
+        "- <seq=1,time=2026-01-01T10:00,source=user> Ran 12 km",
+        "- <seq=2+4-6> merged [source](sources/a.md)",
+        "* <seq=3,src=sources/a.md> linked [source](../sources/a.md)",
+        "- <seq=0> zero",
+        "- <seq=7",
+        "- <time=1> no seq",
+        "- plain item",
+        "  continued",
+        "\tmore",
+        "```",
+        "# Heading",
+        "## Sub ##",
+        "---",
+        "id: x",
+        "",
+        "prose",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(LINES, max_size=12).map("\n".join), min_size=1, max_size=4))
+def test_items_parsed_before_give_the_same_documents(texts: list[str]) -> None:
+    known: Known = {}
+    for text in texts:
+        shared = parse_document(text, known)
+        assert shared == parse_document(text) and shared.problems == parse_document(text).problems
+        assert shared.render() == text

@@ -16,6 +16,28 @@ if TYPE_CHECKING:
     from memd.vault.vault import Vault
 
 
+class Documents:
+    """``Memory``'s verbs over one document as it is on disk and the vault's settings."""
+
+    vault: Vault
+
+    def show(self, doc: str = "CURRENT") -> Shown:
+        """CURRENT.md or a topic document (by id or path), as it is on disk."""
+        return _show(self.vault, doc)
+
+    def settings(self, chosen: tuple[str, str] = ("default", "")) -> list[Setting]:
+        """Every setting's value and source; ``chosen`` says how the vault itself was chosen."""
+        return _settings(self.vault, chosen)
+
+    def setting(self, key: str, chosen: tuple[str, str] = ("default", "")) -> Setting:
+        """One setting's value and source; ``ConfigError`` for a key memd does not know."""
+        return _setting(self.vault, key, chosen)
+
+    def set_setting(self, key: str, value: str) -> SettingChanged:
+        """Write ``key = value`` into ``.memd/config.toml`` (only that line changes)."""
+        return _set_setting(self.vault, key, value)
+
+
 @dataclass(frozen=True)
 class Shown:
     """A document's text as it is on disk; ``to_json`` parses it into its title,
@@ -46,7 +68,7 @@ class Shown:
         }
 
 
-def show(vault: Vault, doc: str) -> Shown:
+def _show(vault: Vault, doc: str) -> Shown:
     """CURRENT.md or a topic document, by id or path."""
     from memd.core.atomic import read_text
 
@@ -54,7 +76,7 @@ def show(vault: Vault, doc: str) -> Shown:
     return Shown(vault.doc_id(path), vault.rel(path), read_text(path, vault.rel(path)))
 
 
-def settings(vault: Vault, chosen: tuple[str, str]) -> list[Setting]:
+def _settings(vault: Vault, chosen: tuple[str, str]) -> list[Setting]:
     """Every setting's effective value and source, the vault's own first
     (``chosen``: how it was chosen, as a source and an origin)."""
     from memd.core.config_edit import Setting, effective_settings
@@ -63,12 +85,12 @@ def settings(vault: Vault, chosen: tuple[str, str]) -> list[Setting]:
     return [found, *effective_settings(vault.config_path, shown_as=vault.rel(vault.config_path))]
 
 
-def setting(vault: Vault, key: str, chosen: tuple[str, str]) -> Setting:
+def _setting(vault: Vault, key: str, chosen: tuple[str, str]) -> Setting:
     """One setting (``settings``); raises ``ConfigError`` naming the known keys for an unknown one."""
     from memd.core.errors import ConfigError
     from memd.core.settings import spec_for
 
-    for found in settings(vault, chosen):
+    for found in _settings(vault, chosen):
         if found.key == key:
             return found
     spec_for(key)  # raises with the list of known keys
@@ -90,7 +112,7 @@ class SettingChanged:
         return dict(vars(self))
 
 
-def set_setting(vault: Vault, key: str, value: str) -> SettingChanged:
+def _set_setting(vault: Vault, key: str, value: str) -> SettingChanged:
     """Write ``key = value`` into the vault's config file; only that line changes."""
     from memd.core.config_edit import redact
     from memd.core.config_edit import set_setting as write

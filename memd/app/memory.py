@@ -26,18 +26,18 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from memd.app.documents import Documents
 from memd.app.reading import Reading
+from memd.app.watching import Watching
 from memd.vault.vault import Vault, find_vault
 
 if TYPE_CHECKING:
     from memd.app.clone import Cloned
-    from memd.app.documents import SettingChanged, Shown
     from memd.app.entries import Found, TopicDoc, Updated
     from memd.app.init import InitResult
     from memd.app.results import AddResult, JsonResult, Status
     from memd.consolidation import Outcome, Report
     from memd.consolidation.forget import Forgotten
-    from memd.core.config_edit import Setting
     from memd.engine.base import Engine
     from memd.git.log import Commit
     from memd.ingest import InboxJob, IngestResult
@@ -52,8 +52,9 @@ Warn = Callable[[str], None]
 Progress = Callable[[int, int], None]
 
 
-class Memory(Reading):
-    """A vault and everything memd does with it (finding and answering: ``Reading``)."""
+class Memory(Reading, Documents, Watching):
+    """A vault and everything memd does with it (finding and answering: ``Reading``;
+    one document and the settings: ``Documents``; what a watcher asks: ``Watching``)."""
 
     def __init__(self, vault: Vault, *, warn: Warn | None = None) -> None:
         super().__init__()
@@ -354,53 +355,3 @@ class Memory(Reading):
         from memd.vault.lint import lint_vault
 
         return lint_vault(self.vault, builtins.list(paths) if paths is not None else None)
-
-    def show(self, doc: str = "CURRENT") -> Shown:
-        """CURRENT.md or a topic document (by id or path), as it is on disk."""
-        from memd.app.documents import show
-
-        return show(self.vault, doc)
-
-    # -- settings ---------------------------------------------------------------
-    def settings(self, chosen: tuple[str, str] = ("default", "")) -> builtins.list[Setting]:
-        """Every setting's value and source; ``chosen`` says how the vault itself was chosen."""
-        from memd.app.documents import settings
-
-        return settings(self.vault, chosen)
-
-    def setting(self, key: str, chosen: tuple[str, str] = ("default", "")) -> Setting:
-        """One setting's value and source; ``ConfigError`` for a key memd does not know."""
-        from memd.app.documents import setting
-
-        return setting(self.vault, key, chosen)
-
-    def set_setting(self, key: str, value: str) -> SettingChanged:
-        """Write ``key = value`` into ``.memd/config.toml`` (only that line changes)."""
-        from memd.app.documents import set_setting
-
-        return set_setting(self.vault, key, value)
-
-    # -- watching (the daemon) --------------------------------------------------
-    def changed_paths(self) -> builtins.list[str]:
-        """Memory files that differ from the last commit (none while memd cannot commit)."""
-        from memd.app.watching import changed_paths
-
-        return changed_paths(self.vault)
-
-    def possible_secrets(self) -> dict[str, builtins.list[str]]:
-        """Changed documents in which lint finds a possible secret: path -> ``line: kind``."""
-        from memd.app.watching import possible_secrets
-
-        return possible_secrets(self.vault)
-
-    def inbox_files(self) -> builtins.list[Path]:
-        """Files waiting in ``inbox/``."""
-        from memd.app.watching import inbox_files
-
-        return inbox_files(self.vault)
-
-    def files_of_commit(self, sha: str) -> tuple[str, ...]:
-        """Every path the commit ``sha`` changed."""
-        from memd.app.watching import files_of_commit
-
-        return files_of_commit(self.vault, sha)

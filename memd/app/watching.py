@@ -17,6 +17,28 @@ if TYPE_CHECKING:
     from memd.vault.vault import Vault
 
 
+class Watching:
+    """``Memory``'s verbs for a process that watches the vault (the daemon)."""
+
+    vault: Vault
+
+    def changed_paths(self) -> list[str]:
+        """Memory files that differ from the last commit (none while memd cannot commit)."""
+        return changed_paths(self.vault)
+
+    def possible_secrets(self) -> dict[str, list[str]]:
+        """Changed documents in which lint finds a possible secret: path -> ``line: kind``."""
+        return possible_secrets(self.vault)
+
+    def inbox_files(self) -> list[Path]:
+        """Files waiting in ``inbox/``."""
+        return inbox_files(self.vault)
+
+    def files_of_commit(self, sha: str) -> tuple[str, ...]:
+        """Every path the commit ``sha`` changed."""
+        return files_of_commit(self.vault, sha)
+
+
 def changed_paths(vault: Vault) -> list[str]:
     """Memory files that differ from the last commit; none while memd cannot
     commit (no git, a merge in progress), since nothing could be done with them."""

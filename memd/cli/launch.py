@@ -137,7 +137,7 @@ def run_add(command: Command) -> int | None:
         text = read_stdin() if from_stdin or command.argument is None else command.argument
         from memd.app import Memory
 
-        memory = Memory.open(command.vault, warn=lambda note: print(f"memd: {note}", file=sys.stderr))
+        memory = Memory.open(command.vault, warn=lambda note: print(f"note: {note}", file=sys.stderr))
         added = memory.add(
             pieces(text, "--one" in command.flags),
             time=command.values.get("--time"),

@@ -213,7 +213,7 @@ def get_memory(ctx: click.Context) -> Memory:
     obj = root.obj if isinstance(root.obj, dict) else {}
     root.obj = obj
     if "memory" not in obj:
-        obj["memory"] = Memory.open(obj.get("vault"), warn=lambda note: click.echo(f"memd: {note}", err=True))
+        obj["memory"] = Memory.open(obj.get("vault"), warn=lambda note: click.echo(f"note: {note}", err=True))
     memory: Memory = obj["memory"]
     return memory
 

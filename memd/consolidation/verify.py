@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import sys
 from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass
@@ -152,10 +153,12 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
     documents = []
     unread: list[str] = []
     named: set[int] = set()  # every seq a line names where an entry could start, as history counts them
+    paths: list[str] = []  # each document's path
     for path in vault.entry_files():
         try:
             text = read_bytes(path).decode("utf-8")
             documents.append(parse_document(text))
+            paths.append(vault.rel(path))
             named |= seqs_in_text(text)
         except (OSError, UnicodeDecodeError) as err:
             # Its seqs are not lost, only out of sight: say which file, not "missing".
@@ -215,7 +218,11 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
         )
     devices, stray = _by_device(vault, set(live))
     if stray:
-        problems.append(f"seqs {_span(stray)} belong to no registered device (.memd/devices.json)")
+        where = _where(paths, documents, stray)
+        problems.append(
+            f"seqs {_span(stray)} belong to no registered device (.memd/devices.json){where}: typed by hand? "
+            f"`memd forget {_span(stray)}` takes them out (`memd add` their words again for seqs of this device)"
+        )
     record = owed(vault)
     uncommitted = record[0].splitlines()[0] if record else None
     return Report(
@@ -261,7 +268,7 @@ def _walk(vault: Vault, full: bool) -> _Walk:
     consolidations = consolidation_commits(vault, start.head if start else None) if history else set()
     held: dict[str, set[int]] = {start.head: previous} if start and start.head else {}
     # Each file version (git blob) is parsed once in the walk, not at every commit that holds it.
-    texts_of: ParsedBlobs[dict[int, list[str]]] = ParsedBlobs(lambda document: _texts([document]))
+    texts_of: ParsedBlobs[dict[int, list[str]]] = ParsedBlobs(_texts_of, size=_texts_bytes)
     for commit, parents, seqs, by_hand in history:
         # A merge (two devices' histories joined) is compared with all its parents at once;
         # a parent from before the checkpoint is read from git.
@@ -286,6 +293,24 @@ def _walk(vault: Vault, full: bool) -> _Walk:
     )
     _save(vault, walk)
     return walk
+
+
+def _texts_of(document: Document) -> dict[int, list[str]]:
+    """``_texts([document])`` read from its blocks (no lines or headings needed)."""
+    from memd.core.entry import Entry
+
+    found: dict[int, list[str]] = {}
+    for block in document.blocks:
+        if isinstance(block, Entry) and block.signature is not None:
+            text = block.full_text
+            for seq in block.signature.seq:
+                found.setdefault(seq, []).append(text)
+    return found
+
+
+def _texts_bytes(texts: dict[int, list[str]]) -> int:
+    """About the memory ``_texts_of``'s map holds: its texts, lists and slots."""
+    return sum(60 + sum(sys.getsizeof(text) + 8 for text in said) for said in texts.values())
 
 
 def _joined(maps: list[dict[int, list[str]]]) -> dict[int, list[str]]:
@@ -325,6 +350,17 @@ def _save(vault: Vault, walk: _Walk) -> None:
     }
     with contextlib.suppress(MemdError):  # a checkpoint is only a shortcut; the next verify walks again
         atomic_write(vault.meta_dir / CHECKPOINT, json.dumps(data))
+
+
+def _where(paths: list[str], documents: list[Document], seqs: set[int]) -> str:
+    """`` (at note.md:3, topics/x.md:12)``: where the first few of ``seqs`` are."""
+    places: list[str] = []
+    for rel, document in zip(paths, documents, strict=True):
+        for located in document.signed():
+            signature = located.entry.signature
+            if signature is not None and set(signature.seq) & seqs:
+                places.append(f"{rel}:{located.line}")
+    return f" (at {', '.join(places[:3])}{' …' if len(places) > 3 else ''})" if places else ""
 
 
 def _by_device(vault: Vault, live: set[int]) -> tuple[tuple[dict[str, Any], ...], set[int]]:

@@ -189,9 +189,18 @@ class Document:
         return None
 
 
-def parse_document(text: str) -> Document:
+# An item's parse by its line and continuation lines (``parse_document``'s ``known``).
+Known = dict[tuple[str, tuple[str, ...]], tuple[Entry | None, str | None]]
+
+
+def parse_document(text: str, known: Known | None = None) -> Document:
     """Parse Markdown text; never raises. Malformed signatures become plain
-    lines and are listed in ``problems`` as (line, message) for ``memd lint``."""
+    lines and are listed in ``problems`` as (line, message) for ``memd lint``.
+
+    ``known``: items parsed before (by their lines), filled as it goes: a
+    reader of many versions of a file (a walk through history) parses each
+    item once. An item's parse depends on its lines alone, and entries are
+    immutable, so the versions may share them."""
     bom = text.startswith("\ufeff")
     if bom:
         text = text[1:]
@@ -238,7 +247,14 @@ def parse_document(text: str) -> Document:
             j = i + 1
             while j < len(lines) and _CONTINUATION.match(lines[j]):
                 j += 1
-            entry, problem = _parse_item(item, tuple(lines[i + 1 : j]))
+            continuation = tuple(lines[i + 1 : j])
+            if known is None:
+                entry, problem = _parse_item(item, continuation)
+            else:
+                parsed = known.get((raw, continuation))
+                if parsed is None:
+                    parsed = known[raw, continuation] = _parse_item(item, continuation)
+                entry, problem = parsed
             if entry is not None and entry.signature is not None:
                 named += len(entry.signature.seq)
                 if named > MAX_SEQS_PER_DOCUMENT:

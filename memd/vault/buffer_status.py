@@ -191,10 +191,11 @@ def _load(vault: Vault) -> Count | None:
 
 
 def _save(vault: Vault, count: Count) -> None:
-    from memd.core.atomic import atomic_write
+    from memd.core.atomic import atomic_write, own_folder
 
     data: dict[str, Any] = {"version": VERSION, **asdict(count)}
     try:
+        own_folder(vault.index_dir)  # never written through a link that carries it out of the vault
         vault.index_dir.mkdir(parents=True, exist_ok=True)
         atomic_write(vault.index_dir / CACHE, json.dumps(data), derived=True)
     except (OSError, MemdError):

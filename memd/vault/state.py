@@ -268,7 +268,7 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
         # A seq near the end of the range (typed or pasted by hand: ``<seq=999999999>``)
         # would end allocation for good. Seqs stay unique without going past it: the
         # first run of free seqs past the counter and every seq handed out here.
-        start = _past_the_counter(vault, max(state.next_in(space), mark + 1, within.start), count, within)
+        start = _past_the_counter(vault, max(state.next_in(space), mark + 1, within.start), count, within, fresh)
     updated = state.advanced(space, start + count)
     if buffer_was_empty and at is not None:
         updated = replace(updated, buffer_since=at)
@@ -277,11 +277,16 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     return range(start, start + count)
 
 
-def _past_the_counter(vault: Vault, base: int, count: int, within: range) -> int:
+def _past_the_counter(vault: Vault, base: int, count: int, within: range, highs: dict[str, Any]) -> int:
     """The first seq of ``count`` free ones from ``base`` on: none of them named in
     any file, all of them past every seq this clone ever handed out (``base``).
-    Read only when a seq near the end of the range blocks the usual way."""
-    taken = sorted(seq for seq in seqs_in_files(vault.entry_files()) if base <= seq < within.stop)
+    Looked for only when a seq near the end of the range blocks the usual way, in
+    the buffer and the files whose highest seq (``highs``: ``_count``'s record) is
+    ``base`` or more: the others hold none that could be in the way."""
+    paths = [vault.current] + [
+        vault.root / rel for rel, value in highs.items() if (known := stat_of(value)) is None or known[2] >= base
+    ]
+    taken = sorted(seq for seq in seqs_in_files(paths) if base <= seq < within.stop)
     start = base
     for seq in taken:
         if seq >= start + count:
