@@ -34,10 +34,6 @@ def _punctuation(char: str) -> bool:
     return unicodedata.category(char).startswith("P")
 
 
-def same_words(a: str, b: str) -> bool:
-    return words(a) == words(b)
-
-
 def contains(container: str, part: str) -> bool:
     """``container`` says every word of ``part``, in order, as one run."""
     inner, outer = words(part), words(container)

@@ -23,14 +23,13 @@ it and the step is done by the offline rules, which never reword.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import date, timedelta
 
 from memd.core.errors import FormatError
 from memd.core.timeutil import parse_time
 from memd.engine.text import SENTENCE_BREAK, STOPWORDS, stem, terms
 
-SUPPORT = 0.8  # share of a member's content words a merged text must keep (``uncovered``)
 EVERY_WORD = 1.0  # memory text: every content word must be in the sources
 ANSWER_SUPPORT = 0.6  # answers may phrase the evidence, never add facts to it
 DATE_WINDOW = timedelta(days=31)
@@ -279,17 +278,6 @@ def _negation(sentence: str, sources: Sources) -> str | None:
     closest = [(neg, s) for shared, neg, s in related if shared == best]
     if all(neg for neg, _ in closest):
         return f"drops the negation of {_clip(closest[0][1])!r}"
-    return None
-
-
-def uncovered(text: str, members: Sequence[str], threshold: float = SUPPORT) -> str | None:
-    """A merged text must still say what each member said: the first member
-    whose content words it mostly lacks, or None."""
-    kept = set(terms(text)) | {w.lower() for w in _words(text)}
-    for member in members:
-        words = set(terms(member))
-        if words and len(words & kept) / len(words) < threshold:
-            return member
     return None
 
 

@@ -189,8 +189,3 @@ class Meaning:
             return self._store
         self._store = {bytes(key): vectors[i] for i, key in enumerate(keys)}
         return self._store
-
-
-def open_meaning(vault_index_dir: Path, model: str) -> Meaning:
-    """The meaning cache of a vault (``.memd/index``) for its embedding model."""
-    return Meaning(model, vault_index_dir)
