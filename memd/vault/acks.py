@@ -19,8 +19,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from memd.core.atomic import append_bytes, atomic_write, read_bytes
-from memd.core.errors import WriteError
-from memd.core.signature import MAX_SEQ
+from memd.core.errors import FormatError, WriteError
+from memd.core.signature import MAX_SEQ, Signature
 from memd.vault.vault import Vault
 
 NAME = "acks.jsonl"
@@ -89,8 +89,65 @@ def pending(vault: Vault) -> dict[int, Ack]:
 
 
 def problem(vault: Vault) -> str | None:
-    """Why (part of) the log cannot be trusted, in one line; None when all is well."""
-    return _read(vault)[1]
+    """Why (part of) the log cannot be trusted, in one line; None when all is well.
+
+    ``memd status`` asks this of a log as long as the buffer: the lines found
+    sound are remembered (``.memd/index/acks-checked.json``, their length and
+    digest), and only lines appended since are read again."""
+    import hashlib
+
+    name = f".memd/{NAME}"
+    if _wrong_kind(_path(vault)) is not None:
+        return _read(vault)[1]
+    try:
+        data = read_bytes(_path(vault))
+    except OSError:
+        return _read(vault)[1]
+    checked = _checked(vault)
+    whole = data.rfind(b"\n") + 1  # complete lines; a torn last one is judged as _read does
+    start = 0
+    if checked is not None and checked[0] <= whole and hashlib.sha256(data[: checked[0]]).hexdigest() == checked[1]:
+        start = checked[0]
+    for offset, line in _lines(data, start, whole):
+        _, why = _parse(line) if line.strip() else (True, "")
+        if why:
+            number = data.count(b"\n", 0, offset) + 1
+            return _read(vault)[1] or f"{name}:{number}: skipped: {why}"
+    if whole != start:
+        _remember_checked(vault, whole, hashlib.sha256(data[:whole]).hexdigest())
+    return None if whole == len(data) or not data[whole:].strip() else _read(vault)[1]
+
+
+_CHECKED = "acks-checked.json"
+
+
+def _lines(data: bytes, start: int, end: int) -> Iterable[tuple[int, str]]:
+    at = start
+    while at < end:
+        stop = data.index(b"\n", at)
+        yield at, data[at:stop].decode("utf-8", errors="replace")
+        at = stop + 1
+
+
+def _checked(vault: Vault) -> tuple[int, str] | None:
+    try:
+        raw = json.loads((vault.index_dir / _CHECKED).read_text(encoding="utf-8"))
+        length, digest = raw["length"], raw["digest"]
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    return (length, digest) if type(length) is int and isinstance(digest, str) else None
+
+
+def _remember_checked(vault: Vault, length: int, digest: str) -> None:
+    from memd.core.atomic import own_folder
+    from memd.core.errors import MemdError
+
+    try:
+        own_folder(vault.index_dir)  # never written through a link out of the vault
+        vault.index_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write(vault.index_dir / _CHECKED, json.dumps({"length": length, "digest": digest}), derived=True)
+    except (OSError, MemdError):
+        pass  # checked again next time
 
 
 def _read(vault: Vault) -> tuple[dict[int, Ack], str | None]:
@@ -137,14 +194,32 @@ def _parse(line: str) -> tuple[Ack | None, str]:
         return None, "entry and at must be text"
     # Only an entry that carries its own seq can be put back (an entry line
     # is all restore.py appends to CURRENT.md).
-    from memd.core.document import parse_document  # not for an add, which only writes the log
+    signature = _one_line_signature(entry)
+    if signature is None:
+        from memd.core.document import parse_document  # not for an add, which only writes the log
 
-    document = parse_document(entry)
-    signed = document.signed()
-    signature = signed[0].entry.signature if len(document.blocks) == 1 and len(signed) == 1 else None
+        document = parse_document(entry)
+        signed = document.signed()
+        signature = signed[0].entry.signature if len(document.blocks) == 1 and len(signed) == 1 else None
     if signature is None or not any(start <= seq <= end for start, end in signature.seq.parts):
         return None, f"seq {seq}: the entry is not one entry with that seq"
     return Ack(seq, entry, at), ""
+
+
+def _one_line_signature(entry: str) -> Signature | None:
+    """The signature of an entry as memd writes one ("- <seq=…> text" on one line),
+    read without the document parser (``memd status`` checks every ack); None
+    for anything else, which the parser then judges."""
+    line = entry.removesuffix("\n")
+    if not line.startswith("- <") or "\n" in line or "\r" in line:
+        return None
+    end = line.find(">")
+    if end < 0 or line[end + 1 : end + 2] not in ("", " ") or " " in line[2:end]:
+        return None
+    try:
+        return Signature.parse(line[2 : end + 1])
+    except FormatError:
+        return None
 
 
 def settle(vault: Vault, seqs: Iterable[int]) -> None:
