@@ -57,7 +57,6 @@ class Reading:
     names: tuple[str, ...]  # proper nouns that may be a subject, as written ("Heron", "Bart")
     runs: tuple[str, ...]  # the runs of proper nouns they stand in ("Project Heron")
     capitalised: tuple[str, ...]  # every capitalised word, as written ("Heron" read as the bird too)
-    phrases: tuple[tuple[str, str], ...] = ()  # its noun phrases as written and their head's lemma
 
 
 _lock = threading.Lock()
@@ -166,33 +165,7 @@ def _reading(doc: Any) -> Reading:
             runs.append(" ".join(run))
             run = []
     capitalised = tuple(t.text for t in doc if t.text[:1].isupper() and _word(t.text) and t.i not in skipped)
-    return Reading(tuple(names), tuple(runs), capitalised, _phrases(doc))
-
-
-# Entity kinds that say when or how much: no word of theirs names what a text is about.
-WHEN_OR_HOW_MUCH = frozenset("DATE TIME PERCENT MONEY QUANTITY ORDINAL CARDINAL".split())
-
-
-def _phrases(doc: Any) -> tuple[tuple[str, str], ...]:
-    """Noun phrases without their determiners, possessives, pronouns and words of
-    when or how much ("my new pottery class" -> "new pottery class"), headed by a noun."""
-    counted = {token.i for ent in doc.ents if ent.label_ in WHEN_OR_HOW_MUCH for token in ent}
-    found = []
-    for chunk in doc.noun_chunks:
-        root = chunk.root
-        if root.pos_ not in ("NOUN", "PROPN") or root.i in counted:
-            continue
-        words = [
-            t
-            for t in chunk
-            if t.pos_ not in ("DET", "PRON", "PART", "NUM", "PUNCT") and t.dep_ != "poss" and t.i not in counted
-        ]
-        while words and words[0].pos_ in ("ADV", "CCONJ", "ADP"):
-            words.pop(0)
-        text = " ".join(t.text for t in words)
-        if words and _word(text.replace(" ", "").replace("-", "").replace("'", "")):
-            found.append((text, root.lemma_.lower()))
-    return tuple(found)
+    return Reading(tuple(names), tuple(runs), capitalised)
 
 
 def _word(text: str) -> bool:

@@ -22,7 +22,6 @@ from typing import Any
 
 from memd.core.redact import MARK
 from memd.engine.base import Item
-from memd.engine.phrases import phrase_title
 from memd.engine.text import (
     STOPWORDS,
     Vector,
@@ -98,15 +97,7 @@ def title(items: list[Item], people: frozenset[str] = frozenset(), meaning: Any 
     (``salient``)."""
     if not items:
         return "Notes"
-    # A noun phrase that stands for the section, as the language pipeline reads it (phrases.py).
-    said = [MARK.sub(" ", _said(item.text)) for item in items]
-    addressed = {m.group(1).lower() for item in items for m in VOCATIVE.finditer(unlabelled(item.text))}
-    ignore = frozenset(speakers(item.text for item in items) | people | addressed)
-    notes_meaning = meaning if meaning is not None and _notes(items, meaning) else None
-    phrase = phrase_title(said, ignore, UNTITLED, notes_meaning)
-    if phrase:
-        return phrase
-    found = salient(items, 2, people, notes_meaning)
+    found = salient(items, 2, people, meaning if meaning is not None and _notes(items, meaning) else None)
     if found:
         text = _compound(found, [item.text for item in items]) or " and ".join(found)
         return text[0].upper() + text[1:]
