@@ -4,6 +4,7 @@ person's own names never taken away by memd."""
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -161,4 +162,34 @@ def test_thousands_of_short_unrelated_notes_make_a_few_topics_of_the_promised_si
         assert data["tokens"] <= vault.config.split_tokens == 5000
     filed = sum(text.count("\n- <seq=") for _, text in found.values())
     assert filed == 3000
+    memd("verify")
+
+
+def test_after_memd_merges_two_topics_every_link_to_the_one_gone_points_at_the_other(memd: Memd, vault: Vault) -> None:
+    topics_dir = vault.topics_dir
+    (topics_dir / "tomato-feeding.md").write_text(
+        "# Tomato feeding\n"
+        "- <seq=901,time=2026-09-01T09:00:00Z,source=user> Tomato plants need feeding every week with tomato feed.\n"
+        "- <seq=902,time=2026-09-02T09:00:00Z,source=user> Feed the tomato plants weekly once the flowers come.\n"
+    )
+    (topics_dir / "tomato-watering.md").write_text(
+        "# Tomato watering\n"
+        "- <seq=903,time=2026-09-03T09:00:00Z,source=user> Tomato plants need deep watering twice a week.\n"
+        "- <seq=904,time=2026-09-04T09:00:00Z,source=user> Water the tomato plants deeply, tomato leaves stay dry.\n"
+    )
+    (topics_dir / "garden-plan.md").write_text(
+        '---\nrelated:\n- "[[tomato-feeding]]"\n- "[[tomato-watering]]"\n---\n# Garden plan\n'
+        "See [[tomato-feeding]] and [[tomato-watering|watering]] for the tomatoes.\n"
+        "- <seq=905,time=2026-09-05T09:00:00Z,source=user> Plan the raised beds for spring: garlic and beans.\n"
+    )
+    memd("add", "Tomato plants need feeding and deep watering, tomato feed every week.")
+    result = memd("consolidate")
+    [(absorbed, survivor)] = re.findall(r"merge (\S+) into (\S+)", result.output)
+    assert not (topics_dir / f"{absorbed}.md").exists()
+    plan = (topics_dir / "garden-plan.md").read_text(encoding="utf-8")
+    assert f"[[{absorbed}" not in plan and f"[[{survivor}" in plan
+    assert "for the tomatoes" in plan  # the person's line kept, its link followed
+    aliases = vault.read(topics_dir / f"{survivor}.md").frontmatter.data["aliases"]  # type: ignore[union-attr]
+    assert absorbed.replace("-", " ").capitalize() in aliases  # the old name still finds it
+    assert "links to no document" not in memd("lint").output
     memd("verify")
