@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -152,12 +153,21 @@ def upward_imports(edges: dict[str, set[str]], layers: tuple[tuple[str, ...], ..
     layer may name a higher one's type in an annotation, never run its code."""
     level = {package: n for n, layer in enumerate(layers) for package in layer}
     offenders = [f"{package} is in no layer" for package in sorted({package_of(m) for m in edges} - set(level))]
-    for module, targets in sorted(edges.items()):
-        for target in sorted(targets):
-            mine, theirs = package_of(module), package_of(target)
-            if mine in level and theirs in level and level[theirs] > level[mine]:
-                offenders.append(f"{module} ({mine}) imports {target} ({theirs}), a higher layer")
-    return offenders
+
+    def upward(module: str, target: str) -> str | None:
+        mine, theirs = package_of(module), package_of(target)
+        if mine in level and theirs in level and level[theirs] > level[mine]:
+            return f"{module} ({mine}) imports {target} ({theirs}), a higher layer"
+        return None
+
+    return offenders + offending_edges(edges, upward)
+
+
+def offending_edges(edges: dict[str, set[str]], judge: Callable[[str, str], str | None]) -> list[str]:
+    """What ``judge`` says of each import (module, target) it finds wrong, in order."""
+    return [
+        why for module, targets in sorted(edges.items()) for target in sorted(targets) if (why := judge(module, target))
+    ]
 
 
 def test_each_package_imports_only_its_own_layer_or_below() -> None:
@@ -215,16 +225,15 @@ def front_door_reaches(edges: dict[str, set[str]]) -> list[str]:
     """Each import by a front door of a package below ``memd.app`` (imports
     for the type checker only are not edges: a door may name ``Vault`` in an
     annotation)."""
-    offenders = []
-    for module, targets in sorted(edges.items()):
+
+    def below(module: str, target: str) -> str | None:
         allowed = FRONT_DOORS.get(package_of(module))
-        if allowed is None:
-            continue
-        for target in sorted(targets):
-            theirs = package_of(target)
-            if theirs != package_of(module) and theirs not in allowed:
-                offenders.append(f"{module} imports {target}: a front door calls memd.Memory (memd.app)")
-    return offenders
+        theirs = package_of(target)
+        if allowed is not None and theirs != package_of(module) and theirs not in allowed:
+            return f"{module} imports {target}: a front door calls memd.Memory (memd.app)"
+        return None
+
+    return offending_edges(edges, below)
 
 
 def test_front_doors_go_through_the_application_layer() -> None:

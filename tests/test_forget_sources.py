@@ -13,33 +13,14 @@ import pytest
 from memd.vault.vault import Vault
 
 from .conftest import Memd
+from .exports import chatgpt
 
 
 def chat(tmp_path: Path) -> Path:
     """A ChatGPT export of one conversation: two facts from the person, one reply."""
-    mapping = {
-        "root": {"message": None, "parent": None, "children": ["a"]},
-        "a": {
-            "message": {
-                "author": {"role": "user"},
-                "content": {"parts": ["My sister Ana moved to Lisbon last spring."]},
-                "create_time": 1.7e9,
-            },
-            "parent": "root",
-            "children": ["b"],
-        },
-        "b": {
-            "message": {
-                "author": {"role": "user"},
-                "content": {"parts": ["I keep bees on the roof of the garage."]},
-                "create_time": 1.7e9 + 60,
-            },
-            "parent": "a",
-            "children": [],
-        },
-    }
+    turns = [("user", "My sister Ana moved to Lisbon last spring."), ("user", "I keep bees on the roof of the garage.")]
     path = tmp_path / "conversations.json"
-    path.write_text(json.dumps([{"title": "family", "current_node": "b", "mapping": mapping}]))
+    path.write_text(json.dumps(chatgpt({"family": turns}, {"family": "family"})))
     return path
 
 

@@ -17,6 +17,7 @@ from memd.daemon.status import read_status, running_pid
 from memd.vault.vault import Vault
 
 from .conftest import REPO, Memd
+from .exports import chatgpt
 from .test_daemon_e2e import wait_for
 
 # Assembled at run time so this file itself never holds a key-shaped string.
@@ -75,19 +76,9 @@ def test_no_secret_reaches_git_the_index_or_a_file_name(
     note.write_text(f"Server notes.\n\nThe token for the CI is {GITHUB}.\n\nmy password is {PHRASE}\n")
     memd("ingest", str(note))
     chat = tmp_path / "conversations.json"
-    mapping = {
-        "root": {"message": None, "parent": None, "children": ["a"]},
-        "a": {
-            "message": {
-                "author": {"role": "user"},
-                "content": {"parts": ["We rotate the keys on Friday."]},
-                "create_time": 1.7e9,
-            },
-            "parent": "root",
-            "children": [],
-        },
-    }
-    chat.write_text(json.dumps([{"title": f"CI token {GITHUB}", "current_node": "a", "mapping": mapping}]))
+    chat.write_text(
+        json.dumps(chatgpt({"ci": [("user", "We rotate the keys on Friday.")]}, {"ci": f"CI token {GITHUB}"}))
+    )
     memd("ingest", str(chat))
 
     # A hand edit while the daemon runs: held, reported, never committed.

@@ -15,6 +15,7 @@ from memd.ingest import ingest_file
 from memd.vault.vault import Vault
 
 from .conftest import Memd
+from .exports import chatgpt
 
 SESSION = "5c1f6a52-0d3e-4f7e-9a4b-1f2e3d4c5b6a"
 
@@ -33,25 +34,6 @@ def ingest_chat(memd: Memd, folder: Path, chat: list[dict[str, str]]) -> dict[st
     path.write_text(json.dumps(chat))
     result: dict[str, Any] = json.loads(memd("ingest", str(path), "--json").output)[0]
     return result
-
-
-def node(role: str, text: str, parent: str | None, children: list[str], when: float | None) -> dict[str, Any]:
-    message = {"author": {"role": role}, "content": {"content_type": "text", "parts": [text]}, "create_time": when}
-    return {"message": message, "parent": parent, "children": children}
-
-
-def chatgpt(conversations: dict[str, list[tuple[str, str]]]) -> list[dict[str, Any]]:
-    """An export: conversation id -> [(role, text)], one message a minute."""
-    out = []
-    for number, (ident, turns) in enumerate(conversations.items()):
-        mapping: dict[str, Any] = {"root": {"message": None, "parent": None, "children": ["m0"]}}
-        for i, (role, text) in enumerate(turns):
-            children = [f"m{i + 1}"] if i + 1 < len(turns) else []
-            mapping[f"m{i}"] = node(
-                role, text, "root" if i == 0 else f"m{i - 1}", children, 1.7e9 + number * 1e5 + i * 60
-            )
-        out.append({"id": ident, "title": f"Chat {ident}", "current_node": f"m{len(turns) - 1}", "mapping": mapping})
-    return out
 
 
 A1 = [("user", "We fly to Lisbon on 3 May."), ("assistant", "Noted: the Lisbon trip starts on 3 May.")]
