@@ -357,7 +357,7 @@ def test_ingest_of_a_named_pipe_is_refused_never_waited_on(memd: Memd, vault: Va
     os.mkfifo(pipe)
     proc = run_memd(vault, "ingest", str(pipe), timeout=30)  # a hang fails here
     assert_clean(proc)
-    assert proc.returncode == 1 and f"{pipe}: rejected: not a regular file (a named pipe)" in proc.stderr
+    assert proc.returncode == 1 and f"memd: {pipe}: rejected: not a regular file (a named pipe)" in proc.stderr
     keeps_working(memd)
 
 

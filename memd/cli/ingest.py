@@ -45,7 +45,7 @@ def ingest(ctx: click.Context, files: tuple[Path, ...], max_size: int, as_json: 
             rejected += 1
             results.append({"name": path.name, "rejected": str(err)})
             if not as_json:
-                click.echo(f"{path}: rejected: {err}", err=True)
+                click.echo(f"memd: {path}: rejected: {err}", err=True)
             continue
         results.append(result.to_json())
         for warning in result.warnings:
