@@ -98,3 +98,29 @@ def test_forget_source_names_what_it_cannot_find(memd: Memd, tmp_path: Path) -> 
     assert result.exit_code == 1 and "no source copy under sources/ was imported from it" in result.output
     refused = memd("forget", ok=False)
     assert refused.exit_code == 1 and "give SEQS or --source PATH" in refused.output
+
+
+@pytest.mark.slow  # an MCP server in a subprocess
+def test_forgotten_words_are_found_by_no_search_ask_or_mcp_tool(memd: Memd, vault: Vault, tmp_path: Path) -> None:
+    from .test_mcp import call, with_session
+
+    memd("ingest", str(chat(tmp_path)), str(note(tmp_path)))
+    memd("add", "Bart gave me rhubarb from his garden")
+    memd("consolidate")
+    memd("forget", seq_of(vault, "rhubarb"))
+    memd("forget", "--source", str(note(tmp_path)))
+    for words, said in (("rhubarb", "gave me rhubarb"), ("fig tree", "fig tree")):
+        assert words.split()[0] not in memd("search", words).output
+        answer = json.loads(memd("ask", f"what about the {words}?", "--json").output)
+        answer.pop("question", None)  # the question says the words; nothing memd answers with does
+        assert said not in json.dumps(answer)
+    seen: dict[str, object] = {}
+
+    async def body(session: object) -> None:
+        seen["rhubarb"] = await call(session, "memory_search", query="rhubarb garden")  # type: ignore[arg-type]
+        seen["fig"] = await call(session, "memory_search", query="fig tree")  # type: ignore[arg-type]
+
+    with_session(vault, body)  # type: ignore[arg-type]
+    found = {key: json.dumps(result["results"]) for key, result in seen.items()}  # type: ignore[index]
+    assert "rhubarb" not in found["rhubarb"] and "fig" not in found["fig"]
+    assert memd("verify").output.startswith("ok:")
