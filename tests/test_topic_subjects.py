@@ -150,8 +150,10 @@ def test_lint_reports_a_link_to_a_topic_that_does_not_exist(memd: Memd, vault: V
 
 @pytest.mark.slow
 def test_thousands_of_short_unrelated_notes_make_a_few_topics_of_the_promised_size(memd: Memd, vault: Vault) -> None:
-    syllables = ["ka", "lo", "mi", "ter", "vun", "sa", "pel", "dro", "ni", "qua", "zet", "ob", "rin", "hu"]
-    words = [a + b + c for a in syllables for b in syllables for c in syllables[:5]]
+    from memd.index.spelling import dictionary
+
+    # English words the embedding model reads, as a person's notes are.
+    words = sorted(w for w in dictionary() if w.isalpha() and w.islower() and 4 <= len(w) <= 10)
     notes = [f"Remember {words[(n * 7919) % len(words)]} {n}" for n in range(3000)]
     memd("add", input="\n".join(notes) + "\n")
     memd("consolidate")

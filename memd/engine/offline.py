@@ -109,7 +109,8 @@ class OfflineEngine:
         found = [Block(subject.title, (view,)) for view, subject in zip(notes, named, strict=True) if subject]
         rest = [view for view, subject in zip(notes, named, strict=True) if subject is None]
         if rest:
-            found += themes.group(rest, notes_meaning.vectors([item.text for item in rest]), self._title)
+            vectors = notes_meaning.vectors([item.text for item in rest])
+            found += themes.group(rest, vectors, self._title, above_mean=themes.STANDS_OUT)
         found = [Block(b.title, tuple(original[id(i)] for i in b.items)) for b in found]
         found += people.by_speaker(clustering.group(said)) if said else []
         order = {id(item): n for n, item in enumerate(kept)}
@@ -337,7 +338,10 @@ class OfflineEngine:
         # The month's notes gather across runs: more notes tell a theme more surely than one
         # buffer's few, so they group at a lower link (themes.NOTES_LINK).
         vectors = meaning.vectors([v.text for v in rest]) if len(rest) >= 2 else None
-        themed = themes.group(rest, vectors, self._title, themes.NOTES_LINK) if vectors is not None else []
+        if vectors is None:
+            themed = []
+        else:
+            themed = themes.group(rest, vectors, self._title, themes.NOTES_LINK, above_mean=themes.STANDS_OUT)
         found = named + [block for block in themed if len(block.items) >= subjects.LEAST]
         for block in found:  # a gathered topic is titled by what it holds, not by where its notes first went
             for item in block.items:

@@ -35,6 +35,7 @@ WORDS_WEIGHT = 0.25
 NAMES_WEIGHT = 0.15
 GROUP_LINK = 0.30  # the least mean similarity that makes two groups of the buffer one
 NOTES_LINK = 0.20  # ... of the month's notes (subjects.py), read together across runs
+STANDS_OUT = 0.15  # ... and how much more alike than the month's notes on average
 ROUTE_LINK = 0.25  # the least cosine of meaning that sends a block to an existing topic
 FEW = 3  # blocks of fewer entries never open a topic when their subject has one
 SECTION_LINK = 0.8  # the least cosine of meaning that puts a block into an existing section
@@ -152,11 +153,21 @@ def clusters(rows: Any, link: float) -> list[list[int]]:
     return [sorted(m) for m in members if m]
 
 
-def group(items: list[Item], vectors: Any, title: Any, link: float = GROUP_LINK) -> list[Block]:
+def group(
+    items: list[Item], vectors: Any, title: Any, link: float = GROUP_LINK, *, above_mean: float | None = None
+) -> list[Block]:
     """The buffer's entries as blocks, each of one subject and one theme, in
     order of their first entry. ``title`` names a block's items; ``link``: the
-    least mean similarity of two groups joined."""
+    least mean similarity of two groups joined; ``above_mean``: join only groups
+    at least this much more alike than the items are on average (notes cut from
+    one template, "Remember <word> <n>", are all alike: none of them is a theme)."""
+    import numpy as np
+
     rows = features(items, vectors)
+    if above_mean is not None and len(items) > 1:
+        dots = rows @ rows.T
+        mean = (float(dots.sum()) - float(np.trace(dots))) / (len(items) * (len(items) - 1))
+        link = max(link, mean + above_mean)
     by_subject: dict[str | None, list[int]] = {}
     for i, item in enumerate(items):
         by_subject.setdefault(speaker(item.text), []).append(i)
