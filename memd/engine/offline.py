@@ -12,7 +12,6 @@ embedding model) in ``themes.py``, for notes and, with grouping "meaning", for a
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -351,11 +350,7 @@ class OfflineEngine:
 
 def _says(topic: TopicInfo, key: str) -> bool:
     """Whether a month's notes topic says the name ``key`` (lowercase), capitalised."""
-    said = {w.lower().removesuffix("'s").removesuffix("\u2019s") for w in _CAPITALISED.findall(topic.text)}
-    return subjects.is_notes_topic(topic.id) and key in said
-
-
-_CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
+    return subjects.is_notes_topic(topic.id) and key in subjects.capitalised(topic.text)
 
 
 def _title_of(topic: TopicInfo) -> str:

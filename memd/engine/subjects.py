@@ -98,30 +98,22 @@ def as_note(item: Item, speakers: frozenset[str]) -> Item:
     return Item(item.signature, f"{label.rstrip().removesuffix(':')} \u2014 {said}")
 
 
-def of_notes(items: list[Item], known: Iterable[str] = ()) -> list[Subject | None]:
-    """Each note's subject, where it has one: a name at least ``LEAST`` of
-    ``items`` say, or one of ``known`` (names of existing topics, lowercase)."""
+def of_notes(items: list[Item]) -> list[Subject | None]:
+    """Each note's subject, where it has one: a name at least ``LEAST`` of ``items`` say
+    (whether a name already has a topic is plan's to find: ``names_of``)."""
     if not items or not language.available():
         return [None] * len(items)
     readings = language.read([item.text for item in items])
-    have = frozenset(known)
-    # A capitalised word that names a topic already counts, whatever its part of
-    # speech: "Heron: Ingrid prefers..." is Heron's though "heron" is a bird too.
     said = [
-        [
-            key
-            for key in dict.fromkeys(
-                [*(n.lower() for n in r.names), *(w.lower() for w in r.capitalised if w.lower() in have)]
-            )
-            if key not in NOTE_LABELS  # "TODO:" says what kind of note it is, not what about
-        ]
+        # "TODO:" says what kind of note it is, not what about.
+        [key for key in dict.fromkeys(n.lower() for n in r.names) if key not in NOTE_LABELS]
         for r in readings
     ]
     counts = Counter(key for keys in said for key in keys)
     chosen: list[str | None] = []
     for keys in said:
-        fit = [k for k in keys if k in have or counts[k] >= LEAST]
-        chosen.append(min(fit, key=lambda k: (k not in have, -counts[k], keys.index(k))) if fit else None)
+        fit = [k for k in keys if counts[k] >= LEAST]
+        chosen.append(min(fit, key=lambda k: (-counts[k], keys.index(k))) if fit else None)
     titles = _titles(readings, chosen)
     return [Subject(key, titles[key]) if key is not None else None for key in chosen]
 
@@ -144,10 +136,10 @@ def _titles(readings: list[language.Reading], chosen: list[str | None]) -> dict[
     return out
 
 
-def blocks(items: list[Item], known: Iterable[str] = ()) -> tuple[list[Block], list[Item]]:
+def blocks(items: list[Item]) -> tuple[list[Block], list[Item]]:
     """The notes of ``items`` that have a subject, one block per subject (in
     order of their first note), and the rest."""
-    found = of_notes(items, known)
+    found = of_notes(items)
     grouped: dict[str, list[Item]] = {}
     titles: dict[str, str] = {}
     rest = []
@@ -175,11 +167,14 @@ def topic_names(title: str, text: str) -> tuple[frozenset[str], frozenset[str]]:
     lines = [line for line in text.splitlines()[1:] if line.strip()]
     said: Counter[str] = Counter()
     for line in lines:
-        said.update(
-            {w.lower().removesuffix("'s").removesuffix("\u2019s") for w in _CAPITALISED.findall(line) if len(w) > 1}
-        )
+        said.update(capitalised(line))
     least = max(LEAST, len(lines) // 4)
     return title_keys(title), frozenset(w for w, n in said.items() if n >= least and w not in STOPWORDS)
+
+
+def capitalised(text: str) -> set[str]:
+    """The capitalised words of ``text``, lowercase, a possessive's "'s" off ("Dana's" -> "dana")."""
+    return {w.lower().removesuffix("'s").removesuffix("\u2019s") for w in _CAPITALISED.findall(text) if len(w) > 1}
 
 
 _CAPITALISED = re.compile(r"(?<![\w'])[A-Z][\w'-]*")
