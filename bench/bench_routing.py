@@ -63,6 +63,18 @@ def named(title: str, texts: list[str]) -> float:
     return sum(1 for text in texts if wanted & set(terms(text, label=True))) / len(texts)
 
 
+def topic_of_seq(vault, note_of_seq: dict[int, str]) -> dict[str, str]:
+    """Each note -> the topic file whose entries name its seq."""
+    found: dict[str, str] = {}
+    for path in vault.topic_files():
+        for located in vault.read(path).signed():
+            signature = located.entry.signature
+            for seq in signature.seq if signature else ():
+                if seq in note_of_seq:
+                    found[note_of_seq[seq]] = path.name
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notes", nargs="?", type=Path, default=NOTES, help="labelled notes (default: %(default)s)")
@@ -73,7 +85,6 @@ def main() -> None:
     if args.grouping:
         os.environ["MEMD_GROUPING"] = args.grouping
 
-    from memd.app.concentration import topic_of_turn
     from memd.app.init import init_vault
     from memd.consolidation.run import consolidate
     from memd.vault.buffer import NewEntry, append_entries
@@ -83,14 +94,18 @@ def main() -> None:
     start = datetime(2026, 9, 1, 8, 0)
     with tempfile.TemporaryDirectory(prefix="memd-routing-") as folder:
         vault = init_vault(Path(folder) / "vault").vault
+        # Plain notes, as `memd add` writes them (no `src=`, which marks a transcript's
+        # turns and so makes a note's "Label:" read as a speaker); known by seq.
+        note_of_seq: dict[int, str] = {}
         for first in range(0, len(notes), args.every):
             chunk = [
-                NewEntry(text, (start + timedelta(hours=12 * n)).strftime("%Y-%m-%dT%H:%M"), "user", f"note-{n}")
+                NewEntry(text, (start + timedelta(hours=12 * n)).strftime("%Y-%m-%dT%H:%M"), "user")
                 for n, (_, text) in enumerate(notes[first : first + args.every], start=first)
             ]
-            append_entries(vault, chunk)
+            for n, added in enumerate(append_entries(vault, chunk), start=first):
+                note_of_seq[added.seq] = f"note-{n}"
             consolidate(vault, trigger="manual")
-        found = topic_of_turn(vault)
+        found = topic_of_seq(vault, note_of_seq)
         titles = {path.name: vault.read(path).title() or "" for path in vault.topic_files()}
     precision, recall = bcubed(found, gold)
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
