@@ -128,6 +128,24 @@ def test_duplicates_fold_into_the_newest_with_all_seqs_and_sources(memd: Memd) -
     assert "ok: 3 live seqs" in memd("verify").output
 
 
+def test_a_fold_keeps_when_it_was_first_said_and_every_time_it_was_said_again(memd: Memd) -> None:
+    memd("add", "--time", "2026-11-01T09:00:00Z", "Swam 2 km in the lake")
+    memd("add", "--time", "2026-11-03T09:00:00Z", "Swam 2 km in the lake")
+    memd("add", "--time", "2026-11-05T09:00:00Z", "swam 2 km in the lake!")
+    memd("consolidate")
+    [signature] = [e.entry.signature for p in memd.vault.topic_files() for e in memd.vault.read(p).signed()]
+    assert signature is not None and str(signature.seq) == "1-3"
+    assert signature.time == "2026-11-01T09:00:00Z"
+    assert signature.get("again") == "2026-11-03T09:00:00Z+2026-11-05T09:00:00Z"
+    memd("add", "--time", "2026-11-07T09:00:00Z", "Swam 2 km in the lake")
+    memd("consolidate")  # folded into the entry already filed: its dates are kept too
+    [signature] = [e.entry.signature for p in memd.vault.topic_files() for e in memd.vault.read(p).signed()]
+    assert signature is not None and str(signature.seq) == "1-4"
+    assert signature.time == "2026-11-01T09:00:00Z"
+    assert signature.get("again") == "2026-11-03T09:00:00Z+2026-11-05T09:00:00Z+2026-11-07T09:00:00Z"
+    assert "ok:" in memd("verify").output
+
+
 def test_a_newer_statement_supersedes_the_older_one_with_a_record(memd: Memd) -> None:
     memd("add", "Dana's phone number is 555-0101")
     memd("add", "Dana's phone number is 555-0199")

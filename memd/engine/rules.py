@@ -50,7 +50,7 @@ def fold_duplicates(items: list[Item]) -> list[Item]:
 
 # Keys that say where an entry came from, not what it says: two entries that
 # differ only in these can be one entry with the provenance of both.
-_PROVENANCE = frozenset(("seq", "time", "src", "supersedes"))
+_PROVENANCE = frozenset(("seq", "time", "again", "src", "supersedes"))
 
 
 def foldable(a: Item, b: Item) -> bool:
@@ -65,16 +65,26 @@ def foldable(a: Item, b: Item) -> bool:
 
 
 def combine(older: Item, newer: Item) -> Item:
-    """The entry that contains the other's words keeps its text and time (the
-    newer when both say the same words); the seqs and sources of both stay.
-    Callers check ``foldable`` first."""
+    """The entry that contains the other's words keeps its text (the newer when
+    both say the same words); the seqs, sources and times of both stay: ``time``
+    is when it was first said, ``again`` when it was said again (``+``-joined),
+    so a fold loses no date. Callers check ``foldable`` first."""
     seqs = SeqSet.of([*older.seqs, *newer.seqs])
     refs = [r for ref in (older.signature.src, newer.signature.src) if ref for r in ref.split(";")]
     src = ";".join(dict.fromkeys(refs)) or None
     replaced = [v for item in (older, newer) if (v := item.signature.get("supersedes"))]
     marks = "+".join(replaced) if len(replaced) > 1 else (replaced[0] if replaced else None)
     holder = newer if contains(newer.text, older.text) else older
-    return Item(holder.signature.replace(seq=str(seqs), src=src, supersedes=marks), holder.text)
+    said = [t for item in (older, newer) for t in (item.signature.time, *_again(item)) if t]
+    first = older.signature.time or newer.signature.time
+    again = "+".join(t for t in dict.fromkeys(said) if t != first) or None
+    signature = holder.signature.replace(seq=str(seqs), src=src, supersedes=marks, time=first, again=again)
+    return Item(signature, holder.text)
+
+
+def _again(item: Item) -> list[str]:
+    """The times an entry was said again, before a fold (``combine``)."""
+    return [t for t in (item.signature.get("again") or "").split("+") if t]
 
 
 # A supersession needs an attribute: "Sam's city is Lisbon" -> "... is Kyoto"
