@@ -435,3 +435,35 @@ def test_one_blas_thread_holds_when_asked_for_before_numpy_is_imported() -> None
     env = {key: value for key, value in os.environ.items() if not key.endswith("_NUM_THREADS")}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert done.stdout.strip() == "1"
+
+
+def test_a_search_while_a_reindex_builds_vectors_answers_from_the_words_without_waiting(
+    life: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from memd.app.memory import Memory
+    from memd.core.lock import vault_lock
+
+    for path in life.root.rglob("*.md"):  # written an hour ago, as the files of a vault being reindexed
+        os.utime(path, (path.stat().st_mtime - 3600, path.stat().st_mtime - 3600))
+    IndexStore(life).sync(seconds=0.0)  # the words in step, no vector laid: as a reindex leaves them mid-way
+    monkeypatch.setenv("MEMD_LOCK_TIMEOUT", "1")
+    taken, done = threading.Event(), threading.Event()
+
+    def writer() -> None:  # another holder of the index lock: a reindex embedding its next slice
+        with vault_lock(life.index_dir / "lock", 5.0):
+            taken.set()
+            done.wait(120)
+
+    holder = threading.Thread(target=writer)
+    holder.start()
+    try:
+        assert taken.wait(30)
+        found = Memory(life).search("peanuts", embed_seconds=1.0)
+    finally:
+        done.set()
+        holder.join()
+    assert found.results and "epipen" in found.results[0]["text"]
+    assert found.vectors is not None and found.vectors[0] < found.vectors[1]  # how far the vectors are
+    assert found.note is not None and found.building  # and it says so, and that another process builds them

@@ -88,7 +88,14 @@ class Reading:
             found = tuple(search(self.vault, spelt.query, limit, filters, store=store, options=Options(respell=False)))
             behind, rate = store.vectors_behind, store.vectors_rate
             finish = (behind[1] - behind[0]) / rate if behind and rate else None
-            return Hits(query, found, vectors=behind, finish_seconds=finish, respelled=spelt.words)
+            return Hits(
+                query,
+                found,
+                vectors=behind,
+                finish_seconds=finish,
+                respelled=spelt.words,
+                building=store.vectors_building,
+            )
 
     def prepare_searches(self) -> None:
         """Ready the index this ``Memory`` keeps for many searches (a long-lived

@@ -35,6 +35,7 @@ class Hits:
     vectors: tuple[int, int] | None = None
     finish_seconds: float | None = None  # the rest, at the rate this search embedded (None: not measured)
     respelled: tuple[tuple[str, str], ...] = ()  # query words no record holds, (as typed, as read)
+    building: bool = False  # another process (a reindex) holds the index, building the vectors
 
     @property
     def note(self) -> str | None:

@@ -47,13 +47,15 @@ def hit_lines(
     daemon: bool,
     json_out: bool,
     respelled: Sequence[Sequence[str]] = (),
+    elsewhere: bool = False,
 ) -> Iterator[Line]:
-    """What ``memd search`` prints for its hits; ``note``: vectors still being built;
-    ``respelled``: query words no record holds, each (as typed, as read)."""
+    """What ``memd search`` prints for its hits; ``note``: vectors still being built
+    (``elsewhere``: by another memd process, a reindex); ``respelled``: query words no
+    record holds, each (as typed, as read)."""
     if respelled:
         yield "note: read " + ", ".join(f"{typed!r} as {read!r}" for typed, read in respelled), True
     if note:
-        yield f"note: {note}; {finish_hint(daemon, finish)}", True
+        yield f"note: {note}; {finish_hint(daemon, finish, elsewhere)}", True
     if json_out:
         yield as_json(hits), False
         return
@@ -94,9 +96,11 @@ def fast_installed() -> bool:
     return importlib.util.find_spec("openvino") is not None
 
 
-def finish_hint(daemon: bool, seconds: float | None) -> str:
+def finish_hint(daemon: bool, seconds: float | None, elsewhere: bool = False) -> str:
     if daemon:
         return "the daemon is building the rest"
+    if elsewhere:
+        return "another memd process (a reindex) is building the rest"
     if seconds is None:
         return "run `memd reindex` to build the rest"
     minutes = max(1, round(seconds / 60))

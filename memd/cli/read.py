@@ -82,9 +82,10 @@ def search(
                 embed_seconds=0.0 if daemon else SEARCH_EMBED_SECONDS,
             )
         hits, note, finish, respelled = list(found.results), found.note, found.finish_seconds, list(found.respelled)
+        elsewhere = found.building
     from memd.cli.output import hit_lines
 
-    for line, to_err in hit_lines(hits, note, finish, daemon, as_json, respelled):
+    for line, to_err in hit_lines(hits, note, finish, daemon, as_json, respelled, elsewhere):
         click.echo(line, err=to_err)
 
 

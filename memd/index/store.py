@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memd.core.atomic import _describe, own_folder
-from memd.core.errors import MemdError, VaultError
+from memd.core.errors import LockTimeout, MemdError, VaultError
 from memd.index import manifest as manifests
 from memd.index.base import Backend
 from memd.index.citations import cited
@@ -51,6 +51,9 @@ from memd.index.watch import Freshness
 from memd.vault.vault import Vault
 
 Progress = Callable[[int, int], None]
+# CPU seconds of embedding `memd reindex` does under the index lock before it lets
+# a waiting search in (a search that finds the lock taken answers without waiting).
+REBUILD_SLICE = 2.0
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,7 @@ class IndexStore(VectorSide):
         # Set by a sync that left vectors to embed: (records with a vector, records that want one).
         self.vectors_behind: tuple[int, int] | None = None
         self.vectors_rate: float | None = None  # records embedded per second by the last sync that embedded
+        self.vectors_building = False  # the last sync found a writer building the vectors and went on
         self._freshness = Freshness(vault.root)  # the stats before each query, or a quiet watch
 
     # -- public -------------------------------------------------------------
@@ -150,6 +154,7 @@ class IndexStore(VectorSide):
         started = time.monotonic()
         cpu = time.process_time()
         self.vectors_behind = None
+        self.vectors_building = False  # set when a writer held the lock and this reader went on
         manifest = self._load_manifest()
         self._follow_others()
         if manifest is not None and self._backend is None:
@@ -163,19 +168,23 @@ class IndexStore(VectorSide):
                 return unchanged_report
             # The words are in step; only vectors are behind (a daemon building them, a
             # search that must not wait): no walk of the vault, no manifest written again.
-            with self._locked():
-                return self._sync_vectors(unchanged_report, started, embedding, seconds)
-        trusted = in_step and manifest is not None and not self._vectors_stale(manifest)
+            return self._vectors_only(unchanged_report, started, embedding, seconds)
         found = scan(self.vault)
-        if trusted and manifest is not None and not manifests.stale(manifest, found.files):
+        if in_step and manifest is not None and not manifests.stale(manifest, found.files):
+            report = SyncReport(False, (), (), manifest["records"], time.monotonic() - started)
+            stale = self._vectors_stale(manifest)
             if manifest.get("folders") != found.folders or manifest.get("ignore") != list(self.vault.ignore):
                 # The same files, but folder stamps moved (a temporary file came and
                 # went, or a stamp was too recent to trust): record them, so the next
-                # check is the cheap one again.
-                with self._locked():
-                    if self._load_manifest() is manifest:
-                        self._save_manifest(manifest["files"], manifest["records"], found.folders)
-            return SyncReport(False, (), (), manifest["records"], time.monotonic() - started)
+                # check is the cheap one again (a reader leaves that to the next one
+                # when a writer holds the lock).
+                try:
+                    with self._locked(wait=seconds is None or not stale):
+                        if self._load_manifest() is manifest:
+                            self._save_manifest(manifest["files"], manifest["records"], found.folders)
+                except LockTimeout:
+                    pass
+            return self._vectors_only(report, started, embedding, seconds) if stale else report
         with self._locked():
             manifest = self._load_manifest()
             self._follow_others()  # a writer may have come between the check above and the lock
@@ -190,12 +199,38 @@ class IndexStore(VectorSide):
                 left = max(1e-9, seconds - (time.process_time() - cpu))
             return self._sync_vectors(report, started, embedding, left)
 
+    def _vectors_only(
+        self, report: SyncReport, started: float, embedding: Progress | None, seconds: float | None
+    ) -> SyncReport:
+        """``_sync_vectors`` when the words are in step. A reader (``seconds`` given) does
+        not wait on a writer building vectors (a reindex, the daemon): it answers from
+        the words and the vectors already laid, ``vectors_behind`` saying how far they are."""
+        if seconds is None:
+            with self._locked():
+                return self._sync_vectors(report, started, embedding, seconds)
+        try:
+            with self._locked(wait=False):
+                return self._sync_vectors(report, started, embedding, seconds)
+        except LockTimeout:
+            self.vectors_behind = self._laid()
+            self.vectors_building = True
+            return report
+
     @_one_line_errors
     def rebuild(self, progress: Progress | None = None, *, embedding: Progress | None = None) -> SyncReport:
-        """Index every file anew; vectors are kept only for texts that did not change."""
+        """Index every file anew; vectors are kept only for texts that did not change.
+
+        The words are rebuilt under the index lock; the vectors after, a slice of
+        ``REBUILD_SLICE`` CPU seconds at a time, each under the lock, so a search
+        meanwhile answers from the words and the vectors laid so far."""
         started = time.monotonic()
         with self._locked():
-            return self._sync_vectors(self._rebuild(scan(self.vault), progress, started), started, embedding)
+            report = self._rebuild(scan(self.vault), progress, started)
+        while True:
+            with self._locked():
+                report = self._sync_vectors(report, started, embedding, REBUILD_SLICE)
+            if self.vectors_behind is None:
+                return report
 
     def prepare(self) -> None:
         """Set up now what a store that keeps searching sets up on the way (the files'
@@ -223,11 +258,12 @@ class IndexStore(VectorSide):
             self.close()
 
     @contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self, *, wait: bool = True) -> Iterator[None]:
+        """The index lock; ``wait=False``: ``LockTimeout`` at once when another holds it."""
         from memd.core.lock import vault_lock
 
         self.folder.mkdir(parents=True, exist_ok=True)
-        with vault_lock(self.folder / "lock", max(self.vault.config.lock_timeout, 30.0)):
+        with vault_lock(self.folder / "lock", max(self.vault.config.lock_timeout, 30.0) if wait else 0.0):
             yield
 
     def _open_backend(self, create: bool = False) -> Backend | None:

@@ -78,6 +78,14 @@ class VectorSide:
                 self._vectors.carry_over(before)
             self._vectors_seen = seen
 
+    def _laid(self) -> tuple[int, int] | None:
+        """(records with a vector, records that want one) as the stored vectors say now,
+        read without the index lock (a writer is building them); None when complete."""
+        if not self._semantic() or self._vectors is None:
+            return None
+        done, wanted = self._vectors.coverage()
+        return (done, wanted) if done < wanted or self._vectors.damaged else None
+
     def _vectors_stamp(self) -> tuple[Stamp | None, Stamp | None]:
         return file_stamp(self.vectors_path), file_stamp(self.vectors_log)
 
