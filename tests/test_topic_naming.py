@@ -371,7 +371,7 @@ def test_a_huge_section_is_named_once_per_piece_kept(tmp_path: Path) -> None:
 
     meaning = Meaning("minilm-l6", tmp_path)
     subjects = ["pottery class and the kiln", "marathon training and new shoes", "tomatoes and basil in the garden"]
-    many = items(*(f"Ana: week {n}, {subjects[n % 3]} again, and {subjects[(n // 3) % 3]}" for n in range(120)))
+    many = items(*(f"Ana: week {n}, I had {subjects[n % 3]} again, and {subjects[(n // 3) % 3]}" for n in range(120)))
     pieces = _cut(Counting(meaning), Section("Everything", tuple(many)), 150)
     assert len(pieces) > 4
     assert sorted(str(item.seqs) for piece in pieces for item in piece.items) == sorted(str(i.seqs) for i in many)

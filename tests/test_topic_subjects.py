@@ -195,3 +195,82 @@ def test_after_memd_merges_two_topics_every_link_to_the_one_gone_points_at_the_o
     assert absorbed.replace("-", " ").capitalize() in aliases  # the old name still finds it
     assert "links to no document" not in memd("lint").output
     memd("verify")
+
+
+@needs_language
+def test_notes_headed_with_their_subject_are_filed_under_it_not_read_as_speakers(memd: Memd, vault: Vault) -> None:
+    notes = [
+        "Car: MOT due 14 March, book at Kwik Fit again",
+        "Garden: moved the rhubarb to the shady bed by the shed",
+        "Car: front tyres at 3mm, replace before winter",
+        "Garden: slugs ate every lettuce seedling, try copper tape",
+        "Car: insurance renewal 540, last year 470, ring them",
+        "Garden: sweet peas sown in root trainers on the windowsill",
+    ]
+    for n, note in enumerate(notes):
+        memd("add", "--time", f"2026-09-0{n + 1}T08:00:00Z", note)
+        if n % 2:
+            memd("consolidate")
+    found = topics(vault)
+    assert {title for title, _ in found.values()} == {"Car", "Garden"}
+    for title, text in found.values():
+        assert all(f"{title}: " in line for line in text.splitlines() if "<seq=" in line)
+    # A later note headed "Garden:" joins the topic, though the label shares no other word with it.
+    memd("add", "--time", "2026-09-09T08:00:00Z", "Garden: the apple tree needs pruning in February")
+    memd("consolidate")
+    assert "apple tree" in topics(vault)["garden"][1]
+    memd("verify")
+
+
+@needs_language
+def test_a_note_waiting_in_the_months_notes_joins_the_topic_of_its_subject_once_there_is_one(
+    memd: Memd, vault: Vault
+) -> None:
+    memd("add", "--time", "2026-09-01T08:00:00Z", "Wisdom tooth aching again on the right, painkillers help")
+    memd("consolidate")
+    assert list(topics(vault)) == ["notes-2026-09"]
+    for n, note in enumerate(
+        [
+            "Dentist: filling on the lower left done, numb for three hours",
+            "Dentist: crown quote 650, get a second opinion",
+            "Dentist: second opinion says the crown can wait a year",
+        ]
+    ):
+        memd("add", "--time", f"2026-09-0{n + 2}T08:00:00Z", note)
+    memd("consolidate")
+    found = topics(vault)
+    [dentist] = [stem for stem, (title, _) in found.items() if title == "Dentist"]
+    assert "Wisdom tooth" in found[dentist][1]
+    assert "1 note from notes-2026-09" in found[dentist][1]  # its update log says where it came from
+    assert "notes-2026-09" not in found  # emptied, so gone
+    memd("verify")
+
+
+def test_a_label_heading_lines_that_speak_as_a_person_is_a_speaker() -> None:
+    from memd.core.signature import Signature
+    from memd.engine.base import Item
+    from memd.engine.subjects import talking
+
+    def said(*texts: str) -> list[Item]:
+        return [Item(Signature.make(n, time="2026-11-20"), text) for n, text in enumerate(texts, 1)]
+
+    chat = said("Dana: can you send me the invoice?", "Sam: I sent it yesterday", "Dana: thanks, I have it now")
+    assert "Dana" in talking(chat)
+    if language.available():  # without the pipeline every label heading two lines is a speaker
+        notes = said("Car: MOT due 14 March", "Car: front tyres at 3mm", "Car: washer pump dead")
+        assert talking(notes) == frozenset()
+
+
+@needs_language
+def test_notes_the_model_cannot_read_wait_in_the_months_notes_instead_of_a_topic_each(memd: Memd, vault: Vault) -> None:
+    import random
+
+    rng = random.Random(11)
+    made_up = ["".join(rng.choice("bdfgklmnprstvz") + rng.choice("aeiou") for _ in range(4)) for _ in range(60)]
+    memd("add", input="".join(f"Remember {word} {n}\n" for n, word in enumerate(made_up)))
+    memd("consolidate")
+    found = topics(vault)
+    assert "notes-2026-12" in found or any(stem.startswith("notes-") for stem in found)
+    assert len(found) <= 3
+    assert sum(text.count("<seq=") for _, text in found.values()) == 60
+    memd("verify")

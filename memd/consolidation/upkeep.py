@@ -11,9 +11,10 @@ from memd.consolidation.sections import apply_sections, partitions, sections_of,
 from memd.consolidation.workspace import Workspace
 from memd.core.document import Block, Document, Frontmatter, Heading, Line
 from memd.core.tokens import count_tokens
-from memd.engine.base import Engine, Section
+from memd.engine.base import Block as EngineBlock
+from memd.engine.base import Engine, Item, Section
 from memd.engine.people import owner
-from memd.engine.shortlist import merge_shortlist
+from memd.engine.shortlist import merge_shortlist, route_shortlist
 from memd.engine.subjects import is_name, is_notes_topic
 from memd.engine.text import slugify
 
@@ -23,14 +24,20 @@ def gather_subjects(space: Workspace, engine: Engine) -> list[tuple[str, str, tu
     topic of that subject (made when there is none): (from, to, the seqs moved;
     none when the emptied notes topic was deleted)."""
     moved: list[tuple[str, str, tuple[str, ...]]] = []
-    for topic_id in sorted(space.touched):
-        if not is_notes_topic(topic_id) or topic_id in space.deleted:
+    # A note waits until a topic fits it: the month's notes this run added to are read
+    # again, and every month's notes when a topic changed (one may fit now).
+    changed = {t for t in space.touched if not is_notes_topic(t) and t not in space.deleted}
+    for topic_id in sorted(set(space.ids()) | space.touched if changed else space.touched):
+        if not is_notes_topic(topic_id) or topic_id in space.deleted or not space.exists(topic_id):
             continue
         sections = sections_of(space.doc(topic_id))
         items = [item for section in sections for item in section.items]
-        for block in engine.gather(items):
+        refiled = _refiled(space, engine, items, changed)
+        for block, home in [*((b, None) for b in engine.gather(items)), *refiled]:
             taken = {str(item.seqs) for item in block.items}
-            target = slugify(block.title)
+            if any(str(i.seqs) not in {str(j.seqs) for s in sections for j in s.items} for i in block.items):
+                continue  # gathered already
+            target = home or slugify(block.title)
             if not space.exists(target) or target in space.deleted or is_notes_topic(target):
                 target = space.create(block.title)
             update = engine.update_topic(sections_of(space.doc(target)), block)
@@ -49,6 +56,25 @@ def gather_subjects(space: Workspace, engine: Engine) -> list[tuple[str, str, tu
             space.delete(topic_id)
             moved.append((topic_id, moved[-1][1], ()))
     return moved
+
+
+def _refiled(space: Workspace, engine: Engine, items: list[Item], changed: set[str]) -> list[tuple[EngineBlock, str]]:
+    """Notes of a month's notes that a topic this run ``changed`` fits now, each
+    with that topic: routed as a new note is (``Engine.refile``). Only changed
+    topics are asked: against the others each note was routed when it came.
+    A note waits in the month's notes only while no subject takes it ("Wisdom
+    tooth aching again" joins "Dentist" once that topic is there)."""
+    if not items or not changed:
+        return []
+    blocks = [EngineBlock("", (item,)) for item in items]
+    index = space.index()
+    shortlist, background = route_shortlist(blocks, index)
+    topics = index.infos([t for t in dict.fromkeys([*shortlist, *sorted(changed)]) if t in changed])
+    if not topics:
+        return []
+    known = {t.id for t in topics}
+    routes = engine.refile(blocks, topics, background)
+    return [(blocks[r.block], r.topic) for r in routes if r.topic is not None and r.topic in known]
 
 
 def _only_headings(document: Document) -> bool:
@@ -151,7 +177,8 @@ def merge_topics(space: Workspace, engine: Engine, limit: int, split_limit: int)
 def _own_subject(space: Workspace, topic_id: str) -> bool:
     """A topic that is one subject by itself and merges with none: the month's
     notes, and a subject's topic titled with its name ("Bart": not Lena's too)."""
-    return is_notes_topic(topic_id) or is_name(space.doc(topic_id).title() or "")
+    document = space.doc(topic_id)
+    return is_notes_topic(topic_id) or is_name(document.title() or "", (e.entry.text for e in document.signed()))
 
 
 def persons(document: Document, topic_id: str) -> bool:

@@ -244,6 +244,12 @@ class Engine(Protocol):
         each, titled with it: they move to that subject's topic."""
         ...
 
+    def refile(self, blocks: list[Block], topics: list[TopicInfo], background: Background | None = None) -> list[Route]:
+        """Where notes waiting in a month's notes go now that more topics exist:
+        routed as new notes are, an existing topic where one fits (the caller
+        keeps only those)."""
+        ...
+
     def merge_groups(
         self, topics: list[TopicInfo], limit_tokens: int, background: Background | None = None
     ) -> list[list[str]]:

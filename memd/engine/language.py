@@ -57,6 +57,7 @@ class Reading:
     names: tuple[str, ...]  # proper nouns that may be a subject, as written ("Heron", "Bart")
     runs: tuple[str, ...]  # the runs of proper nouns they stand in ("Project Heron")
     capitalised: tuple[str, ...]  # every capitalised word, as written ("Heron" read as the bird too)
+    personal: bool = False  # says "I", "you", "we" or "my": one person speaking to another
 
 
 _lock = threading.Lock()
@@ -165,7 +166,9 @@ def _reading(doc: Any) -> Reading:
             runs.append(" ".join(run))
             run = []
     capitalised = tuple(t.text for t in doc if t.text[:1].isupper() and _word(t.text) and t.i not in skipped)
-    return Reading(tuple(names), tuple(runs), capitalised)
+    # Person is a feature of the pronoun itself ("Person=1" for "I", "my", "we"): grammar, not a word list.
+    personal = any(token.pos_ == "PRON" and {"1", "2"} & set(token.morph.get("Person")) for token in doc)
+    return Reading(tuple(names), tuple(runs), capitalised, personal)
 
 
 def _word(text: str) -> bool:

@@ -259,6 +259,9 @@ class LLMEngine:
     def gather(self, items: list[Item]) -> list[Block]:
         return self.offline.gather(items)  # names said again and again: the offline rules read them
 
+    def refile(self, blocks: list[Block], topics: list[TopicInfo], background: Background | None = None) -> list[Route]:
+        return self.offline.refile(blocks, topics, background)  # every run: by the offline rules, no model call
+
     def merge_groups(
         self, topics: list[TopicInfo], limit_tokens: int, background: Background | None = None
     ) -> list[list[str]]:

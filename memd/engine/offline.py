@@ -132,16 +132,35 @@ class OfflineEngine:
         # A label that heads two lines or more of a topic (a conversation filed before) is a speaker here too.
         labels = {name for block in blocks for item in block.items if (name := speaker(item.text))}
         if labels:
-            spoken = Counter(name for t in topics for line in t.text.splitlines() if (name := speaker(line)))
-            self._talking |= {name for name in labels if spoken[name] >= subjects.LEAST}
+            spoken: dict[str, list[str]] = {}
+            for line in (line for t in topics for line in t.text.splitlines()):
+                if (name := speaker(line)) in labels:
+                    spoken.setdefault(name, []).append(line)
+            for item in (item for block in blocks for item in block.items):
+                if (name := speaker(item.text)) in spoken:
+                    spoken[name].append(item.text)
+            self._talking |= {
+                name for name, lines in spoken.items() if len(lines) >= subjects.LEAST and subjects.speaks(lines[-20:])
+            }
         views = [self._as_notes(block) for block in blocks]
+        if meaning is not None:
+            # Notes the model cannot read (another language, made-up words) go by their words:
+            # two that share words open a topic ("東京の寿司屋が好き", "東京で寿司を食べた"), and
+            # a lone one is no subject yet: it waits in the month's notes.
+            unread = {
+                r.block: r
+                for r in found
+                if all(speaker(i.text) is None and not meaning.reads(i.text) for i in views[r.block].items)
+            }
+            waiting = {b: self._or_notes(views, r, unread, subjects.LEAST) for b, r in unread.items()}
+            found = [waiting.get(r.block, r) for r in found]
         notes = [b for b, bl in enumerate(views) if all(_is_note(i, meaning) for i in bl.items)] if meaning else []
         if meaning is None or not notes:
             return found
         by_subject = self._by_subject(views, notes, topics)
         rest = [b for b in notes if b not in by_subject]
         # Notes of no subject join a topic of a theme, never a subject's (a name) nor the month's notes.
-        themed = [t for t in topics if not subjects.is_notes_topic(t.id) and not subjects.is_name(_title_of(t))]
+        themed = [t for t in topics if not subjects.is_notes_topic(t.id) and not _is_subjects(t)]
         by_meaning = {route.block: route for route in self._by_meaning(views, rest, themed, meaning)} if rest else {}
         by_meaning = {b: self._or_notes(views, route, by_meaning) for b, route in by_meaning.items()}
         return [by_subject.get(route.block) or by_meaning.get(route.block, route) for route in found]
@@ -205,14 +224,14 @@ class OfflineEngine:
             return month, None
         return None, subject.title
 
-    def _or_notes(self, blocks: list[Block], route: Route, routes: dict[int, Route]) -> Route:
-        """A new topic of fewer than ``themes.FEW`` notes is no subject yet: its notes go to the month's notes."""
+    def _or_notes(self, blocks: list[Block], route: Route, routes: dict[int, Route], least: int = themes.FEW) -> Route:
+        """A new topic of fewer than ``least`` notes is no subject yet: its notes go to the month's notes."""
         if route.topic is not None or route.new_title is None:
             return route
         size = sum(
             len(blocks[r.block].items) for r in routes.values() if r.topic is None and r.new_title == route.new_title
         )
-        if size >= themes.FEW:
+        if size >= least:
             return route
         first = blocks[route.block].items[0]
         title = subjects.notes_title(first.moment, first.signature.time or "")
@@ -267,7 +286,10 @@ class OfflineEngine:
         if month is None and meaning is None and own is None and notes:
             # A subject's topic (titled with a name) keeps its notes under its title until it is split.
             month = next((s for s, sec in enumerate(sections) if sec.title), None)
-            month = month if month is not None and subjects.is_name(sections[month].title) else None
+            named = month is not None and subjects.is_name(
+                sections[month].title, (i.text for i in sections[month].items)
+            )
+            month = month if named else None
         if month is not None:
             # The month's notes keep one list, in the order they came.
             targets: list[int | None] = [month] * len(incoming)
@@ -322,6 +344,13 @@ class OfflineEngine:
     def title(self, items: list[Item]) -> str:
         return self._title(items)
 
+    def refile(self, blocks: list[Block], topics: list[TopicInfo], background: Background | None = None) -> list[Route]:
+        kept = dict(self._new_titles)  # planning names new topics; refiling only joins existing ones
+        try:
+            return self.plan(blocks, topics, background)
+        finally:
+            self._new_titles = kept
+
     def gather(self, items: list[Item]) -> list[Block]:
         """Notes of the month's notes that now make a subject: a name two of them say, or
         two or more alike in meaning (grouped as a buffer's notes are, at ``themes.NOTES_LINK``)."""
@@ -351,6 +380,11 @@ class OfflineEngine:
 def _says(topic: TopicInfo, key: str) -> bool:
     """Whether a month's notes topic says the name ``key`` (lowercase), capitalised."""
     return subjects.is_notes_topic(topic.id) and key in subjects.capitalised(topic.text)
+
+
+def _is_subjects(topic: TopicInfo) -> bool:
+    """Whether ``topic`` is a subject's, titled with a name its lines say (``subjects.is_name``)."""
+    return subjects.is_name(_title_of(topic), topic.text.splitlines()[1:])
 
 
 def _title_of(topic: TopicInfo) -> str:

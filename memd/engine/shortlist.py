@@ -12,6 +12,7 @@ would give over every topic.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 
@@ -19,7 +20,7 @@ from memd.engine.base import Background, Block, TopicIndex
 from memd.engine.clustering import MERGE_THRESHOLD
 from memd.engine.coverage import CANDIDATES
 from memd.engine.people import speaker_of
-from memd.engine.text import Weights, speakers, terms
+from memd.engine.text import Weights, slugify, speakers, terms
 
 _TIES = 1e-9  # fits this close to the last one kept may be ties summed in another order
 # How close a small topic must come to a changed one to be a merge candidate:
@@ -56,7 +57,29 @@ def route_shortlist(blocks: list[Block], index: TopicIndex) -> tuple[list[str], 
     for block in blocks:
         if speaker_of(block) is not None:
             chosen.update((topic_id, None) for topic_id in index.spoken_in(speakers(i.text for i in block.items)))
+    # A note goes to the topic titled with a name it says (subjects.py), however few words they
+    # share: "Garden: the apple tree needs pruning" reads "Garden:" as a label, not a word.
+    ids = set(index.ids())
+    for block in blocks:
+        if speaker_of(block) is None:
+            chosen.update((topic_id, None) for topic_id in _titled_by_names(block, ids))
     return list(chosen), background
+
+
+def _titled_by_names(block: Block, ids: set[str]) -> list[str]:
+    """The topics of ``ids`` whose file name is a capitalised word, or run of them, of ``block``."""
+    found: dict[str, None] = {}
+    for item in block.items:
+        for run in _RUN.findall(item.text):
+            words = run.split()
+            for candidate in (run, *words) if len(words) > 1 else (run,):
+                topic_id = slugify(candidate)
+                if topic_id in ids:
+                    found[topic_id] = None
+    return list(found)
+
+
+_RUN = re.compile(r"(?<![\w'])[A-Z][\w-]*(?:[ ]+[A-Z][\w-]*)*")
 
 
 def merge_shortlist(

@@ -26,12 +26,15 @@ from datetime import datetime
 
 from memd.engine import language
 from memd.engine.base import Block, Item
+from memd.engine.people import ROLES
 from memd.engine.text import NOTE_LABELS, STOPWORDS, slugify, speaker, split_label
 
+SAMPLE = 20  # a topic's latest lines read to tell whether its title is a name
 LEAST = 2  # notes that must say a name before it is a subject
 NOTES_TITLE = "Notes {month}"
 _NOTES_ID = re.compile(r"notes-\d{4}-\d{2}(?:-\d+)?")
 _TITLE_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+_SIGNATURE = re.compile(r"^<seq=[^>\n]*>")
 
 
 @dataclass(frozen=True)
@@ -55,13 +58,35 @@ def is_notes_title(title: str) -> bool:
     return is_notes_topic(slugify(title))
 
 
-def is_name(title: str) -> bool:
+def is_name(title: str, lines: Iterable[str] | None = None) -> bool:
     """Whether a title is a name ("Project Heron", "Bart"): a subject's topic, which
-    takes the notes that name it and no others."""
+    takes the notes that name it and no others. Read alone a one-word title is
+    often taken for a proper noun ("Dentist"), so where the topic's entry ``lines``
+    are given, the pipeline must read a word of the title as a name in most of
+    the lines (of the latest ``SAMPLE``) that say it ("Bart is lactose intolerant",
+    not "Dentist appointment on 3 October")."""
     if not title.strip() or not language.available():
         return False
     reading = language.read([title])[0]
-    return bool(reading.runs) and " ".join(reading.runs).split() == title.split()
+    if not reading.runs or " ".join(reading.runs).split() != title.split():
+        return False
+    if lines is None:
+        return True
+    keys = title_keys(title)
+    saying = [text for line in lines if keys & _words_of(text := _entry_text(line))][-SAMPLE:]
+    if not saying:
+        return False
+    named = sum(1 for r in language.read(saying) if keys & {n.lower() for n in r.names})
+    return 2 * named > len(saying)
+
+
+def _entry_text(line: str) -> str:
+    """What an entry line of a topic says: no list mark, signature or label."""
+    return split_label(_SIGNATURE.sub("", line.strip().removeprefix("- ").strip(), count=1).strip())[1]
+
+
+def _words_of(text: str) -> set[str]:
+    return {w.lower() for w in _TITLE_WORDS.findall(text)}
 
 
 def title_keys(title: str) -> frozenset[str]:
@@ -72,19 +97,31 @@ def title_keys(title: str) -> frozenset[str]:
 def talking(items: Iterable[Item]) -> frozenset[str]:
     """The labels that name speakers among ``items``: those of a transcript's
     turns (entries cut from a source, ``src=``), or a label that heads two
-    entries or more (a conversation typed in). A label heading one note says
-    what it is about ("Laptop: charger is in the blue bag", "Correction: ..."),
-    never who said it."""
-    labels: Counter[str] = Counter()
+    entries or more that speak as a person does (a conversation typed in:
+    ``speaks``). A label heading notes says what they are about ("Laptop:
+    charger is in the blue bag", "Garden: the apple tree needs pruning"),
+    never who said them."""
+    said: dict[str, list[str]] = {}
     found: set[str] = set()
     for item in items:
         name = speaker(item.text)
         if name is None:
             continue
-        labels[name] += 1
+        said.setdefault(name, []).append(item.text)
         if item.signature.src:
             found.add(name)
-    return frozenset(found | {name for name, count in labels.items() if count >= LEAST})
+    typed = [name for name, texts in said.items() if name not in found and len(texts) >= LEAST]
+    return frozenset(found | {name for name in typed if speaks(said[name])})
+
+
+def speaks(texts: list[str]) -> bool:
+    """Whether ``texts`` (the lines a label heads) are a person's turns: half or more say
+    "I", "you", "we" or "my" (the pipeline reads the pronouns' person), where
+    notes are written about things ("Bank: switched the mortgage to a fix").
+    Without the pipeline every label that heads two lines is a speaker, as before."""
+    if not language.available():
+        return True
+    return 2 * sum(reading.personal for reading in language.read(texts)) >= len(texts)
 
 
 def as_note(item: Item, speakers: frozenset[str]) -> Item:
@@ -104,10 +141,21 @@ def of_notes(items: list[Item]) -> list[Subject | None]:
     if not items or not language.available():
         return [None] * len(items)
     readings = language.read([item.text for item in items])
+    # A label that heads two notes or more is a subject the person named ("Car: MOT due
+    # 14 March", "Car: front tyres at 3mm"); one heading a single note is a detail of it,
+    # and a role ("User:", "Assistant:") is who wrote it.
+    labels = [label if (label := label_of(item.text)) not in ROLES else None for item in items]
+    headed = Counter(labels)
     said = [
         # "TODO:" says what kind of note it is, not what about.
-        [key for key in dict.fromkeys(n.lower() for n in r.names) if key not in NOTE_LABELS]
-        for r in readings
+        [
+            key
+            for key in dict.fromkeys(
+                [*([label] if label and headed[label] >= LEAST else []), *(n.lower() for n in r.names)]
+            )
+            if key not in NOTE_LABELS
+        ]
+        for r, label in zip(readings, labels, strict=True)
     ]
     counts = Counter(key for keys in said for key in keys)
     chosen: list[str | None] = []
@@ -116,6 +164,16 @@ def of_notes(items: list[Item]) -> list[Subject | None]:
         chosen.append(min(fit, key=lambda k: (-counts[k], keys.index(k))) if fit else None)
     titles = _titles(readings, chosen)
     return [Subject(key, titles[key]) if key is not None else None for key in chosen]
+
+
+def label_of(text: str) -> str | None:
+    """The label heading a note, lowercase ("car" of "Car: MOT due" or of its view "Car — MOT due")."""
+    match = _VIEW_LABEL.match(text)
+    name = match.group(1) if match else speaker(text)
+    return name.lower() if name else None
+
+
+_VIEW_LABEL = re.compile(r"^\s*([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}) — ")
 
 
 def _titles(readings: list[language.Reading], chosen: list[str | None]) -> dict[str, str]:

@@ -202,6 +202,7 @@ def normalised(vec: Vector) -> Vector:
     return {t: v / norm for t, v in vec.items()}
 
 
+@lru_cache(maxsize=8192)  # pure, and asked of the same titles again and again (every section, every block)
 def slugify(text: str, max_length: int = 48) -> str:
     """A readable slug that is a safe file name on Windows, macOS and Linux;
     empty when nothing usable is left.
