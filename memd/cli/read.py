@@ -56,6 +56,7 @@ def search(
     # launch.py asks first: a daemon that did not answer it is not asked (and waited for) again.
     asked = (ctx.find_root().obj or {}).get("daemon_asked")
     served = None if as_of or asked else serve.request(vault_root(ctx), "search", args)
+    elsewhere = False  # another process (a reindex) builds the vectors this search found missing
     if served is not None:
         hits, note, finish, daemon = served["results"], served.get("note"), served.get("finish_seconds"), True
         respelled = served.get("respelled") or []

@@ -51,9 +51,28 @@ from memd.index.watch import Freshness
 from memd.vault.vault import Vault
 
 Progress = Callable[[int, int], None]
-# CPU seconds of embedding `memd reindex` does under the index lock before it lets
-# a waiting search in (a search that finds the lock taken answers without waiting).
-REBUILD_SLICE = 2.0
+# CPU seconds of embedding `memd reindex` does under the index lock before it lets a
+# waiting writer in (a search whose files changed, the daemon); a search of unchanged
+# files never waits. Each slice plans again: 2 s slices cost 1.4x the CPU of one pass.
+REBUILD_SLICE = 10.0
+
+
+class _Cumulative:
+    """A progress callback over slices: each slice counts from 0 over what is left, the
+    callback sees one count over the whole build."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.before = 0  # done in the slices before this one
+        self.done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done = done
+        self.progress(self.before + done, self.before + total)
+
+    def next_slice(self) -> None:
+        self.before += self.done
+        self.done = 0
 
 
 @dataclass(frozen=True)
@@ -109,6 +128,7 @@ class IndexStore(VectorSide):
         self.semantic_off: str | None = None  # why retrieval is lexical only (None: hybrid)
         self._semantic_checked = False
         self._just_read: dict[str, list[Record]] = {}
+        self._kept: Any = None
         # The manifest and vectors files as this store last read or wrote them: another
         # stamp means another process wrote since, and what is held open is stale.
         self._manifest_seen: Stamp | None = None
@@ -226,11 +246,25 @@ class IndexStore(VectorSide):
         started = time.monotonic()
         with self._locked():
             report = self._rebuild(scan(self.vault), progress, started)
-        while True:
-            with self._locked():
-                report = self._sync_vectors(report, started, embedding, REBUILD_SLICE)
-            if self.vectors_behind is None:
-                return report
+        # Every slice plans from the records the words were indexed from (the files as this
+        # rebuild read them), not from the files read again: a slice costs what it embeds.
+        read = self._just_read
+        counted = _Cumulative(embedding) if embedding is not None else None
+        if self.vault.config.grouping == "meaning":
+            from memd.index.meaning import Meaning
+
+            self._kept = Meaning(self.vault.config.embedding, self.folder)
+        try:
+            while True:
+                self._just_read = read
+                with self._locked():
+                    report = self._sync_vectors(report, started, counted, REBUILD_SLICE)
+                if counted is not None:
+                    counted.next_slice()
+                if self.vectors_behind is None:
+                    return report
+        finally:
+            self._kept = None  # held for the rebuild only: a long-lived store stays small
 
     def prepare(self) -> None:
         """Set up now what a store that keeps searching sets up on the way (the files'

@@ -38,6 +38,7 @@ class VectorSide:
     _vectors: Any
     _semantic_checked: bool
     _just_read: dict[str, list[Record]]
+    _kept: Any  # consolidation's sentence vectors (``Meaning``) a reindex reuses over its slices
     _vectors_seen: tuple[Stamp | None, Stamp | None] | None
     _stale_seen: tuple[dict[str, Any], Any, int, bool] | None = None
 
@@ -143,8 +144,9 @@ class VectorSide:
             return embed_many(self._embedder, texts)
 
         if self.vault.config.grouping == "meaning":
-            # What consolidation embedded (the same texts, mostly) is not embedded again.
-            kept = Meaning(self.vault.config.embedding, self.folder)
+            # What consolidation embedded (the same texts, mostly) is not embedded again; a
+            # reindex reads it once for all its slices (``_kept``), a sync for itself.
+            kept = self._kept or Meaning(self.vault.config.embedding, self.folder)
             embed = functools.partial(kept.reuse, embed=embed)
         try:
             done = self._vectors.refresh(
