@@ -35,7 +35,7 @@ def gather_subjects(space: Workspace, engine: Engine) -> list[tuple[str, str, tu
         refiled = _refiled(space, engine, items, changed)
         for block, home in [*((b, None) for b in engine.gather(items)), *refiled]:
             taken = {str(item.seqs) for item in block.items}
-            if any(str(i.seqs) not in {str(j.seqs) for s in sections for j in s.items} for i in block.items):
+            if not taken <= {str(item.seqs) for section in sections for item in section.items}:
                 continue  # gathered already
             target = home or slugify(block.title)
             if not space.exists(target) or target in space.deleted or is_notes_topic(target):
