@@ -321,7 +321,13 @@ def huge_cases() -> Iterator[Case]:
     yield Case("huge-heading-spaces", {"topics/bad.md": _topic("# a" + " " * 300_000 + "x\n")})
     yield Case("huge-one-line", {"topics/bad.md": _topic("- " + "word " * 400_000 + "\n")})
     nested = "".join(" " * i + "- level\n" for i in range(6000))
-    yield Case("deep-list", {"topics/bad.md": _topic(nested)})
+    yield Case(
+        "deep-list",
+        {"topics/bad.md": _topic(nested)},
+        # `consolidate` adopts all 6,000 items: 5-6 s CPU alone, 20.1 s once in a full CI run on
+        # two busy cores (its embedding threads count), at the bound for one input; a loop burns far more.
+        cpu_seconds=2 * CPU_SECONDS,
+    )
     yield Case("deep-markers", {"topics/bad.md": _topic("- " * 20_000 + "x\n")})
     yield Case("deep-quote", {"topics/bad.md": _topic(">" * 50_000 + " x\n")})
     yield Case(
