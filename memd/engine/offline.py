@@ -139,9 +139,7 @@ class OfflineEngine:
             for item in (item for block in blocks for item in block.items):
                 if (name := speaker(item.text)) in spoken:
                     spoken[name].append(item.text)
-            self._talking |= {
-                name for name, lines in spoken.items() if len(lines) >= subjects.LEAST and subjects.speaks(lines[-20:])
-            }
+            self._talking |= {name for name, lines in spoken.items() if subjects.speaks(lines[-subjects.SAMPLE :])}
         views = [self._as_notes(block) for block in blocks]
         if meaning is not None:
             # Notes the model cannot read (another language, made-up words) go by their words:

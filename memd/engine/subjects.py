@@ -24,17 +24,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from memd.core.signature import SIGNATURE_AT_START
 from memd.engine import language
 from memd.engine.base import Block, Item
 from memd.engine.people import ROLES
 from memd.engine.text import NOTE_LABELS, STOPWORDS, slugify, speaker, split_label
 
-SAMPLE = 20  # a topic's latest lines read to tell whether its title is a name
+SAMPLE = 20  # a topic's latest lines read to tell whether its title is a name, or its label a speaker
 LEAST = 2  # notes that must say a name before it is a subject
 NOTES_TITLE = "Notes {month}"
 _NOTES_ID = re.compile(r"notes-\d{4}-\d{2}(?:-\d+)?")
 _TITLE_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
-_SIGNATURE = re.compile(r"^<seq=[^>\n]*>")
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def is_name(title: str, lines: Iterable[str] | None = None) -> bool:
 
 def _entry_text(line: str) -> str:
     """What an entry line of a topic says: no list mark, signature or label."""
-    return split_label(_SIGNATURE.sub("", line.strip().removeprefix("- ").strip(), count=1).strip())[1]
+    return split_label(SIGNATURE_AT_START.sub("", line.strip().removeprefix("- ").strip(), count=1).strip())[1]
 
 
 def _words_of(text: str) -> set[str]:
@@ -110,15 +110,17 @@ def talking(items: Iterable[Item]) -> frozenset[str]:
         said.setdefault(name, []).append(item.text)
         if item.signature.src:
             found.add(name)
-    typed = [name for name, texts in said.items() if name not in found and len(texts) >= LEAST]
-    return frozenset(found | {name for name in typed if speaks(said[name])})
+    return frozenset(found | {name for name, texts in said.items() if name not in found and speaks(texts)})
 
 
 def speaks(texts: list[str]) -> bool:
-    """Whether ``texts`` (the lines a label heads) are a person's turns: half or more say
-    "I", "you", "we" or "my" (the pipeline reads the pronouns' person), where
-    notes are written about things ("Bank: switched the mortgage to a fix").
-    Without the pipeline every label that heads two lines is a speaker, as before."""
+    """Whether ``texts`` (the lines a label heads) are a person's turns: ``LEAST`` lines
+    or more, half or more of which say "I", "you", "we" or "my" (the pipeline reads the
+    pronouns' person), where notes are written about things ("Bank: switched the
+    mortgage to a fix"). Without the pipeline every label that heads two lines is a
+    speaker, as before."""
+    if len(texts) < LEAST:
+        return False
     if not language.available():
         return True
     return 2 * sum(reading.personal for reading in language.read(texts)) >= len(texts)

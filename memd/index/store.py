@@ -53,7 +53,7 @@ from memd.vault.vault import Vault
 Progress = Callable[[int, int], None]
 # CPU seconds of embedding `memd reindex` does under the index lock before it lets a
 # waiting writer in (a search whose files changed, the daemon); a search of unchanged
-# files never waits. Each slice plans again: 2 s slices cost 1.4x the CPU of one pass.
+# files never waits. Each slice plans again, from the records read once (``rebuild``).
 REBUILD_SLICE = 10.0
 
 
