@@ -196,6 +196,36 @@ def test_verify_fails_on_a_consolidation_commit_that_changed_words(memd: Memd) -
     assert f"seqs 1 lost words in memd commit {sha}" in memd("verify", ok=False).output
 
 
+def test_verify_catches_a_rewrite_of_the_newest_consolidation_by_the_words_memd_acknowledged(memd: Memd) -> None:
+    # The entry is new in this consolidation, so no earlier commit holds its words: the acknowledgement log does.
+    memd("add", "Swam 2 km before work")
+    memd("consolidate")
+    assert json.loads(memd("verify", "--json").output)["ok"]
+    [topic] = memd.vault.topic_files()
+    topic.write_text(topic.read_text().replace("2 km", "3 km"))
+    git(memd.vault, "commit", "-q", "-a", "--amend", "--no-edit")  # memd's commit, its words rewritten
+    sha = git(memd.vault, "rev-parse", "--short=10", "HEAD").strip()
+    result = memd("verify", ok=False)
+    assert f"seqs 1 lost words in memd commit {sha}" in result.output
+    # The way forward: drop the rewritten commit; memd files the acknowledged words again.
+    git(memd.vault, "reset", "-q", "--hard", "HEAD~1")
+    assert "put back 1 entries" in memd("consolidate").output
+    assert "Swam 2 km before work" in memd.vault.topic_files()[0].read_text()
+    memd("add", "Swam 1 km after work")
+    memd("consolidate")
+    assert json.loads(memd("verify", "--full", "--json").output)["ok"]
+
+
+def test_an_entry_a_person_edited_in_the_buffer_is_filed_as_they_left_it_and_verifies(memd: Memd) -> None:
+    memd("add", "Swam 2 km before work")
+    current = memd.vault.current
+    current.write_text(current.read_text().replace("2 km", "2.5 km"))
+    memd("consolidate")
+    [topic] = memd.vault.topic_files()
+    assert "2.5 km" in topic.read_text()
+    assert json.loads(memd("verify", "--full", "--json").output)["ok"]
+
+
 def test_a_persons_own_edit_of_the_words_is_no_problem(memd: Memd) -> None:
     memd("add", "Ran 5 km along the river")
     memd("consolidate")

@@ -311,6 +311,8 @@ def _consolidate(
             buffer_since=disk_state.buffer_since if parse_document(new_current).signed() else None,
         )
         outcome = replace(outcome, consolidation=new_state.epoch)
+        # verify holds memd's commit to the words acknowledged, as a person left them in the buffer.
+        acks.reread(vault, _entries_of(current, consolidated))
         changes.append(journal_mod.FileChange("CURRENT.md", now_text, new_current))
         state_before = vault.state_path.read_text(encoding="utf-8") if vault.state_path.is_file() else None
         changes.append(journal_mod.FileChange(".memd/state.json", state_before, render_state(new_state)))
@@ -337,6 +339,16 @@ def _appended_since(snapshot: str, now: str) -> str:
         if line.strip() and not (line.startswith("- <seq=") or line.startswith((" ", "\t"))):
             raise HandEditConflict("CURRENT.md was edited while memd was consolidating; starting over")
     return tail
+
+
+def _entries_of(document: Document, seqs: set[int]) -> dict[int, str]:
+    """seq -> the lines of the one-seq entry holding it, of the entries in ``seqs``."""
+    found: dict[int, str] = {}
+    for located in document.signed():
+        held = list(located.entry.signature.seq) if located.entry.signature else []
+        if len(held) == 1 and held[0] in seqs:
+            found[held[0]] = "\n".join(located.entry.lines()) + "\n"
+    return found
 
 
 def _without_entries(document: Document, seqs: set[int]) -> Document:

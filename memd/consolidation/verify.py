@@ -253,6 +253,7 @@ CHECKPOINT = "verify.json"
 def _walk(vault: Vault, full: bool) -> _Walk:
     from memd.git.command import head, is_ancestor
     from memd.git.log import ParsedBlobs, consolidation_commits, parsed_at, paths_changed_by, seqs_at, seqs_by_commit
+    from memd.vault import acks
 
     start = None if full else _load(vault)
     tip = head(vault)
@@ -269,6 +270,9 @@ def _walk(vault: Vault, full: bool) -> _Walk:
     held: dict[str, set[int]] = {start.head: previous} if start and start.head else {}
     # Each file version (git blob) is parsed once in the walk, not at every commit that holds it.
     texts_of: ParsedBlobs[dict[int, list[str]]] = ParsedBlobs(_texts_of, size=_texts_bytes)
+    # An entry a consolidation files for the first time has no earlier commit to be
+    # compared with: the words memd acknowledged are (``acks.reread`` keeps a person's edit).
+    acknowledged = acks.pending(vault) if history else {}
     for commit, parents, seqs, by_hand in history:
         # A merge (two devices' histories joined) is compared with all its parents at once;
         # a parent from before the checkpoint is read from git.
@@ -285,6 +289,8 @@ def _walk(vault: Vault, full: bool) -> _Walk:
             # An entry whose text is as it was keeps its words (``contains`` holds for equal texts).
             new = {seq: texts for seq, texts in new.items() if not all(text in old.get(seq, ()) for text in texts)}
             changed = changed_words(old, new)
+            first = {seq: [acks.words_of(acknowledged[seq])] for seq in new if seq not in old and seq in acknowledged}
+            changed |= changed_words(first, new)
             if changed:
                 reworded.append((commit, changed))
         previous = seqs

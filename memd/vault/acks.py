@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -220,6 +220,35 @@ def _one_line_signature(entry: str) -> Signature | None:
         return Signature.parse(line[2 : end + 1])
     except FormatError:
         return None
+
+
+def words_of(ack: Ack) -> str:
+    """The words ``ack`` acknowledged (its entry's text, continuation lines joined)."""
+    from memd.core.document import parse_document
+
+    signed = parse_document(ack.entry).signed()
+    return signed[0].entry.full_text if signed else ack.entry
+
+
+def reread(vault: Vault, entries: Mapping[int, str]) -> None:
+    """Acknowledge again, with the words a consolidation read, the buffered
+    entries a person edited since memd acknowledged them (``entries``: seq ->
+    the entry's lines as the buffer holds them). ``memd verify`` compares what
+    memd's commit filed with the acknowledged words, and a person's own edit
+    is theirs to make. Call under the vault lock."""
+    from memd.core.document import parse_document
+
+    waiting = pending(vault)
+    fresh: list[Ack] = []
+    for seq, entry in entries.items():
+        ack = waiting.get(seq)
+        if ack is None or ack.entry == entry:
+            continue
+        signed = parse_document(entry).signed()
+        if signed and signed[0].entry.full_text != words_of(ack):
+            fresh.append(Ack(seq, entry, ack.at))  # read later, the newest line of a seq wins
+    if fresh:
+        record(vault, fresh)
 
 
 def settle(vault: Vault, seqs: Iterable[int]) -> None:
