@@ -179,23 +179,46 @@ class Memory(Reading, Documents, Watching):
         self.recover()
         return adopt_file(self.vault, rel, expected)
 
-    def forget(self, seqs: str) -> Forgotten:
-        """Remove the entries holding ``seqs`` (e.g. ``12`` or ``12+41-43``) on purpose."""
-        from memd.consolidation.forget import forget
+    def forget(self, seqs: str, *, purge: bool = False) -> Forgotten:
+        """Remove the entries holding ``seqs`` (e.g. ``12`` or ``12+41-43``) on purpose;
+        with ``purge``, from every commit of the history too (seqs forgotten
+        before are purged all the same)."""
+        from memd.consolidation.forget import Forgotten, forget
+        from memd.core.errors import NotFound
         from memd.core.signature import MAX_SEQS_PER_ENTRY, SeqSet
 
         self.recover()
         self.may_commit()
-        return forget(self.vault, SeqSet.parse(seqs, MAX_SEQS_PER_ENTRY))
+        wanted = SeqSet.parse(seqs, MAX_SEQS_PER_ENTRY)
+        try:
+            result = forget(self.vault, wanted)
+        except NotFound:
+            if not purge:
+                raise
+            result = Forgotten(str(wanted), (), None)
+        return self._purged(result, frozenset(wanted)) if purge else result
 
-    def forget_source(self, path: str) -> Forgotten:
+    def forget_source(self, path: str, *, purge: bool = False) -> Forgotten:
         """Take back a whole import: its source copy (``path`` under ``sources/``, or
-        the imported file) and every entry taken from it; it can be imported again."""
-        from memd.consolidation.forget import forget_source
+        the imported file) and every entry taken from it; it can be imported again.
+        With ``purge``, the copy and the entries leave every commit too."""
+        from memd.consolidation.forget import forget_source, source_copy
+        from memd.core.signature import SeqSet
 
         self.recover()
         self.may_commit()
-        return forget_source(self.vault, path)
+        rel = source_copy(self.vault, path)
+        result = forget_source(self.vault, path)
+        seqs = frozenset(SeqSet.parse(result.seqs)) if result.seqs else frozenset()
+        return self._purged(result, seqs, rel) if purge else result
+
+    def _purged(self, result: Forgotten, seqs: frozenset[int], copy: str | None = None) -> Forgotten:
+        from dataclasses import replace
+
+        from memd.consolidation.purge import purge
+
+        texts = [text for _, _, text in result.entries]
+        return replace(result, purged=purge(self.vault, seqs, texts, paths=(copy,) if copy else ()))
 
     def commit_hand_edits(self, hold: Collection[str] = ()) -> str | None:
         """Commit what people changed by hand, under their name (all but the paths in ``hold``)."""

@@ -292,9 +292,14 @@ def lint(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
 @click.command()
 @click.argument("seqs", required=False)
 @click.option("--source", "source", metavar="PATH", help="Take back a whole import: its source copy and its entries.")
+@click.option(
+    "--purge",
+    is_flag=True,
+    help="Rewrite the git history too, so no commit holds the words; `memd sync` pushes over the remote's old history.",
+)
 @json_option
 @click.pass_context
-def forget(ctx: click.Context, seqs: str | None, source: str | None, as_json: bool) -> None:
+def forget(ctx: click.Context, seqs: str | None, source: str | None, purge: bool, as_json: bool) -> None:
     """Remove the entries holding SEQS on purpose, and commit that under your name.
 
     Deleting a line by hand works too, but memd puts back an entry it
@@ -303,15 +308,22 @@ def forget(ctx: click.Context, seqs: str | None, source: str | None, as_json: bo
     A heading left with nothing under it goes too, and a topic left empty
     is deleted.
 
+    Git history keeps every earlier version. `--purge` rewrites it (with
+    git-filter-repo) so that no commit holds the words, then prunes the old
+    objects. Other clones rewrite theirs at their next `memd sync`, and the
+    remote's branch is pushed over at this clone's next `memd sync`.
+
     \b
     Examples:
         memd forget 12
         memd forget 41-43 --json
         memd forget --source ~/Downloads/conversations.json
+        memd forget 12 --purge
     """
     if (seqs is None) == (source is None):
         raise click.UsageError("give SEQS or --source PATH")
-    result = get_memory(ctx).forget_source(source) if source is not None else get_memory(ctx).forget(seqs or "")
+    memory = get_memory(ctx)
+    result = memory.forget_source(source, purge=purge) if source is not None else memory.forget(seqs or "", purge=purge)
     if as_json:
         emit_json(result.to_json())
         return
@@ -321,3 +333,8 @@ def forget(ctx: click.Context, seqs: str | None, source: str | None, as_json: bo
         click.echo(f"warning: {result.warning}", err=True)
     elif result.commit:
         click.echo(f"committed {result.commit[:10]}")
+    if result.purged is not None:
+        done = result.purged
+        click.echo(f"purged seq {done.seqs} from the history: {done.rewritten} commits rewritten, old objects pruned")
+        for remote in done.remotes:
+            click.echo(f"{remote} still holds the old history: `memd sync` pushes over it (a force-push)")

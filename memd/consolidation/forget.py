@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memd.core.atomic import atomic_write, read_bytes, read_text
 from memd.core.document import Block, Frontmatter, Heading, Line, parse_document
@@ -35,6 +35,9 @@ from memd.git.log import blocked
 from memd.vault import acks
 from memd.vault.vault import Vault
 
+if TYPE_CHECKING:
+    from memd.consolidation.purge import Purged
+
 
 @dataclass(frozen=True)
 class Forgotten:
@@ -42,6 +45,7 @@ class Forgotten:
     entries: tuple[tuple[str, int, str], ...]  # (path, line, text) of each removed entry
     commit: str | None
     warning: str | None = None
+    purged: Purged | None = None  # with ``--purge``: the history rewritten without them
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -49,6 +53,7 @@ class Forgotten:
             "removed": [{"path": p, "line": n, "text": t} for p, n, t in self.entries],
             "commit": self.commit,
             "warning": self.warning,
+            "purged": self.purged.to_json() if self.purged else None,
         }
 
 

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+from memd.consolidation.purge import after_fetch
 from memd.consolidation.restore import Unsettled, restore
 from memd.core.crashpoints import crashpoint
 from memd.core.errors import FormatError, GitError
@@ -101,6 +102,9 @@ def sync(
         if theirs is None and not remote.chosen:
             remote, theirs = branches.follow(vault, remote, tally.warnings, timeout)
         crashpoint()
+        # A history forgotten in part (``memd forget --purge``) here or on another device:
+        # both sides lose the words before they meet, and the old remote branch is pushed over.
+        theirs, over = after_fetch(vault, theirs)
         _confirm_published(vault, theirs, tally)
         try:
             integrate(vault, remote, theirs, tally, take)
@@ -114,12 +118,12 @@ def sync(
         crashpoint()
         local = head(vault)
         assert local is not None
-        if theirs == local:
+        if theirs == local and over is None:
             track(vault, remote)
             return _report(vault, remote, tally)
         outgoing = count(vault, f"{theirs}..{local}" if theirs else local)
         _push_gate(vault, theirs, local)
-        pushed = push(vault, remote, local, timeout)
+        pushed = push(vault, remote, local, timeout, over=over)
         crashpoint()  # pushed; this clone does not know its claim is confirmed yet
         if pushed.ok:
             tally.pushed += outgoing

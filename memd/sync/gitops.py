@@ -133,16 +133,22 @@ class Pushed:
 _RACED = ("cannot lock ref", "failed to update ref", "incorrect old value", "but expected")
 
 
-def push(vault: Vault, remote: Remote, sha: str, timeout: float = NETWORK_TIMEOUT) -> Pushed:
+def push(
+    vault: Vault, remote: Remote, sha: str, timeout: float = NETWORK_TIMEOUT, *, over: str | None = None
+) -> Pushed:
+    """Push ``sha`` to the remote's branch: a fast-forward, or with ``over``, in
+    place of exactly that commit (a history rewritten here; refused, as a
+    fast-forward would be, when the branch has moved since)."""
     spec = f"{sha}:refs/heads/{remote.branch}"
-    result = _network(vault, ["push", "--porcelain", remote.name, spec], timeout)
+    lease = [f"--force-with-lease=refs/heads/{remote.branch}:{over}"] if over else []
+    result = _network(vault, ["push", "--porcelain", *lease, remote.name, spec], timeout)
     text = f"{result.stdout}\n{result.stderr}"
     if result.returncode == 0:
         run_git(vault, "update-ref", remote.tracking, sha)
         return Pushed(True, False, "")
     # Another device pushed first: refused as not a fast-forward, or (two pushes
     # at once) the remote's ref moved between its check and its update.
-    rejected = any(mark in text for mark in ("[rejected]", "non-fast-forward", "fetch first")) or (
+    rejected = any(mark in text for mark in ("[rejected]", "non-fast-forward", "fetch first", "stale info")) or (
         "[remote rejected]" in text and any(mark in text for mark in _RACED)
     )
     return Pushed(False, rejected, last_line(result.stderr.strip() or result.stdout.strip()))

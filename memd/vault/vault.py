@@ -45,6 +45,7 @@ GITIGNORE_TEMPLATE = (
 .memd/logs/
 .memd/ledger.jsonl
 .memd/acks.jsonl
+.memd/purged.json
 .memd/git.lock
 .memd/seq.local
 .memd/verify.json

@@ -1,0 +1,136 @@
+"""`memd forget --purge`: no commit holds the words, here, on the remote, or on
+another device once it syncs, and every device goes on adding, consolidating,
+verifying and syncing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memd.consolidation.purge import LITERAL, pieces_of, scrub
+
+from .conftest import Memd
+from .sync_helpers import add, bare_remote, clone_device, first_device, git, json_of
+from .test_forget_sources import chat, seq_of
+
+
+def history(path: Path) -> str:
+    """Every version of every file, and every message, that a branch, tag or
+    remote-tracking branch reaches (a remote keeps objects nothing reaches until
+    its own gc, and never sends them)."""
+    return git(path, "log", "-p", "--all", "--format=%H %B")
+
+
+def everything(path: Path) -> str:
+    """Every version of every file and every message any ref or reflog reaches, and every object kept."""
+    log = git(path, "log", "-p", "--all", "--reflog", "--format=%H %B")
+    objects = subprocess.run(
+        ["git", "-C", str(path), "cat-file", "--batch-all-objects", "--batch"], capture_output=True, check=True
+    ).stdout.decode("utf-8", errors="replace")
+    return log + objects
+
+
+def test_a_purged_entry_is_in_no_commit_here_on_the_remote_or_on_another_device(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path)
+    laptop = first_device(tmp_path, remote)
+    add(laptop, "Bart gave me rhubarb from his garden", "Ran 5 km along the river this morning")
+    laptop("consolidate")
+    laptop("sync")
+    phone = clone_device(tmp_path, remote, "phone")  # holds the old history
+    [seq] = add(laptop, "My bank PIN is 4521, keep it secret")
+    laptop("consolidate")
+    laptop("sync")
+    phone("sync")
+    assert "4521" in everything(phone.vault.root)
+    add(laptop, "Still in the buffer: call the plumber on Monday")
+
+    done = json_of(laptop("forget", str(seq), "--purge", "--json").output)
+    assert done["purged"]["remotes_to_push"] == ["origin"]
+    assert "4521" not in everything(laptop.vault.root)
+    assert "call the plumber" in laptop.vault.current.read_text()  # what no commit held is kept
+    assert "4521" not in laptop("search", "PIN").output
+    assert json.loads(laptop("verify", "--full", "--json").output)["ok"]
+
+    laptop("sync")  # pushes over the remote's old history
+    assert "4521" not in history(remote)
+    fresh = tmp_path / "fresh"
+    git(tmp_path, "clone", "-q", remote.as_uri(), str(fresh))  # over a transport, as from a server
+    assert "4521" not in everything(fresh)
+
+    add(phone, "Phone note: the shed key is under the pot")
+    phone("sync")  # learns of the purge, rewrites its own history, merges
+    assert "4521" not in everything(phone.vault.root)
+    assert "4521" not in history(remote)
+    assert "shed key" in git(remote, "log", "-p", "--all")
+    assert json.loads(phone("verify", "--json").output)["ok"]
+
+    # Every device goes on as before.
+    for device in (laptop, phone, laptop):
+        add(device, f"{device.vault.root.name} adds one more note about the garden")
+        device("consolidate")
+        device("sync")
+        assert json.loads(device("verify", "--json").output)["ok"]
+    assert "4521" not in history(remote)
+    assert "Ran 5 km along the river" in git(remote, "log", "-p", "--all")
+
+
+def test_forgotten_earlier_then_purged_later(memd: Memd) -> None:
+    [seq] = add(memd, "The alarm code is 9-3-7-1, front door")
+    memd("consolidate")
+    memd("forget", str(seq))
+    assert "9-3-7-1" in everything(memd.vault.root)
+    memd("forget", str(seq), "--purge")
+    assert "9-3-7-1" not in everything(memd.vault.root)
+    add(memd, "A new note after the purge")
+    memd("consolidate")
+    assert json.loads(memd("verify", "--full", "--json").output)["ok"]
+
+
+def test_a_purged_import_leaves_no_copy_and_no_words_in_history(memd: Memd, tmp_path: Path) -> None:
+    export = chat(tmp_path)
+    memd("ingest", str(export))
+    memd("consolidate")
+
+    def copies() -> set[str]:
+        listed = git(memd.vault.root, "log", "--all", "--name-only", "--format=", "--", "sources/")
+        return set(listed.split()) - {"sources/.gitkeep"}
+
+    assert copies()
+    memd("forget", "--source", str(export), "--purge")
+    assert not copies()
+    assert "bees on the roof" not in everything(memd.vault.root)
+    memd("ingest", str(export))  # taken back, it can be imported again
+    memd("consolidate")
+    assert seq_of(memd.vault, "bees on the roof")
+
+
+def test_scrub_takes_out_the_entry_and_its_long_lines_but_no_other_entry_and_no_short_word_elsewhere() -> None:
+    topic = (
+        b"# Garden\n\n"
+        b"The fig tree was planted in April, the summary says.\n\n"
+        b"- <seq=4,time=2026-01-01T00:00:00Z,source=user> The fig tree was planted in April\n"
+        b"- <seq=5,time=2026-01-01T00:00:00Z,source=user> The fig tree was planted in April\n"
+        b"- <seq=6,time=2026-01-01T00:00:00Z,source=user> Yes\n"
+    )
+    elsewhere = b"Yes, and then: The fig tree was planted in April.\n"
+    pieces = pieces_of(["The fig tree was planted in April", "Yes"])
+    assert pieces == ("The fig tree was planted in April",)
+    assert scrub(topic, frozenset({4}), pieces) == (
+        b"# Garden\n\n"
+        b"[forgotten], the summary says.\n\n"
+        b"- <seq=5,time=2026-01-01T00:00:00Z,source=user> The fig tree was planted in April\n"  # another's words
+        b"- <seq=6,time=2026-01-01T00:00:00Z,source=user> Yes\n"
+    )
+    assert scrub(elsewhere, frozenset({4}), pieces) == b"Yes, and then: [forgotten].\n"
+
+
+@given(st.binary(max_size=300), st.lists(st.text(min_size=LITERAL, max_size=30), max_size=3))
+def test_scrub_returns_the_very_bytes_it_was_given_when_nothing_in_them_is_forgotten(
+    data: bytes, texts: list[str]
+) -> None:
+    pieces = tuple(p for p in pieces_of(texts) if p.encode() not in data)
+    assert scrub(data, frozenset({987654}), pieces) is data or b"<seq=" in data
