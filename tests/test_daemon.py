@@ -447,3 +447,31 @@ def test_an_unreadable_file_is_logged_once_and_the_daemon_carries_on(
     handler.notice(str(vault.current))
     step(handler, clock, 0.5)
     assert handler.seen["CURRENT.md"] == file_hash(vault.current)
+
+
+def test_a_git_reset_is_noticed_and_the_entries_it_took_are_put_back(
+    handler: Handler, clock: Clock, vault: Vault, memd: Memd
+) -> None:
+    lines: list[str] = []
+    handler.log = lines.append
+    memd("add", "Pears are ripe on the north wall")
+    memd("add", "Plums need netting against the birds")
+    memd("consolidate")
+    filed = [vault.current, *vault.topic_files()]
+    for path in filed:  # the daemon sees what the consolidation wrote
+        handler.notice(str(path))
+    step(handler, clock, 0.5)
+    step(handler, clock, QUIET)
+    subprocess.run(["git", "-C", str(vault.root), "reset", "-q", "--hard", "HEAD~1"], check=True)
+    assert "2 entries memd acknowledged are in no file" in memd("status").output
+    for path in filed:
+        handler.notice(str(path))
+    step(handler, clock, 0.5)
+    step(handler, clock, QUIET)
+    assert "Pears are ripe" in vault.current.read_text() and "Plums need netting" in vault.current.read_text()
+    assert "put back 2 entries an editor's save had removed" in lines
+    assert any("put back 2 entries" in note for note in handler.book.data["notes"])
+    assert "in no file" not in memd("status").output
+    memd("add", "Apples next week")
+    memd("consolidate")
+    assert json.loads(memd("verify", "--json").output)["ok"]

@@ -78,7 +78,7 @@ class Memory(Reading, Documents, Watching):
             path = Path(path).expanduser()
         memory = cls(find_vault(path, cwd), warn=warn)
         if recover:
-            memory.recover()
+            memory.recover(reading=True)  # a verb that writes recovers again, and raises
         return memory
 
     @staticmethod
@@ -88,19 +88,30 @@ class Memory(Reading, Documents, Watching):
 
         return init_vault(Path(path).expanduser())
 
-    def recover(self) -> str | None:
-        """Finish or undo an interrupted consolidation or sync; says what it did, if anything."""
+    def recover(self, *, reading: bool = False) -> str | None:
+        """Finish or undo an interrupted consolidation or sync; says what it did, if anything.
+
+        ``reading``: for a verb that only reads, or only appends to the buffer
+        (which recovery keeps): when recovery cannot write (a folder made
+        read-only, a full disk), that is a warning and the verb goes on, so
+        the vault is never stuck behind it; a verb that writes more raises."""
+        from memd.core.errors import MemdError
         from memd.core.layout import PENDING_JOURNAL, SYNC_JOURNAL
 
         notes = []
-        if self.vault.interrupted(SYNC_JOURNAL):
-            from memd.sync import apply as sync_journal
+        try:
+            if self.vault.interrupted(SYNC_JOURNAL):
+                from memd.sync import apply as sync_journal
 
-            notes.append(sync_journal.recover(self.vault))
-        if self.vault.interrupted(PENDING_JOURNAL):
-            from memd.consolidation import recover
+                notes.append(sync_journal.recover(self.vault))
+            if self.vault.interrupted(PENDING_JOURNAL):
+                from memd.consolidation import recover
 
-            notes.append(recover(self.vault))
+                notes.append(recover(self.vault))
+        except MemdError as err:
+            if not reading:
+                raise
+            notes.append(f"an interrupted consolidation is not finished yet: {err} (memd finishes it on a later run)")
         note = "; ".join(n for n in notes if n) or None
         if note:
             self._warn(note)
@@ -142,7 +153,7 @@ class Memory(Reading, Documents, Watching):
 
         for key, value in meta:
             check_meta(key, value)
-        self.recover()
+        self.recover(reading=True)
         pieces = [text] if isinstance(text, str) else list(text)
         items = [NewEntry(piece, time, source, src, tuple(meta)) for piece in pieces if piece.strip()]
         return AddResult(tuple(append_entries(self.vault, items)))
@@ -257,7 +268,7 @@ class Memory(Reading, Documents, Watching):
         and any buffered update about to replace it."""
         from memd.app.entries import find
 
-        self.recover()
+        self.recover(reading=True)
         return find(self.vault, seq)
 
     def update(
@@ -283,7 +294,7 @@ class Memory(Reading, Documents, Watching):
         """One topic's Markdown, with its id, title and summary."""
         from memd.app.entries import topic
 
-        self.recover()
+        self.recover(reading=True)
         return topic(self.vault, topic_id)
 
     def topics(self, *, offset: int = 0, limit: int = 100) -> JsonResult:
@@ -291,7 +302,7 @@ class Memory(Reading, Documents, Watching):
         from memd.app.entries import topics
         from memd.app.results import JsonResult
 
-        self.recover()
+        self.recover(reading=True)
         return JsonResult(topics(self.vault, offset, limit))
 
     # -- several machines ---------------------------------------------------------
@@ -347,7 +358,7 @@ class Memory(Reading, Documents, Watching):
         """The buffer against its thresholds, topics, seqs, consolidations."""
         from memd.app.status import vault_status
 
-        self.recover()
+        self.recover(reading=True)
         return vault_status(self.vault)
 
     def due(self) -> str | None:
@@ -356,14 +367,14 @@ class Memory(Reading, Documents, Watching):
         and git), for a daemon that asks every few seconds."""
         from memd.vault.buffer_status import buffer_status
 
-        self.recover()
+        self.recover(reading=True)
         return buffer_status(self.vault).due_reason
 
     def verify(self, *, full: bool = False) -> Report:
         """Account for every seq the vault ever held (``full``: walk all history again)."""
         from memd.consolidation import verify_vault
 
-        self.recover()
+        self.recover(reading=True)
         return verify_vault(self.vault, full=full)
 
     def log(self, limit: int = 20, since: str | None = None) -> builtins.list[Commit]:

@@ -33,7 +33,7 @@ class Reading:
         self._store: IndexStore | None = None
         self._store_turn = threading.Lock()  # one reader at a time uses the kept store
 
-    def recover(self) -> str | None:
+    def recover(self, *, reading: bool = False) -> str | None:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -71,7 +71,7 @@ class Reading:
 
         _asked(query, "search for", 'memd search "oat milk"', 'query "oat milk"')
 
-        self.recover()
+        self.recover(reading=True)
         filters = Filters(since=time_bound(since), until=time_bound(until, end_of_day=True), source=source)
         if as_of:
             from memd.review.asof import search_as_of
@@ -129,7 +129,7 @@ class Reading:
         from memd.core.patterns import check_repeats
 
         check_repeats(pattern)  # a{1000000} would exhaust memory in the regex compiler
-        self.recover()
+        self.recover(reading=True)
         if doc is not None:
             return JsonResult(grep_doc(self.vault, doc, pattern, limit, context, ignore_case=ignore_case))
         return JsonResult(grep(self.vault, pattern, limit, context, ignore_case=ignore_case))
@@ -139,7 +139,7 @@ class Reading:
         from memd.app.results import JsonResult
         from memd.ask.tools import read_lines
 
-        self.recover()
+        self.recover(reading=True)
         return JsonResult(read_lines(self.vault, doc, start, end))
 
     def list(self, *, offset: int = 0, limit: int = 50) -> JsonResult:
@@ -147,7 +147,7 @@ class Reading:
         from memd.app.results import JsonResult
         from memd.ask.tools import list_docs
 
-        self.recover()
+        self.recover(reading=True)
         return JsonResult(list_docs(self.vault, offset, limit))
 
     def ask(
@@ -169,7 +169,7 @@ class Reading:
         _asked(
             question, "ask", 'memd ask "how does Dana take her coffee?"', 'question "How does Dana take her coffee?"'
         )
-        self.recover()
+        self.recover(reading=True)
         engine = engine or get_engine(self.vault)
         if engine.client is not None:  # the model's agent searches with tools of its own
             return with_replaced(self.vault, answer(self.vault, question, budget=budget, report=report, engine=engine))

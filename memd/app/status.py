@@ -66,6 +66,7 @@ def vault_status(vault: Vault) -> Status:
             "sync": sync,
             "gitignore_missing": _missing_ignores(vault),
             "acks_problem": acks.problem(vault),
+            "vanished": _vanished(vault),
             "buffer_problem": buffer_problem,
             "topic_health": _topic_health(vault),
         },
@@ -145,3 +146,21 @@ def _missing_ignores(vault: Vault) -> list[str]:
         return missing_ignores("")
     except (OSError, UnicodeDecodeError):
         return []  # unreadable: lint names the file; status is not the place to fail
+
+
+def _vanished(vault: Vault) -> int:
+    """How many entries memd acknowledged are in no file, and no person removed on
+    purpose (a `git reset`, an editor's stale save): memd puts them back before
+    it next commits or consolidates."""
+    from memd.consolidation.restore import on_purpose, vanished
+    from memd.core.errors import MemdError
+    from memd.vault import acks
+
+    waiting = acks.pending(vault)
+    if not waiting:
+        return 0
+    try:
+        gone = vanished(vault, waiting)
+        return len(gone) - len(on_purpose(vault, gone)) if gone else 0
+    except (MemdError, OSError):
+        return 0  # a buffer memd cannot read is reported as such

@@ -223,6 +223,13 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"hint: .gitignore does not ignore {patterns}: run `memd init` to add them", err=True)
     if facts.extra.get("acks_problem"):
         click.echo(f"warning: {facts.extra['acks_problem']}", err=True)
+    if facts.extra.get("vanished"):
+        click.echo(
+            f"warning: {facts.extra['vanished']} entries memd acknowledged are in no file (a `git reset`, or an "
+            "editor's stale save?): memd puts them back on its next commit or consolidation, the daemon once the "
+            "files settle (`memd forget SEQ` removes one on purpose)",
+            err=True,
+        )
     if facts.extra.get("buffer_problem"):
         click.echo(f"warning: {facts.extra['buffer_problem']}", err=True)
     for problem in (health or {}).get("skipped") or []:

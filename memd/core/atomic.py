@@ -86,6 +86,19 @@ def refuse_read_only(path: Path) -> None:
         )
 
 
+def refuse_read_only_folder(path: Path) -> None:
+    """Raise ``WriteError`` when the folder ``path`` is (or would be) written in
+    is one memd may not create files in (every write is a new file renamed
+    into place): checked before anything is written, so nothing is half done."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+        raise WriteError(
+            f"could not write {path}: the folder {folder} is read-only; make it writable (chmod u+w) and memd goes on"
+        )
+
+
 def _special(path: Path) -> bool:
     """A pipe, a device or a socket (not a file, a folder or a link)."""
     try:

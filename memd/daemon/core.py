@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from memd.app import Memory
 from memd.core.errors import MemdError
-from memd.daemon.status import StatusBook
+from memd.daemon.status import StatusBook, stamp
 from memd.daemon.watch import Debouncer
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ class Core:
         log: Log | None = None,
     ) -> None:
         self.vault = vault
-        self.memory = Memory(vault)
+        self.memory = Memory(vault, warn=self._warned)
         self.clock = clock
         self.changes = Debouncer(debounce)  # paths to look at
         self.settling = Debouncer(quiet)  # edited documents waiting for quiet
@@ -82,6 +82,12 @@ class Core:
         # Vectors still to embed after the last index sync: built a slice per turn of the loop.
         self.vectors_behind: tuple[int, int] | None = None
         self.ready_to_search = False  # the kept index's watch and first pass, set up once idle
+
+    def _warned(self, message: str) -> None:
+        """What memd settled by itself (entries put back after a `git reset` or a stale
+        save): logged, and kept in the status for `memd daemon status` and `memd status`."""
+        self.log(message)
+        self.book.note(f"{stamp()} {message}")
 
     def _guard(self, what: str, action: Callable[[], object]) -> object:
         """Run one action; a failure is counted and reported, never fatal."""

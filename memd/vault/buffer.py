@@ -9,7 +9,7 @@ from typing import Any
 from memd.core import timeutil
 from memd.core.atomic import append_bytes, atomic_write, escape_controls, read_bytes, read_text, storable
 from memd.core.entry import make_entry
-from memd.core.errors import DocumentError, FormatError
+from memd.core.errors import DocumentError, FormatError, MemdError
 from memd.core.layout import PENDING_JOURNAL
 from memd.core.newlines import newline_of
 from memd.core.redact import redact_all, redact_value
@@ -137,11 +137,17 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
     for item in items:
         if item.time is not None:
             timeutil.parse_time(item.time)
+    unfinished = None
     with vault.locked():
         if vault.interrupted(PENDING_JOURNAL):
             from memd.vault.journal import recover
 
-            recover(vault)  # never append on top of a half-applied consolidation
+            try:
+                recover(vault)  # finished first where it can be
+            except MemdError as err:
+                # An add is never refused: recovery keeps what was appended since
+                # (journal.py, ``_without_moved``), so the entry is safe on top.
+                unfinished = f"an interrupted consolidation is not finished yet: {err} (finished on a later run)"
         if not vault.current.exists():
             atomic_write(vault.current, CURRENT_TEMPLATE)
         # Only what the append needs is read from the buffer (its newline style, its
@@ -166,5 +172,5 @@ def append_entries(vault: Vault, items: list[NewEntry]) -> list[Added]:
             line += len(entry.lines())
         append_bytes(vault.current, (lead + "".join(chunks)).encode("utf-8"))
         logged = acks.record(vault, [acks.Ack(a.seq, chunk, stamp) for a, chunk in zip(added, chunks, strict=True)])
-    warning = "; ".join(filter(None, [problem, logged])) or None
+    warning = "; ".join(filter(None, [unfinished, problem, logged])) or None
     return [replace(a, warning=warning) for a in added] if warning else added

@@ -26,11 +26,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from memd.core.atomic import atomic_write, own_folder, read_bytes, refuse_read_only
+from memd.core.atomic import atomic_write, own_folder, read_bytes, refuse_read_only, refuse_read_only_folder
 from memd.core.crashpoints import crashpoint
 from memd.core.document import parse_document
 from memd.core.entry import Entry
-from memd.core.errors import MemdError
+from memd.core.errors import MemdError, WriteError
 from memd.core.layout import PENDING_JOURNAL, holds_entries
 from memd.vault.vault import Vault
 
@@ -117,6 +117,7 @@ def apply(vault: Vault, journal: Journal) -> None:
     _check_paths(vault, journal)
     for change in journal.changes:
         refuse_read_only(vault.root / change.path)  # before anything is written: all files or none
+        refuse_read_only_folder(vault.root / change.path)
     path = _pending(vault)
     crashpoint()  # planned in memory, nothing written yet
     atomic_write(path, json.dumps({"message": journal.message, "changes": [asdict(c) for c in journal.changes]}))
@@ -125,7 +126,16 @@ def apply(vault: Vault, journal: Journal) -> None:
     for change in journal.changes:
         # Compared again right before the rename: an editor that saved a
         # moment ago wins, and the whole change is undone.
-        if _on_disk(vault, change.path) != change.before or not _put(vault, change.path, change.after, change.before):
+        try:
+            put = _on_disk(vault, change.path) == change.before
+            put = put and _put(vault, change.path, change.after, change.before)
+        except (MemdError, OSError) as err:
+            # A folder made read-only, a full disk: what was written is undone, so
+            # no half-applied consolidation waits on every later command. Where the
+            # undo cannot write either, the journal stays, and the next writer finishes it.
+            _undone(vault, done, path)
+            raise WriteError(_written_why(err, change.path)) from None
+        if not put:
             _undo(vault, done)
             path.unlink(missing_ok=True)
             raise HandEditConflict(
@@ -138,6 +148,19 @@ def apply(vault: Vault, journal: Journal) -> None:
     crashpoint()
     path.unlink(missing_ok=True)
     crashpoint()
+
+
+def _undone(vault: Vault, done: list[FileChange], path: Path) -> None:
+    try:
+        _undo(vault, done)
+    except (MemdError, OSError):
+        return
+    path.unlink(missing_ok=True)
+
+
+def _written_why(err: MemdError | OSError, rel: str) -> str:
+    said = str(err) if isinstance(err, MemdError) else f"could not write {rel}: {err.strerror or err}"
+    return f"{said}; consolidation changed nothing (it runs again once {rel} can be written)"
 
 
 def _undo(vault: Vault, done: list[FileChange]) -> None:
