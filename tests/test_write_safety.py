@@ -69,6 +69,21 @@ def test_entries_an_editors_stale_save_wiped_are_put_back(memd: Memd) -> None:
     assert json.loads(memd("verify", "--json").output)["ok"]
 
 
+def test_a_stale_copy_of_lines_typed_by_hand_is_not_filed_again(memd: Memd) -> None:
+    notes = ["- Car: MOT due 14 March", "- Garden: fig tree pruned", "- Dentist: filling on Friday"]
+    typed = memd.vault.current.read_text() + "\n".join(notes) + "\n"
+    memd.vault.current.write_text(typed)  # typed by hand, unsigned: memd adopts them
+    memd("consolidate")
+    memd.vault.current.write_text(typed + "- Car: new wipers fitted\n")  # an editor saves its old copy, one line more
+    result = memd("consolidate")
+    assert "dropped 3 identical copies" in result.output
+    entries = [line for line in all_text(memd.vault).splitlines() if line.startswith("- <seq=")]
+    for note in [*notes, "- Car: new wipers fitted"]:
+        assert sum(line.endswith(f"> {note[2:]}") for line in entries) == 1
+    assert sorted(live_seqs(memd.vault)) == [1, 2, 3, 4] and max(live_seqs(memd.vault).values()) == 1
+    assert json.loads(memd("verify", "--json").output)["ok"]
+
+
 def test_a_stale_copy_of_moved_entries_is_not_filed_twice(memd: Memd) -> None:
     memd("add", "Takes coffee with oat milk\nRuns on Tuesdays along the river")
     stale = memd.vault.current.read_text()

@@ -21,7 +21,7 @@ from memd.consolidation.recovery import recover
 from memd.consolidation.restore import SETTLE, Unsettled, Vanished, restore
 from memd.consolidation.scrub import redacted_copy, without_secrets
 from memd.consolidation.sections import adopt_unsigned
-from memd.consolidation.stale import drop_stale_copies, drop_topic_copies
+from memd.consolidation.stale import adopted_lines, drop_stale_copies, drop_topic_copies
 from memd.consolidation.upkeep import gather_subjects, merge_topics, split_topic
 from memd.consolidation.verify import account, reworded
 from memd.consolidation.workspace import Workspace
@@ -151,8 +151,13 @@ def _attempt(
         trigger = (status.due_reason or trigger) if if_due else trigger
         state, _ = read_state(vault)
         warnings += unreadable
-        filed = space.holding(seq for e in current.signed() for seq in e.entry.signature.seq)  # type: ignore[union-attr]
-        cleaned, dropped, changed = drop_stale_copies(current, filed)
+        # A line memd adopted from the buffer, brought back unsigned by an editor's stale save, is a copy.
+        adopted = adopted_lines(acks.pending(vault))
+        unsigned_texts = {e.entry.full_text for e in current.entries() if not e.entry.signature}
+        back = {adopted[text] for text in unsigned_texts if text in adopted}
+        signed = {seq for e in current.signed() for seq in e.entry.signature.seq}  # type: ignore[union-attr]
+        filed = space.holding(signed | back)
+        cleaned, dropped, changed = drop_stale_copies(current, filed, adopted)
         if dropped or changed:
             text = cleaned.render()
             if not atomic_write(vault.current, text.encode("utf-8"), unless_changed=current_text.encode("utf-8")):
@@ -193,7 +198,7 @@ def _consolidate(
     moment = now()
     stamp = format_time(moment)
     counter = iter(reserved) if not dry_run else itertools.count(max(state.next_seq, highest_seq(vault) + 1))
-    current, _ = adopt_unsigned(current, lambda: next(counter), stamp)
+    current, adopted = adopt_unsigned(current, lambda: next(counter), stamp)
     items = [Item(e.entry.signature, e.entry.full_text) for e in current.signed() if e.entry.signature]
     if not items and not space.touched:  # copies settled in topics are written even with an empty buffer
         return Outcome(
@@ -312,7 +317,9 @@ def _consolidate(
         )
         outcome = replace(outcome, consolidation=new_state.epoch)
         # verify holds memd's commit to the words acknowledged, as a person left them in the buffer.
-        acks.reread(vault, _entries_of(current, consolidated))
+        entries = _entries_of(current, consolidated)
+        hand = {seq: entries[seq] for seq in adopted if seq in entries}
+        acks.reread(vault, {seq: e for seq, e in entries.items() if seq not in hand}, hand, stamp)
         changes.append(journal_mod.FileChange("CURRENT.md", now_text, new_current))
         state_before = vault.state_path.read_text(encoding="utf-8") if vault.state_path.is_file() else None
         changes.append(journal_mod.FileChange(".memd/state.json", state_before, render_state(new_state)))

@@ -19,6 +19,7 @@ and ``memd verify`` names the places.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -27,6 +28,7 @@ from memd.core.document import Block, Document
 from memd.core.entry import Entry
 from memd.core.errors import FormatError
 from memd.core.timeutil import time_or_none
+from memd.vault import acks
 
 
 @dataclass(frozen=True)
@@ -146,11 +148,21 @@ def _updated(document: Document) -> datetime | None:
     return time_or_none(value.isoformat() if isinstance(value, datetime) else str(value))
 
 
-def drop_stale_copies(current: Document, topics: dict[str, Document]) -> tuple[Document, int, int]:
+def adopted_lines(waiting: Mapping[int, acks.Ack]) -> dict[str, int]:
+    """The words of each line memd adopted from the buffer (``source=hand``) and
+    still guards (``acks.pending``), with the seq it gave it."""
+    return {acks.words_of(ack): seq for seq, ack in waiting.items() if ",source=hand" in ack.entry.partition(">")[0]}
+
+
+def drop_stale_copies(
+    current: Document, topics: dict[str, Document], adopted: Mapping[str, int] | None = None
+) -> tuple[Document, int, int]:
     """CURRENT.md without entries an editor's stale save brought back after
     they were moved into a topic, or that it holds twice: a copy identical to the topic's (or the first) entry is
     dropped; a copy the person changed loses its signature, so it is adopted
-    as their new entry (no seq is ever live twice, no words are lost).
+    as their new entry (no seq is ever live twice, no words are lost). An
+    unsigned line memd adopted and filed (``adopted``: its words -> its seq),
+    back word for word, is such a copy too, and is dropped.
     Returns (document, dropped, unsigned)."""
     texts: dict[int, str] = {}
     for document in topics.values():
@@ -161,6 +173,11 @@ def drop_stale_copies(current: Document, topics: dict[str, Document]) -> tuple[D
     dropped = unsigned = 0
     earlier: dict[int, str] = {}  # seq -> the text of the buffer entry that holds it first
     for block in current.blocks:
+        if isinstance(block, Entry) and block.signature is None and adopted:
+            kept = adopted.get(block.full_text)
+            if kept is not None and texts.get(kept) == block.full_text:
+                dropped += 1
+                continue
         if isinstance(block, Entry) and block.signature is not None:
             seqs = set(block.signature.seq)
             # An entry in the buffer twice (a read torn by an editor's in-place

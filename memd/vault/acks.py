@@ -230,16 +230,18 @@ def words_of(ack: Ack) -> str:
     return signed[0].entry.full_text if signed else ack.entry
 
 
-def reread(vault: Vault, entries: Mapping[int, str]) -> None:
+def reread(vault: Vault, entries: Mapping[int, str], adopted: Mapping[int, str] | None = None, at: str = "") -> None:
     """Acknowledge again, with the words a consolidation read, the buffered
     entries a person edited since memd acknowledged them (``entries``: seq ->
-    the entry's lines as the buffer holds them). ``memd verify`` compares what
-    memd's commit filed with the acknowledged words, and a person's own edit
-    is theirs to make. Call under the vault lock."""
+    the entry's lines as the buffer holds them), and acknowledge the lines it
+    adopted from the buffer (``adopted``, at ``at``): ``memd verify`` compares
+    what memd's commit filed with the acknowledged words, a person's own edit
+    is theirs to make, and an editor's stale save that brings an adopted line
+    back is known for a copy (``consolidation/stale.py``). Call under the vault lock."""
     from memd.core.document import parse_document
 
     waiting = pending(vault)
-    fresh: list[Ack] = []
+    fresh = [Ack(seq, entry, at) for seq, entry in (adopted or {}).items() if seq not in waiting]
     for seq, entry in entries.items():
         ack = waiting.get(seq)
         if ack is None or ack.entry == entry:
