@@ -7,6 +7,7 @@ Not a test: run by hand and copy the figures into commit messages.
     python bench/bench_search_process.py --against HEAD~1 --repeat 21
     python bench/bench_search_process.py --vault DIR --keep     # an indexed vault of your own
     python bench/bench_search_process.py --vault DIR --words-only  # no model (MEMD_EMBEDDING=none)
+    python bench/bench_search_process.py --vault DIR --warm        # also with the warm server answering
 
 The vault is the one bench/bench_vectors.py writes (chat-like entries), indexed
 once with this checkout's code, vectors included when the model is installed
@@ -14,9 +15,15 @@ once with this checkout's code, vectors included when the model is installed
 other and in the same order: ``python -c pass``, then ``python -m memd
 --vault V search Q`` with each checkout first on the path (``PYTHONPATH``; the
 working folder is the vault, so ``-m`` finds no other memd), a distinct query
-per round. CPU is user+sys of the child (``getrusage``), median over rounds;
-the ratio to ``python -c pass`` and between the two checkouts is taken from
-those medians.
+per round, with no warm server (``MEMD_WARM_SECONDS=0``). CPU is user+sys of
+the child (``getrusage``), median over rounds; the ratio to ``python -c pass``
+and between the two checkouts is taken from those medians.
+
+With ``--warm``, this checkout's searches are then run again with the warm
+server a first search starts (memd/daemon/warm.py) answering them: each
+search's CPU is its own process's plus the server's for that search (from
+/proc), and the first search's (which starts the server) and the server's
+start-up are printed on their own.
 
 Then, per checkout, the same search in processes that count the regular
 expressions compiled (``re`` and ``regex``, each pattern once): how many and
@@ -126,6 +133,42 @@ def patterns(code: Path, vault: Path, query: str, runs: int, env: dict[str, str]
     ]
 
 
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user+sys) process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def warm(vault: Path, env: dict[str, str], queries: list[str], repeat: int, base: float) -> None:
+    """This checkout's searches with the warm server answering: process + server CPU each."""
+    import time
+
+    env = {**env, "MEMD_WARM_SECONDS": "600"}
+    sock = vault / ".memd" / "serve.sock"
+    first = child_cpu([sys.executable, "-m", "memd", "--vault", str(vault), "search", queries[-1]], env, vault)
+    deadline = time.monotonic() + 120
+    while not sock.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit("no warm server started in 120 s")
+        time.sleep(0.05)
+    pid = int((vault / ".memd" / "daemon.warm.lock").read_text())
+    time.sleep(1.0)
+    started = process_cpu(pid)
+    own: list[float] = []
+    served: list[float] = []
+    for n in range(repeat):
+        before = process_cpu(pid)
+        own.append(child_cpu([sys.executable, "-m", "memd", "--vault", str(vault), "search", queries[n]], env, vault))
+        served.append(process_cpu(pid) - before)
+    os.kill(pid, 15)
+    both = [a + b for a, b in zip(own, served, strict=True)]
+    print(f"with the warm server answering, CPU seconds, median of {repeat} searches:")
+    print(f"  the first search (starts the server)  {first:.3f} s; the server's start-up {started:.3f} s")
+    for label, values in (("the search's process", own), ("the server's part", served), ("both together", both)):
+        median = statistics.median(values)
+        print(f"  {label:<22} {median:.3f} s  ({median / base:.1f}x python -c pass; max {max(values):.3f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--entries", type=int, default=10_000)
@@ -136,6 +179,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=12, help="modules listed by compile time")
     parser.add_argument("--pattern-runs", type=int, default=5, help="processes counting the patterns compiled")
     parser.add_argument("--words-only", action="store_true", help="search by words alone (MEMD_EMBEDDING=none)")
+    parser.add_argument("--warm", action="store_true", help="also measure searches the warm server answers")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO / "bench"))
     from bench_vectors import queries as make_queries
@@ -151,6 +195,7 @@ def main() -> None:
             codes = {args.against: extract(args.against, root / "against"), **codes}
         queries = make_queries(args.repeat + 1)
         base_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        base_env["MEMD_WARM_SECONDS"] = "0"  # plain start-up: no warm server answers
         if args.words_only:
             base_env["MEMD_EMBEDDING"] = "none"
         cpu: dict[str, list[float]] = {"python -c pass": [], **{name: [] for name in codes}}
@@ -174,6 +219,8 @@ def main() -> None:
         if args.against:
             old, new = (statistics.median(cpu[name]) for name in codes)
             print(f"  ratio {args.against} / this checkout: {old / new:.2f}")
+        if args.warm:
+            warm(vault, {**base_env, "PYTHONPATH": str(REPO)}, queries, args.repeat, base)
         for name, code in codes.items():
             rows = patterns(code, vault, queries[0], args.pattern_runs, base_env)
             at_import = [r for r in rows if r[1]]

@@ -53,6 +53,7 @@ def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("MEMD_LOCK_TIMEOUT", "5s")
+    monkeypatch.setenv("MEMD_WARM_SECONDS", "0")  # no search leaves a warm server behind (test_warm.py starts some)
     # memd processes a test starts (the daemon, hooks) run this checkout, not an installed copy.
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
 

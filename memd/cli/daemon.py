@@ -134,6 +134,32 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
 
 @daemon.command()
+@click.option(
+    "--idle",
+    default=600.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Seconds without a search before it leaves.",
+)
+@click.pass_context
+def serve(ctx: click.Context, idle: float) -> None:
+    """Answer searches and questions warm for a while, watching nothing.
+
+    `memd search` and `memd ask` start this in the background when no
+    daemon runs (MEMD_WARM_SECONDS sets the idle time; 0 starts none), so
+    the next search skips loading the index and the model. It leaves after
+    IDLE seconds without a request, or when `memd daemon` starts.
+
+    
+    Example:
+        memd daemon serve --idle 60
+    """
+    from memd.daemon.warm import run as serve_warm
+
+    ctx.exit(serve_warm(get_vault(ctx), idle))
+
+
+@daemon.command()
 @click.option("--print", "show", is_flag=True, help="Print the unit instead of writing it.")
 @click.pass_context
 def install(ctx: click.Context, show: bool) -> None:

@@ -88,6 +88,10 @@ def search(
 
     for line, to_err in hit_lines(hits, note, finish, daemon, as_json, respelled, elsewhere):
         click.echo(line, err=to_err)
+    if not daemon and not as_of:
+        from memd.daemon import warm
+
+        warm.start(vault_root(ctx))  # the next search is answered warm (daemon/warm.py)
 
 
 def _print_answer(
@@ -254,6 +258,10 @@ def ask(
     if show_steps:
         data["steps"] = [step.to_json() for step in answer.steps]
     _print_answer(data, list(answer.warnings), answer.fallback, as_json, past)
+    if not as_of:
+        from memd.daemon import warm
+
+        warm.start(memory.vault.root)  # the next question is answered warm (daemon/warm.py)
 
 
 def _describe_step(step: Any) -> str:

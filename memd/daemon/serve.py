@@ -39,7 +39,7 @@ MAX_REQUEST = 64 * 1024  # bytes of one request: a query, its filters
 READ_SECONDS = 2.0  # a connected client has this long to send its request
 TIMEOUT = 30.0  # a client waits this long for an answer, then searches itself
 # Settings that change no answer: given in a command's environment, the daemon may still answer it.
-UNRELATED = frozenset({"MEMD_LOCK_TIMEOUT"})
+UNRELATED = frozenset({"MEMD_LOCK_TIMEOUT", "MEMD_WARM_SECONDS"})
 # Every setting's variable starts with one of these (tests/test_serve.py holds the registry
 # to it): an environment with none of them sets nothing, and a served search's process need
 # not import the registry (and dataclasses) to learn so.
@@ -62,10 +62,15 @@ def usable(path: Path) -> bool:
 class Server:
     """Answers searches from the daemon's ``Memory`` on a thread of its own."""
 
-    def __init__(self, vault: Vault, memory: Memory, log: Callable[[str], None] = lambda _: None) -> None:
+    def __init__(
+        self, vault: Vault, memory: Memory, log: Callable[[str], None] = lambda _: None, embed_seconds: float = 0.0
+    ) -> None:
         self.path = socket_path(vault.root)
         self.memory = memory
         self.log = log
+        # The daemon embeds what is missing in its own loop (0: a reader never waits for it);
+        # a warm server (warm.py) watches nothing, so a search embeds a slice as in its own process.
+        self.embed_seconds = embed_seconds
         self.served = 0
         self._socket: socket.socket | None = None
         self._thread: threading.Thread | None = None
@@ -96,14 +101,16 @@ class Server:
         self._thread.start()
         return True
 
-    def stop(self) -> None:
+    def stop(self, unlink: bool = True) -> None:
+        """Stop listening; ``unlink=False`` leaves the socket's path to whoever bound it since."""
         self._stopping.set()
         if self._thread is not None:
             self._thread.join(timeout=TIMEOUT)
         if self._socket is not None:
             self._socket.close()
-            with suppress(OSError):
-                self.path.unlink()
+            if unlink:
+                with suppress(OSError):
+                    self.path.unlink()
 
     def _serve(self) -> None:
         assert self._socket is not None
@@ -131,12 +138,12 @@ class Server:
             conn.sendall(_line({"error": f"request over {MAX_REQUEST} bytes"}))
             return
         conn.settimeout(TIMEOUT)
-        reply = answer(self.memory, data)
+        reply = answer(self.memory, data, self.embed_seconds)
         self.served += 1
         conn.sendall(_line(reply))
 
 
-def answer(memory: Memory, data: bytes) -> dict[str, Any]:
+def answer(memory: Memory, data: bytes, embed_seconds: float = 0.0) -> dict[str, Any]:
     """The reply to one request: the results or the answer, or why there are none."""
     try:
         request = json.loads(data.decode("utf-8"))
@@ -154,15 +161,14 @@ def answer(memory: Memory, data: bytes) -> dict[str, Any]:
     if not isinstance(text, str) or not isinstance(number, int):
         return {"error": f"{verb} needs its text and a number"}
     try:
-        # The daemon embeds what is missing in its own loop: a reader never waits for it.
         if verb == "ask":
             engine = memory.engine
             if engine.client is not None:
                 # The model is called with the asking process's settings and keys, not the daemon's.
                 return {"error": "a question for the model is answered in the asking process"}
-            said = memory.ask(**args, embed_seconds=0.0, engine=engine)
+            said = memory.ask(**args, embed_seconds=embed_seconds, engine=engine)
             return {"answer": said.to_json(), "warnings": list(said.warnings), "fallback": said.fallback}
-        found = memory.search(**args, embed_seconds=0.0)
+        found = memory.search(**args, embed_seconds=embed_seconds)
     except MemdError as err:
         return {"error": str(err)}
     return {

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memd.app.status import endpoint_health
 from memd.core.atomic import atomic_write
 from memd.core.errors import VaultError
 from memd.core.timeutil import format_time, now
@@ -105,6 +104,8 @@ def read_status(vault: Vault) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict):
         return None
+    from memd.app.status import endpoint_health  # (a search asks running_pid: it needs none of it)
+
     endpoint = endpoint_health(vault)
     if endpoint is not None:
         data["endpoint"] = endpoint
