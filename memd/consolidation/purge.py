@@ -172,7 +172,7 @@ def purge(vault: Vault, seqs: frozenset[int], texts: Iterable[str] = (), *, path
     return Purged(span, rewritten, tuple(remotes))
 
 
-def after_fetch(vault: Vault, theirs: str | None) -> tuple[str | None, str | None]:
+def after_fetch(vault: Vault, theirs: str | None, tracking: str) -> tuple[str | None, str | None]:
     """A fetched history made to agree with this clone's purges, before sync merges it.
 
     Returns the fetched commit as this clone now has it, and, when rewriting
@@ -180,7 +180,8 @@ def after_fetch(vault: Vault, theirs: str | None) -> tuple[str | None, str | Non
     those words, and sync pushes over exactly that commit. A history that names
     seqs purged elsewhere (its ``Memd-Purged`` trailers) has them forgotten
     here, in the files and in every commit. A history that still holds seqs
-    purged here is rewritten the same way. Costs nothing when neither is so."""
+    purged here is rewritten the same way. Costs nothing when neither is so.
+    ``tracking`` is the remote-tracking ref the fetch updated."""
     if theirs is None:
         return None, None
     mine = purged(vault)
@@ -202,11 +203,10 @@ def after_fetch(vault: Vault, theirs: str | None) -> tuple[str | None, str | Non
         with contextlib.suppress(NotFound):  # none of them is in this clone's files
             forget(vault, SeqSet.of(wanted))
     seqs = mine | wanted
-    tracking = [ref for ref, sha in _tips(vault).items() if sha == theirs and ref.startswith("refs/remotes/")]
     with git_lock(vault):
         rewrite(vault, seqs, pieces_of(said_in_history(vault, seqs)))
     _remember(vault, seqs)
-    now = _tips(vault).get(tracking[0]) if tracking else theirs
+    now = _tips(vault).get(tracking, theirs)
     return now, (theirs if now != theirs else None)
 
 

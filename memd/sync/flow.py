@@ -104,7 +104,7 @@ def sync(
         crashpoint()
         # A history forgotten in part (``memd forget --purge``) here or on another device:
         # both sides lose the words before they meet, and the old remote branch is pushed over.
-        theirs, over = after_fetch(vault, theirs)
+        theirs, over = after_fetch(vault, theirs, remote.tracking)
         _confirm_published(vault, theirs, tally)
         try:
             integrate(vault, remote, theirs, tally, take)
