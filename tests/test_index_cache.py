@@ -52,12 +52,12 @@ def test_longer_records_fit_fewer_in_the_same_budget() -> None:
 
 def test_the_budget_is_set_in_megabytes_by_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMD_RECORD_CACHE_MB", raising=False)
-    assert budget_bytes() == 64 << 20 and budget_bytes(share=0.25) == 16 << 20
+    assert budget_bytes() == 16 << 20 and budget_bytes(share=0.25) == 4 << 20
     monkeypatch.setenv("MEMD_RECORD_CACHE_MB", "2")
     assert budget_bytes() == 2 << 20
     for odd in ("lots", "nan", "-5"):
         monkeypatch.setenv("MEMD_RECORD_CACHE_MB", odd)
-        assert budget_bytes() in (64 << 20, 0)
+        assert budget_bytes() in (16 << 20, 0)
     monkeypatch.setenv("MEMD_RECORD_CACHE_MB", "0")
     cache: ByteLRU[int, Record] = ByteLRU(budget_bytes(), keyed_record_bytes)
     cache.put(1, record(1))
