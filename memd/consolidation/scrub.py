@@ -15,9 +15,9 @@ def without_secrets(vault: Vault, text: str, document: Document, warnings: list[
     by ``[REDACTED:kind]``, as memd's own appends are, before anything is
     committed: a consolidation commits the buffer (the person's edit first),
     and git keeps what it is given for good. Called under the vault lock."""
-    from memd.core.redact import redact
+    from memd.core.redact import redact_entries
 
-    scrubbed = redact(text, keep_lines=True)
+    scrubbed = redact_entries(text, keep_lines=True)
     if not scrubbed.findings:
         return text, document
     if not atomic_write(vault.current, scrubbed.text.encode("utf-8"), unless_changed=text.encode("utf-8")):

@@ -187,7 +187,7 @@ def secret_gate(files: Mapping[str, bytes | None], message: str) -> tuple[dict[s
     it; the file on disk keeps what it holds, so it differs from the commit and
     the next commit of hand edits holds it back and names the line
     (``git/edits.py``) until the person removes it."""
-    from memd.core.redact import find_secrets, redact
+    from memd.core.redact import find_secrets, redact, redact_entries
 
     for rel in files:
         found = find_secrets(rel)
@@ -202,7 +202,7 @@ def secret_gate(files: Mapping[str, bytes | None], message: str) -> tuple[dict[s
             clean[rel] = content
             continue
         text = content.decode("utf-8", errors="surrogateescape")
-        scrubbed = redact(text, keep_lines=True)
+        scrubbed = redact_entries(text, keep_lines=True) if rel.endswith(".md") else redact(text, keep_lines=True)
         clean[rel] = scrubbed.text.encode("utf-8", errors="surrogateescape") if scrubbed.findings else content
     said = redact(message, keep_lines=True)
     return clean, said.text if said.findings else message

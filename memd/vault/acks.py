@@ -150,6 +150,10 @@ def _remember_checked(vault: Vault, length: int, digest: str) -> None:
         pass  # checked again next time
 
 
+# The log's complete lines as last read in this process, by path: (their bytes, the acks, skipped lines).
+_PARSED: dict[str, tuple[bytes, dict[int, Ack], tuple[tuple[int, str], ...]]] = {}
+
+
 def _read(vault: Vault) -> tuple[dict[int, Ack], str | None]:
     name = f".memd/{NAME}"
     wrong = _wrong_kind(_path(vault))
@@ -161,17 +165,31 @@ def _read(vault: Vault) -> tuple[dict[int, Ack], str | None]:
         return {}, None
     except OSError as err:
         return {}, f"{name}: cannot read: {err.strerror}; memd ignores it"
-    found: dict[int, Ack] = {}
-    skipped: list[tuple[int, str]] = []
-    lines = data.decode("utf-8", errors="replace").split("\n")
-    for number, line in enumerate(lines, start=1):
+    # A consolidation reads the log several times a round, and a long import's log holds
+    # every turn: the complete lines read before are taken as read, when they are still there.
+    whole = data.rfind(b"\n") + 1
+    key = str(_path(vault))
+    known = _PARSED.get(key)
+    if known is not None and data.startswith(known[0]):
+        start, found, skipped = len(known[0]), dict(known[1]), list(known[2])
+    else:
+        start, found, skipped = 0, {}, []
+    number = data.count(b"\n", 0, start)
+    for line in data[start:whole].decode("utf-8", errors="replace").split("\n")[:-1]:
+        number += 1
         if not line.strip():
             continue
         ack, why = _parse(line)
         if ack is not None:
             found[ack.seq] = ack
-        elif number < len(lines):  # a torn last line (no newline yet) is a crash mid-append, not damage
+        else:
             skipped.append((number, why))
+    _PARSED[key] = (data[:whole], dict(found), tuple(skipped))
+    torn = data[whole:].decode("utf-8", errors="replace")
+    if torn.strip():  # a last line with no newline yet is a crash mid-append, not damage: read if whole
+        ack, _ = _parse(torn)
+        if ack is not None:
+            found[ack.seq] = ack
     if not skipped:
         return found, None
     first, why = skipped[0]
