@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from memd.app.status import endpoint_health
 from memd.consolidation.verify import verify_vault
 from memd.core.ledger import read
-from memd.daemon.status import endpoint_health
 from memd.engine.sizes import prompt_size
 from memd.vault.vault import Vault
 
