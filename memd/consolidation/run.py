@@ -27,7 +27,7 @@ from memd.consolidation.verify import account, reworded
 from memd.consolidation.workspace import Workspace
 from memd.core import cancel, ledger
 from memd.core.atomic import atomic_write, read_text
-from memd.core.document import Document, parse_document
+from memd.core.document import Document, Known, parse_document
 from memd.core.entry import Entry
 from memd.core.errors import GitError, MemdError
 from memd.core.layout import classify, doc_id
@@ -141,7 +141,7 @@ def _attempt(
         if wiped.restored:
             warnings.append(f"put back {len(wiped.restored)} entries an editor's save had removed")
         current_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
-        current = parse_document(current_text)
+        current = parse_document(current_text, _buffer_items())
         status = buffer_status(vault, current)
         if if_due and status.due_reason is None:
             return Outcome(0, "", trigger, engine.provenance, skipped="not due", warnings=tuple(warnings))
@@ -153,9 +153,9 @@ def _attempt(
         warnings += unreadable
         # A line memd adopted from the buffer, brought back unsigned by an editor's stale save, is a copy.
         adopted = adopted_lines(acks.pending(vault))
-        unsigned_texts = {e.entry.full_text for e in current.entries() if not e.entry.signature}
-        back = {adopted[text] for text in unsigned_texts if text in adopted}
-        signed = {seq for e in current.signed() for seq in e.entry.signature.seq}  # type: ignore[union-attr]
+        buffered = [block for block in current.blocks if isinstance(block, Entry)]
+        back = {adopted[e.full_text] for e in buffered if e.signature is None and e.full_text in adopted}
+        signed = {seq for e in buffered if e.signature is not None for seq in e.signature.seq}
         filed = space.holding(signed | back)
         cleaned, dropped, changed = drop_stale_copies(current, filed, adopted)
         if dropped or changed:
@@ -255,7 +255,11 @@ def _consolidate(
     after = [*final_docs.values(), remaining]
     live = {s for document in after for e in document.signed() for s in e.entry.signature.seq}  # type: ignore[union-attr]
     problems = account(before_seqs, after, run.superseded, space.elsewhere(live | set(before_seqs)))
-    altered = reworded([current, *space.read_documents()], after)
+    # An entry left in the buffer is the very entry read (``_without_entries`` keeps its
+    # block): only the entries that moved, and the topics, can have changed their words.
+    staying = {id(block) for block in remaining.blocks}
+    moved = replace(current, blocks=tuple(block for block in current.blocks if id(block) not in staying))
+    altered = reworded([moved, *space.read_documents()], list(final_docs.values()))
     if altered:
         problems.append(f"the words of seqs {SeqSet.of(altered)} would change")
     if problems and vault.current.exists():
@@ -313,7 +317,7 @@ def _consolidate(
             advance_past(disk_state, reserved).advanced(0, state.next_seq),
             epoch=max(disk_state.epoch, state.epoch) + 1,
             last_consolidation=stamp,
-            buffer_since=disk_state.buffer_since if parse_document(new_current).signed() else None,
+            buffer_since=disk_state.buffer_since if _holds_signed(remaining, tail) else None,
         )
         outcome = replace(outcome, consolidation=new_state.epoch)
         # verify holds memd's commit to the words acknowledged, as a person left them in the buffer.
@@ -348,14 +352,33 @@ def _appended_since(snapshot: str, now: str) -> str:
     return tail
 
 
+# The buffer's items parsed in this process: a long import is consolidated in rounds
+# of PART_ENTRIES, each reading the buffer the last one left, and parses each entry once.
+_BUFFER_ITEMS: Known = {}
+_BUFFER_ITEMS_MOST = 200_000
+
+
+def _buffer_items() -> Known:
+    if len(_BUFFER_ITEMS) > _BUFFER_ITEMS_MOST:
+        _BUFFER_ITEMS.clear()
+    return _BUFFER_ITEMS
+
+
 def _entries_of(document: Document, seqs: set[int]) -> dict[int, str]:
     """seq -> the lines of the one-seq entry holding it, of the entries in ``seqs``."""
     found: dict[int, str] = {}
-    for located in document.signed():
-        held = list(located.entry.signature.seq) if located.entry.signature else []
+    for block in document.blocks:
+        held = list(block.signature.seq) if isinstance(block, Entry) and block.signature else []
         if len(held) == 1 and held[0] in seqs:
-            found[held[0]] = "\n".join(located.entry.lines()) + "\n"
+            found[held[0]] = "\n".join(block.lines()) + "\n"
     return found
+
+
+def _holds_signed(remaining: Document, tail: str) -> bool:
+    """Whether the buffer left (``remaining``, then what was appended meanwhile) holds a signed entry."""
+    if any(isinstance(block, Entry) and block.signature is not None for block in remaining.blocks):
+        return True
+    return bool(tail) and bool(parse_document(tail).signed())
 
 
 def _without_entries(document: Document, seqs: set[int]) -> Document:

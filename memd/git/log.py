@@ -387,6 +387,10 @@ class ParsedBlobs(Generic[T]):
     let go together once they would take about as much again."""
 
     ITEM_BYTES = 1536  # an item's lines, entry and signature in memory (1.4 KB measured for 90-byte lines)
+    # The items may take this many times the budget: the entries of a vault's buffer and
+    # topics at once (80,000 items for a 40,000-turn import). Cleared sooner, they are parsed
+    # again at every version of the buffer, which repeats all but the entries a round filed.
+    KNOWN_SHARE = 4
 
     def __init__(
         self, derive: Callable[[Document], T], budget: int = 32 << 20, size: Callable[[T], int] | None = None
@@ -414,7 +418,7 @@ class ParsedBlobs(Generic[T]):
             return held[0]
         self.parsed += 1
         value: T | None
-        if len(self._known) * self.ITEM_BYTES > self.budget:
+        if len(self._known) * self.ITEM_BYTES > self.KNOWN_SHARE * self.budget:
             self._known.clear()
         try:
             value = self.derive(parse_document(decode(data), self._known))
