@@ -85,8 +85,8 @@ def scrub(data: bytes, seqs: frozenset[int], pieces: tuple[str, ...]) -> bytes:
             if hits:
                 kept = _without(document.blocks, {id(e.entry) for e in hits})
                 quoted = without_quotes(document.frontmatter, [e.entry.full_text for e in hits])
-                out = replace(document, blocks=kept, frontmatter=quoted).render()
-                document = parse_document(out)
+                document = replace(document, blocks=kept, frontmatter=quoted)
+                out = document.render()
             for located in document.signed():
                 first = located.line - 1
                 entries.update(range(first, first + len(located.entry.lines())))

@@ -184,7 +184,8 @@ def _read(vault: Vault) -> tuple[dict[int, Ack], str | None]:
             found[ack.seq] = ack
         else:
             skipped.append((number, why))
-    _PARSED[key] = (data[:whole], dict(found), tuple(skipped))
+    if whole > start or known is None:  # nothing new read: what is kept holds already
+        _PARSED[key] = (data[:whole], dict(found), tuple(skipped))
     torn = data[whole:].decode("utf-8", errors="replace")
     if torn.strip():  # a last line with no newline yet is a crash mid-append, not damage: read if whole
         ack, _ = _parse(torn)
