@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from memd.consolidation.filing import Filing, batches_of, file_batch
+from memd.consolidation.leftover import appended_since, buffer_items, entries_of, holds_signed, without_entries
 from memd.consolidation.outcome import ConsolidationError, Outcome, commit_message
 from memd.consolidation.recovery import recover
 from memd.consolidation.restore import SETTLE, Unsettled, Vanished, restore
@@ -27,7 +28,7 @@ from memd.consolidation.verify import account, reworded
 from memd.consolidation.workspace import Workspace
 from memd.core import cancel, ledger
 from memd.core.atomic import atomic_write, read_text
-from memd.core.document import Document, Known, parse_document
+from memd.core.document import Document, parse_document
 from memd.core.entry import Entry
 from memd.core.errors import GitError, MemdError
 from memd.core.layout import classify, doc_id
@@ -141,7 +142,7 @@ def _attempt(
         if wiped.restored:
             warnings.append(f"put back {len(wiped.restored)} entries an editor's save had removed")
         current_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
-        current = parse_document(current_text, _buffer_items())
+        current = parse_document(current_text, buffer_items())
         status = buffer_status(vault, current)
         if if_due and status.due_reason is None:
             return Outcome(0, "", trigger, engine.provenance, skipped="not due", warnings=tuple(warnings))
@@ -245,7 +246,7 @@ def _consolidate(
         for part in parts:
             run.logs.setdefault(part, []).append(f"split from {topic_id}")
     consolidated = {seq for item in items for seq in item.seqs}
-    remaining = _without_entries(current, consolidated)
+    remaining = without_entries(current, consolidated)
     final_docs = space.finish(engine, moment, run.logs, epoch)
     fallbacks = engine.drain_notes()
     run.warnings.extend(fallbacks)
@@ -266,7 +267,7 @@ def _consolidate(
         # Another consolidation that filed this buffer first (two started at once) makes
         # every seq read here be held twice: a run on a stale buffer, not damage. Its
         # next attempt reads the buffer as it is now.
-        _appended_since(current_text, read_text(vault.current, "CURRENT.md"))
+        appended_since(current_text, read_text(vault.current, "CURRENT.md"))
     if problems:
         from memd.vault.lint import duplicate_places
 
@@ -309,7 +310,7 @@ def _consolidate(
                 "(your edit is kept; consolidation will run again)"
             )
         now_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
-        tail = _appended_since(current_text, now_text)
+        tail = appended_since(current_text, now_text)
         new_current = remaining.render() + tail
         disk_state, _ = read_state(vault)
         # Built from the state on disk, so every device's seq counter is kept (ARCHITECTURE.md §7).
@@ -317,11 +318,11 @@ def _consolidate(
             advance_past(disk_state, reserved).advanced(0, state.next_seq),
             epoch=max(disk_state.epoch, state.epoch) + 1,
             last_consolidation=stamp,
-            buffer_since=disk_state.buffer_since if _holds_signed(remaining, tail) else None,
+            buffer_since=disk_state.buffer_since if holds_signed(remaining, tail) else None,
         )
         outcome = replace(outcome, consolidation=new_state.epoch)
         # verify holds memd's commit to the words acknowledged, as a person left them in the buffer.
-        entries = _entries_of(current, consolidated)
+        entries = entries_of(current, consolidated)
         hand = {seq: entries[seq] for seq in adopted if seq in entries}
         acks.reread(vault, {seq: e for seq, e in entries.items() if seq not in hand}, hand, stamp)
         changes.append(journal_mod.FileChange("CURRENT.md", now_text, new_current))
@@ -336,58 +337,6 @@ def _consolidate(
         {"event": "consolidation", "consolidation": new_state.epoch, "buffer_tokens": tokens},
     )
     return replace(outcome, commit=sha, warnings=(*run.warnings, *filter(None, [note])))
-
-
-def _appended_since(snapshot: str, now: str) -> str:
-    """What was appended to CURRENT.md since the snapshot: memd's own appends
-    (signed entries) are carried over; anything else means a person is editing."""
-    if now == snapshot:
-        return ""
-    if not now.startswith(snapshot):
-        raise HandEditConflict("CURRENT.md was edited while memd was consolidating; starting over")
-    tail = now[len(snapshot) :]
-    for line in tail.splitlines():
-        if line.strip() and not (line.startswith("- <seq=") or line.startswith((" ", "\t"))):
-            raise HandEditConflict("CURRENT.md was edited while memd was consolidating; starting over")
-    return tail
-
-
-# The buffer's items parsed in this process: a long import is consolidated in rounds
-# of PART_ENTRIES, each reading the buffer the last one left, and parses each entry once.
-_BUFFER_ITEMS: Known = {}
-_BUFFER_ITEMS_MOST = 200_000
-
-
-def _buffer_items() -> Known:
-    if len(_BUFFER_ITEMS) > _BUFFER_ITEMS_MOST:
-        _BUFFER_ITEMS.clear()
-    return _BUFFER_ITEMS
-
-
-def _entries_of(document: Document, seqs: set[int]) -> dict[int, str]:
-    """seq -> the lines of the one-seq entry holding it, of the entries in ``seqs``."""
-    found: dict[int, str] = {}
-    for block in document.blocks:
-        held = list(block.signature.seq) if isinstance(block, Entry) and block.signature else []
-        if len(held) == 1 and held[0] in seqs:
-            found[held[0]] = "\n".join(block.lines()) + "\n"
-    return found
-
-
-def _holds_signed(remaining: Document, tail: str) -> bool:
-    """Whether the buffer left (``remaining``, then what was appended meanwhile) holds a signed entry."""
-    if any(isinstance(block, Entry) and block.signature is not None for block in remaining.blocks):
-        return True
-    return bool(tail) and bool(parse_document(tail).signed())
-
-
-def _without_entries(document: Document, seqs: set[int]) -> Document:
-    blocks = tuple(
-        b
-        for b in document.blocks
-        if not (isinstance(b, Entry) and b.signature is not None and set(b.signature.seq) <= seqs)
-    )
-    return replace(document, blocks=blocks)
 
 
 def _keep_refused(
