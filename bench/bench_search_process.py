@@ -34,6 +34,7 @@ module, medians of ``--pattern-runs`` processes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -139,12 +140,26 @@ def process_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def stop_warm(vault: Path) -> None:
+    """Stop a warm server an earlier run left answering this vault: a plain search must run alone."""
+    import time
+
+    sock = vault / ".memd" / "serve.sock"
+    with contextlib.suppress(OSError, ValueError):
+        os.kill(int((vault / ".memd" / "daemon.warm.lock").read_text()), 15)
+    deadline = time.monotonic() + 30
+    while sock.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    sock.unlink(missing_ok=True)
+
+
 def warm(vault: Path, env: dict[str, str], queries: list[str], repeat: int, base: float) -> None:
     """This checkout's searches with the warm server answering: process + server CPU each."""
     import time
 
     env = {**env, "MEMD_WARM_SECONDS": "600"}
     sock = vault / ".memd" / "serve.sock"
+    stop_warm(vault)
     first = child_cpu([sys.executable, "-m", "memd", "--vault", str(vault), "search", queries[-1]], env, vault)
     deadline = time.monotonic() + 120
     while not sock.exists():
@@ -161,6 +176,8 @@ def warm(vault: Path, env: dict[str, str], queries: list[str], repeat: int, base
         own.append(child_cpu([sys.executable, "-m", "memd", "--vault", str(vault), "search", queries[n]], env, vault))
         served.append(process_cpu(pid) - before)
     os.kill(pid, 15)
+    while sock.exists() and time.monotonic() < deadline + 120:
+        time.sleep(0.05)
     both = [a + b for a, b in zip(own, served, strict=True)]
     print(f"with the warm server answering, CPU seconds, median of {repeat} searches:")
     print(f"  the first search (starts the server)  {first:.3f} s; the server's start-up {started:.3f} s")
@@ -194,10 +211,14 @@ def main() -> None:
         if args.against:
             codes = {args.against: extract(args.against, root / "against"), **codes}
         queries = make_queries(args.repeat + 1)
-        base_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        base_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
+        for code in codes.values():
+            # Bytecode as an installed package has it: a stale .pyc is compiled again in every process.
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(code / "memd")], check=True)
         base_env["MEMD_WARM_SECONDS"] = "0"  # plain start-up: no warm server answers
         if args.words_only:
             base_env["MEMD_EMBEDDING"] = "none"
+        stop_warm(vault)
         cpu: dict[str, list[float]] = {"python -c pass": [], **{name: [] for name in codes}}
         # One search first with each checkout (an index the other wrote is opened, never rewritten).
         for code in codes.values():

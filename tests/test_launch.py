@@ -5,6 +5,7 @@ gives what the click command gives; anything else goes to the click command."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -24,11 +25,14 @@ from memd.vault.vault import Vault
 from .conftest import Memd
 
 
-def memd_process(*args: str, stdin: str = "", cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def memd_process(
+    *args: str, stdin: str = "", cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``memd ARGS`` as its own process, the way the installed script runs it
-    (``-c CODE ARGS``: that code in its place)."""
+    (``-c CODE ARGS``: that code in its place); ``env``: variables added to the environment."""
     command = [sys.executable, *args] if args[0] == "-c" else [sys.executable, "-m", "memd", *args]
-    return subprocess.run(command, input=stdin, capture_output=True, text=True, cwd=cwd)
+    environ = {**os.environ, **(env or {})}
+    return subprocess.run(command, input=stdin, capture_output=True, text=True, cwd=cwd, env=environ)
 
 
 def without_times(text: str) -> str:
@@ -132,18 +136,23 @@ def test_a_search_the_daemon_answers_prints_what_the_click_command_prints() -> N
             served = [memd_process("search", "kyoto", *more, cwd=vault.root) for more in ((), ("--json",))]
             nothing = memd_process("search", "zebra", cwd=vault.root)
             imported = memd_process("-c", _MODULES_AFTER, "search", "kyoto", cwd=vault.root)
+            words = memd_process(
+                "-c", _MODULES_AFTER, "search", "kyoto", cwd=vault.root, env={"MEMD_EMBEDDING": "none"}
+            )
         finally:
             server.stop()
-    assert server.served == 4
+    assert server.served == 5
+    assert "Flight to Kyoto" in words.stdout  # words alone, asked of the server as well
     assert [(done.returncode, done.stdout) for done in served] == [(0, done.stdout) for done in alone]
     assert "CURRENT.md:8" in served[0].stdout and json.loads(served[1].stdout)[0]["seq"] == "2"
     assert (nothing.stdout, nothing.stderr) == ("", "no matches\n")
     # The process only found the vault, asked and printed: no click, no index, no model, (no
     # setting in its environment) not the settings registry, and no value types (dataclasses).
-    modules = set(imported.stdout.split())
-    assert "memd.daemon.serve" in modules
-    assert not modules & {"click", "memd.app", "memd.index", "tantivy", "numpy", "memd.core.settings"}
-    assert not modules & {"memd.core.signature", "dataclasses"}
+    for done in (imported, words):
+        modules = set(done.stdout.split())
+        assert "memd.daemon.serve" in modules
+        assert not modules & {"click", "memd.app", "memd.index", "tantivy", "numpy", "memd.core.settings"}
+        assert not modules & {"memd.core.signature", "dataclasses"}
 
 
 def test_a_plain_add_loads_only_what_appending_needs(vault: Vault) -> None:

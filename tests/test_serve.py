@@ -95,15 +95,42 @@ def test_a_setting_in_the_environment_or_a_model_keeps_the_command_in_its_own_pr
     server = Server(vault, Memory(vault))
     assert server.start()
     try:
-        monkeypatch.setenv("MEMD_EMBEDDING", "none")  # meant for this search alone
+        monkeypatch.setenv("MEMD_INDEX_BACKEND", "whoosh")  # meant for this search alone
         assert "Flight to Kyoto" in search(vault, "kyoto")
-        monkeypatch.delenv("MEMD_EMBEDDING")
+        monkeypatch.delenv("MEMD_INDEX_BACKEND")
         assert server.served == 0
         vault.config_path.write_text('[llm]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n[engine]\nname = "llm"\n')
         reply = answer(Memory(find_vault(vault.root)), b'{"verb": "ask", "args": {"question": "kyoto?"}}\n')
         assert "asking process" in reply["error"]
     finally:
         server.stop()
+
+
+def test_a_words_only_search_is_served_as_a_process_with_no_model_answers_it(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # MEMD_EMBEDDING=none travels with the request: the daemon's index holds the words whatever its model.
+    Memory(vault).add(["Booked the ryokan near the station for the Kyoto trip", "The coffee grinder needs new burrs"])
+    monkeypatch.setenv("MEMD_EMBEDDING", "none")
+
+    def both() -> list[str]:
+        return [search(vault, "kyoto trip", "--json"), search(vault, "where to stay in kyoto?", "--json", verb="ask")]
+
+    alone = both()
+    server = Server(vault, Memory(vault))
+    assert server.start()
+    try:
+        served = both()
+        assert server.served == 2
+        assert [json.loads(text) for text in served] == [json.loads(text) for text in alone]
+        store = server.memory._store
+        assert store is not None and store._embedder is None  # no model loaded for words alone
+        monkeypatch.delenv("MEMD_EMBEDDING")
+        hybrid = search(vault, "kyoto trip", "--json")  # the next search without the setting has the model again
+        assert server.served == 3 and not store.words_only
+    finally:
+        server.stop()
+    assert "ryokan" in hybrid
 
 
 def test_every_setting_a_command_environment_may_give_is_seen_by_the_served_search() -> None:
@@ -113,6 +140,12 @@ def test_every_setting_a_command_environment_may_give_is_seen_by_the_served_sear
     from memd.daemon.serve import SETTING_PREFIXES
 
     assert all(spec.env.startswith(SETTING_PREFIXES) for spec in SETTINGS if spec.env)
+    # The one a request carries is spelt in serve.py, so that its process imports neither.
+    from memd.core.settings import spec_for
+    from memd.daemon.serve import EMBEDDING_ENV, NO_MODEL
+    from memd.index import embedding
+
+    assert spec_for("index.embedding").env == EMBEDDING_ENV and NO_MODEL == embedding.NO_MODEL
 
 
 def test_a_bug_answering_one_request_leaves_the_search_to_its_process_and_the_serving_on(vault: Vault) -> None:

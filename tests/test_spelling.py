@@ -49,6 +49,27 @@ def test_without_a_dictionary_no_word_is_read_again() -> None:
     assert respell("Melaniie paitn", analyse, held, spelt_right=lambda word: True).query == "Melaniie paitn"
 
 
+def test_the_dictionary_is_the_models_whole_words_read_from_either_file_it_ships(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memd.index import spelling
+    from memd.index.model_files import ModelUnavailable, minilm_folder
+
+    try:
+        folder = minilm_folder()
+    except ModelUnavailable:
+        pytest.skip("the embedding model is not installed")
+    words = spelling.dictionary()
+    assert {"hosted", "paint", "sunrise"} <= words and "##ing" not in words and "[CLS]" not in words
+    (tmp_path / "tokenizer.json").write_bytes((folder / "tokenizer.json").read_bytes())  # no vocab.txt here
+    monkeypatch.setattr("memd.index.model_files.minilm_folder", lambda: tmp_path)
+    spelling.dictionary.cache_clear()
+    try:
+        assert spelling.dictionary() == words
+    finally:
+        spelling.dictionary.cache_clear()
+
+
 def test_known_short_and_unreadable_words_stay_as_typed() -> None:
     for query in ("Melanie paints", "bakr a cake", "zzzzzzz", "Мелани", "sunrise 2023"):
         assert respell(query, analyse, held).query == query

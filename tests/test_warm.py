@@ -89,6 +89,18 @@ def test_a_warm_server_gives_way_to_the_daemon(vault: Vault) -> None:
         lock.release()
 
 
+def test_a_words_only_search_starts_a_warm_server_too_and_sigterm_takes_its_socket_away(vault: Vault) -> None:
+    sock = socket_path(vault.root)
+    env = {**os.environ, "MEMD_WARM_SECONDS": "60", "MEMD_EMBEDDING": "none"}
+    command = [sys.executable, "-m", "memd", "--vault", str(vault.root), "search", "kyoto flight", "--json"]
+    alone = subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout
+    until(sock.exists, "warm server")
+    served = request(vault.root, "search", {"query": "kyoto flight", "limit": 10, "words": True})
+    assert served is not None and served["results"] == json.loads(alone)
+    _stop(vault)
+    assert not sock.exists()  # a stale socket would make the next search try it first
+
+
 def test_no_warm_server_when_the_idle_time_is_zero(vault: Vault) -> None:
     memd(vault, "search", "pottery", warm="0")
     time.sleep(1.0)

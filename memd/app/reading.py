@@ -56,10 +56,12 @@ class Reading:
         progress: Progress | None = None,
         embedding: Progress | None = None,
         embed_seconds: float | None = None,
+        words_only: bool = False,
     ) -> Hits:
         """Ranked records for ``query``; ``since``/``until`` take ISO dates or times;
         ``as_of`` (a date or a revision) searches the vault as it was then, and
-        each hit cites ``path:line@commit``.
+        each hit cites ``path:line@commit``. ``words_only`` ranks by words alone, as
+        with no embedding model (a served search asked with ``MEMD_EMBEDDING=none``).
 
         Vectors not yet embedded are embedded first (``embedding`` counts them),
         for at most ``embed_seconds`` of CPU time when given: past it the search
@@ -81,7 +83,7 @@ class Reading:
         from memd.index.retrieve import Options
         from memd.index.spelling import respell
 
-        with self._synced_store(progress, embedding, embed_seconds) as store:
+        with self._synced_store(progress, embedding, embed_seconds, words_only=words_only) as store:
             backend = store.backend()
             # Read here instead of in retrieve, once, so the hits can say which words were read again.
             spelt = respell(query, backend.analyse, backend.doc_freq)
@@ -105,10 +107,16 @@ class Reading:
 
     @contextmanager
     def _synced_store(
-        self, progress: Progress | None = None, embedding: Progress | None = None, seconds: float | None = None
+        self,
+        progress: Progress | None = None,
+        embedding: Progress | None = None,
+        seconds: float | None = None,
+        *,
+        words_only: bool = False,
     ) -> Iterator[IndexStore]:
         """The index store this ``Memory`` keeps, in step with the files (hand edits
-        included; cheap when nothing changed), held for one reader at a time."""
+        included; cheap when nothing changed), held for one reader at a time;
+        ``words_only``: its words alone, nothing embedded or loaded for vectors."""
         from memd.index import IndexStore
 
         with self._store_turn:
@@ -117,8 +125,13 @@ class Reading:
                 self._store = None
             if self._store is None:
                 self._store = IndexStore(self.vault)
-            self._store.sync(progress, embedding=embedding, seconds=seconds)
-            yield self._store
+            store = self._store
+            store.words_only = words_only
+            try:
+                store.sync(progress, embedding=embedding, seconds=seconds)
+                yield store
+            finally:
+                store.words_only = False
 
     def grep(
         self, pattern: str, *, doc: str | None = None, limit: int = 30, context: int = 3, ignore_case: bool = True
@@ -158,10 +171,11 @@ class Reading:
         report: Callable[[Any], None] | None = None,
         embed_seconds: float | None = None,
         engine: Engine | None = None,
+        words_only: bool = False,
     ) -> Answer:
         """Answer from memory with cited evidence, the way the vault's engine answers.
         ``embed_seconds`` as for ``search``: past it, evidence is found by words and the vectors there are.
-        ``engine``: the vault's engine when the caller has it already."""
+        ``engine``: the vault's engine when the caller has it already; ``words_only`` as for ``search``."""
         from memd.app.replaced import with_replaced
         from memd.ask.answering import answer
         from memd.engine import get_engine
@@ -173,7 +187,7 @@ class Reading:
         engine = engine or get_engine(self.vault)
         if engine.client is not None:  # the model's agent searches with tools of its own
             return with_replaced(self.vault, answer(self.vault, question, budget=budget, report=report, engine=engine))
-        with self._synced_store(seconds=embed_seconds) as store:
+        with self._synced_store(seconds=embed_seconds, words_only=words_only) as store:
             found = answer(self.vault, question, budget=budget, report=report, engine=engine, store=store)
         return with_replaced(self.vault, found)
 

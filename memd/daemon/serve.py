@@ -7,8 +7,10 @@ The daemon has all of that open already, so while it runs it listens on
 there and prints the answer; with no daemon, a stale socket, or no answer
 within ``TIMEOUT``, it runs in its own process as before, so an answer never
 depends on the daemon; so does a command with a setting in its environment
-(``MEMD_EMBEDDING=none memd search …``), and a question for a model, which is
-asked with the asking process's settings and keys.
+(``MEMD_INDEX_BACKEND=whoosh memd search …``), and a question for a model, which is
+asked with the asking process's settings and keys. One setting travels with the
+request instead: ``MEMD_EMBEDDING=none`` asks for words alone, which the daemon's
+index answers as a process with no model would (``"words": true``).
 
 The socket is the vault owner's alone (mode 0600 inside ``.memd/``). One
 request per connection, one JSON line each way: ``{"verb": "search",
@@ -48,6 +50,11 @@ SETTING_PREFIXES = ("MEMD_", "OPENAI_")
 # deeper than this is searched in each process, as without a daemon.
 MAX_PATH = 100
 ARGS = {"search": ("query", "limit", "since", "until", "source"), "ask": ("question", "budget")}
+# The one setting a request carries: the words alone (the daemon's index holds them whatever its
+# model). Spelt here, not imported: a served search's process imports no index code
+# (tests/test_serve.py holds them to memd.core.settings and memd.index.embedding).
+EMBEDDING_ENV = "MEMD_EMBEDDING"
+NO_MODEL = "none"
 
 
 def socket_path(root: Path) -> Path:
@@ -153,6 +160,7 @@ def answer(memory: Memory, data: bytes, embed_seconds: float = 0.0) -> dict[str,
     if verb not in ARGS or not isinstance(request.get("args"), dict):
         return {"error": 'expected {"verb": "search" or "ask", "args": {...}}'}
     args = {key: value for key, value in request["args"].items() if key in ARGS[verb]}
+    words_only = request["args"].get("words") is True
     text, number = (
         (args.get("query"), args.get("limit", 10))
         if verb == "search"
@@ -166,9 +174,9 @@ def answer(memory: Memory, data: bytes, embed_seconds: float = 0.0) -> dict[str,
             if engine.client is not None:
                 # The model is called with the asking process's settings and keys, not the daemon's.
                 return {"error": "a question for the model is answered in the asking process"}
-            said = memory.ask(**args, embed_seconds=embed_seconds, engine=engine)
+            said = memory.ask(**args, embed_seconds=embed_seconds, engine=engine, words_only=words_only)
             return {"answer": said.to_json(), "warnings": list(said.warnings), "fallback": said.fallback}
-        found = memory.search(**args, embed_seconds=embed_seconds)
+        found = memory.search(**args, embed_seconds=embed_seconds, words_only=words_only)
     except MemdError as err:
         return {"error": str(err)}
     return {
@@ -184,8 +192,10 @@ def request(root: Path, verb: str, args: dict[str, Any], timeout: float = TIMEOU
     question, or None (no daemon, no answer, or an error the caller's own search
     will meet and report itself)."""
     path = socket_path(root)
-    if not usable(path) or not path.exists() or set_here():
+    given = asked_here()
+    if not usable(path) or not path.exists() or given is None:
         return None
+    args = {**args, **given}
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(timeout)
@@ -200,14 +210,24 @@ def request(root: Path, verb: str, args: dict[str, Any], timeout: float = TIMEOU
     return reply if isinstance(reply.get("results" if verb == "search" else "answer"), (list, dict)) else None
 
 
-def set_here() -> bool:
-    """Whether this process's environment gives a setting (``MEMD_EMBEDDING=none``):
-    it is meant for this command, and the daemon runs with its own."""
-    if not any(name.startswith(SETTING_PREFIXES) and name not in UNRELATED for name in os.environ):
-        return False
-    from memd.core.settings import SETTINGS
+def asked_here() -> dict[str, Any] | None:
+    """What this process's environment asks of a served search: ``{}`` nothing,
+    ``{"words": True}`` words alone (``MEMD_EMBEDDING=none``), or None for another
+    setting (``MEMD_INDEX_BACKEND=whoosh``): that one is meant for this command,
+    the daemon runs with its own, so the command searches in its own process."""
+    named = [name for name in os.environ if name.startswith(SETTING_PREFIXES) and name not in UNRELATED]
+    if not named:
+        return {}
+    if named == [EMBEDDING_ENV]:
+        given = {EMBEDDING_ENV: os.environ[EMBEDDING_ENV]}  # a setting's variable: no registry to read
+    else:
+        from memd.core.settings import SETTINGS
 
-    return any(os.environ.get(spec.env) for spec in SETTINGS if spec.env and spec.env not in UNRELATED)
+        given = {spec.env: os.environ[spec.env] for spec in SETTINGS if spec.env and os.environ.get(spec.env)}
+    embedding = given.pop(EMBEDDING_ENV, None) or None
+    if any(env not in UNRELATED for env in given) or embedding not in (None, NO_MODEL):
+        return None
+    return {"words": True} if embedding == NO_MODEL else {}
 
 
 def _read_line(conn: socket.socket, limit: int | None = None) -> bytes | None:

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -54,7 +56,7 @@ def start(root: Path) -> bool:
     answers there already, the daemon runs, or none is wanted; whether one started."""
     idle = idle_seconds()
     path = serve.socket_path(root)
-    if idle <= 0 or not serve.usable(path) or serve.set_here():
+    if idle <= 0 or not serve.usable(path) or serve.asked_here() is None:
         return False
     if _held(root / ".memd" / LOCK) or _held(root / ".memd" / "daemon.lock"):
         return False  # one answers, or is about to (a socket left by a killed one is replaced)
@@ -109,17 +111,34 @@ def run(vault: Vault, idle: float, log: Callable[[str], None] = lambda _: None, 
         if not server.start():
             return 1
         mine = os.stat(server.path).st_ino
-        seen, last = 0, time.monotonic()
-        while True:
-            time.sleep(tick)
-            if server.served != seen:
-                seen, last = server.served, time.monotonic()
-            try:
-                ours = os.stat(server.path).st_ino == mine
-            except OSError:
-                ours = False
-            if not ours or time.monotonic() - last > idle or running_pid(vault) is not None:
-                server.stop(unlink=ours)
-                return 0
+        # SIGTERM (`kill`, a logout) ends it as an idle time does: its socket goes with it.
+        stopped = threading.Event()
+        main = threading.current_thread() is threading.main_thread()  # (only there may a handler be set)
+        signals = (signal.SIGTERM, signal.SIGINT) if main else ()
+        previous = {sig: signal.signal(sig, lambda *_: stopped.set()) for sig in signals}
+        try:
+            _serve(server, mine, idle, tick, stopped, lambda: running_pid(vault) is not None)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        return 0
     finally:
         os.close(fd)
+
+
+def _serve(
+    server: serve.Server, mine: int, idle: float, tick: float, stopped: threading.Event, daemon: Callable[[], bool]
+) -> None:
+    """Wait while searches come, until ``idle`` seconds pass with none, a daemon runs, the
+    socket is another's, or a signal stops it; then stop listening."""
+    seen, last = 0, time.monotonic()
+    while True:
+        if not stopped.wait(tick) and server.served != seen:
+            seen, last = server.served, time.monotonic()
+        try:
+            ours = os.stat(server.path).st_ino == mine
+        except OSError:
+            ours = False
+        if stopped.is_set() or not ours or time.monotonic() - last > idle or daemon():
+            server.stop(unlink=ours)
+            return

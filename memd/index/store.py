@@ -126,6 +126,9 @@ class IndexStore(VectorSide):
         self._embedder: Any = None
         self._vectors: Any = None  # VectorIndex once loaded
         self.semantic_off: str | None = None  # why retrieval is lexical only (None: hybrid)
+        # Set for one search that asks for words alone (MEMD_EMBEDDING=none in the asking process):
+        # nothing is embedded or loaded for it, and it is ranked by the lexical backend.
+        self.words_only = False
         self._semantic_checked = False
         self._just_read: dict[str, list[Record]] = {}
         self._kept: Any = None
@@ -145,7 +148,7 @@ class IndexStore(VectorSide):
         if self._backend is None:
             self.sync()
         assert self._backend is not None
-        if self._embedder is not None and self._vectors is not None:
+        if not self.words_only and self._embedder is not None and self._vectors is not None:
             from memd.index.hybrid import HybridBackend
 
             return HybridBackend(self._backend, self._vectors, self._embedder)

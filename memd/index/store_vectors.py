@@ -32,6 +32,7 @@ class VectorSide:
     vectors_path: Path
     vectors_log: Path
     semantic_off: str | None
+    words_only: bool
     vectors_behind: tuple[int, int] | None
     vectors_rate: float | None
     _embedder: Any
@@ -91,7 +92,7 @@ class VectorSide:
         return file_stamp(self.vectors_path), file_stamp(self.vectors_log)
 
     def _vectors_stale(self, manifest: dict[str, Any]) -> bool:
-        if not self._semantic():
+        if self.words_only or not self._semantic():
             return False
         # Asked before every query; comparing 2,000 files' hashes cost about 1 ms at
         # 100k. The answer holds while the manifest and the vectors are the same objects
@@ -110,7 +111,7 @@ class VectorSide:
         """Called under the index lock, after the lexical index is in step."""
         known, self._just_read = self._just_read, {}
         self.vectors_behind = None
-        if not self._semantic():
+        if self.words_only or not self._semantic():
             return report
         manifest = self._load_manifest()
         if manifest is None:
