@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memd import Memory
+from memd.consolidation.commit_words import CommitWords
 from memd.consolidation.verify import verify_vault
 from memd.core.document import Document, Known, parse_document
 from memd.core.errors import FormatError
@@ -33,17 +34,30 @@ def consolidation_by_memd(vault: Vault, message: str) -> None:
     git(vault, "-c", "user.name=memd", "-c", "user.email=memd@localhost", "commit", "-qm", message)
 
 
-def walk(monkeypatch: pytest.MonkeyPatch, vault: Vault, budget: int | None) -> tuple[dict[str, Any], list[Any]]:
-    """verify --full's report, and the caches its walk made (``budget`` 0: nothing held, every blob parsed)."""
-    made: list[Any] = []
+def walk(monkeypatch: pytest.MonkeyPatch, vault: Vault, whole: bool) -> tuple[dict[str, Any], int]:
+    """verify --full's report, and the characters of history it parsed (``whole``: every version
+    of every file a commit changed parsed whole, as the walk did before it read only what changed)."""
+    from memd.core import document
 
-    class Counted(ParsedBlobs):
-        def __init__(self, derive: Any, budget_: int = 32 << 20, size: Any = None) -> None:
-            super().__init__(derive, budget_ if budget is None else budget, size)
-            made.append(self)
+    parsed = 0
+    parse = document.parse_document
 
-    monkeypatch.setattr(log, "ParsedBlobs", Counted)
-    return verify_vault(vault, full=True).to_json(), made
+    def counted(text: str, known: Any = None) -> Any:
+        nonlocal parsed
+        parsed += len(text)
+        return parse(text, known)
+
+    def every_version(self: CommitWords, vault: Vault, parent: str, commit: str, paths: Any, held: Any) -> Any:
+        from memd.git.command import cat_file
+
+        objects = cat_file(vault.root, [f"{rev}:{path}" for rev in (parent, commit) for path in paths])
+        return self._whole(objects[: len(paths)], objects[len(paths) :])
+
+    with monkeypatch.context() as patched:
+        patched.setattr(document, "parse_document", counted)
+        if whole:
+            patched.setattr(CommitWords, "compare", every_version)
+        return verify_vault(vault, full=True).to_json(), parsed
 
 
 def test_verify_full_over_many_commits_reports_what_parsing_every_version_reports(
@@ -61,15 +75,34 @@ def test_verify_full_over_many_commits_reports_what_parsing_every_version_report
     memory.add(["garden note last: the shed is painted"])
     memory.consolidate()
 
-    cached, caches = walk(monkeypatch, vault, None)
-    every, uncached = walk(monkeypatch, vault, 0)
-    assert cached == every
-    assert any("lost words" in problem for problem in cached["problems"])
-    assert cached["commits_checked"] >= 18
-    [cache], [fresh] = caches, uncached
-    # Each commit reads its parent's version of a file its previous commit wrote: held, not parsed again.
-    assert cache.parsed < fresh.parsed
-    assert cache.held <= cache.budget and fresh.held == 0
+    changed, fewer = walk(monkeypatch, vault, whole=False)
+    every, more = walk(monkeypatch, vault, whole=True)
+    assert changed == every
+    assert any("lost words" in problem for problem in changed["problems"])
+    assert changed["commits_checked"] >= 18
+    assert fewer < more  # only the entries a commit wrote anew are parsed
+
+
+@pytest.mark.parametrize("fenced", [False, True])
+def test_an_entry_copied_beside_lines_left_as_they_were_is_compared_with_them(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch, fenced: bool
+) -> None:
+    # The words before are in lines the commit did not touch (the copy's source stays in the
+    # file it changed): the parent's files are read whole, so the copy's lost words are found.
+    memory = Memory.open(vault.root)
+    memory.add(["garden note: the tomatoes want feeding every week", "running note: ten kilometres on Sunday"])
+    memory.consolidate()
+    [kept, *_] = sorted(vault.topic_files())
+    text = kept.read_text()
+    line = next(line for line in text.splitlines() if line.startswith("- <seq="))
+    fence = "```\nnot an entry\n```\n" if fenced else ""
+    kept.write_text(f"{text}{fence}{line.split('> ', 1)[0]}> something else entirely\n")
+    consolidation_by_memd(vault, "consolidate: 0 entries\n\nMemd-Consolidation: 99")
+    (vault.meta_dir / "acks.jsonl").unlink()  # acknowledged long ago: only history holds the words before
+    changed, _ = walk(monkeypatch, vault, whole=False)
+    every, _ = walk(monkeypatch, vault, whole=True)
+    assert changed == every
+    assert any("lost words" in problem for problem in changed["problems"])
 
 
 def test_parsed_blobs_stay_within_their_budget_and_parse_again_what_they_let_go() -> None:

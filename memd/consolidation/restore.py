@@ -201,7 +201,7 @@ def stale_saves(vault: Vault, skip: set[int]) -> list[tuple[int, str]]:
 
 
 def _seqs(document: Document) -> set[int]:
-    return {seq for located in document.signed() if located.entry.signature for seq in located.entry.signature.seq}
+    return {seq for entry in document.signed_entries() if entry.signature for seq in entry.signature.seq}
 
 
 def restore(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) -> Vanished:

@@ -143,13 +143,14 @@ def _attempt(
             warnings.append(f"put back {len(wiped.restored)} entries an editor's save had removed")
         current_text = read_text(vault.current, "CURRENT.md") if vault.current.exists() else ""
         current = parse_document(current_text, buffer_items())
-        status = buffer_status(vault, current)
-        if if_due and status.due_reason is None:
+        # Only a run that asks whether it is due counts the buffer (a part of a long import does not).
+        due = buffer_status(vault, current).due_reason if if_due else None
+        if if_due and due is None:
             return Outcome(0, "", trigger, engine.provenance, skipped="not due", warnings=tuple(warnings))
         twice = drop_topic_copies(space)
         if twice.total:
             warnings.append(twice.describe(dry_run))
-        trigger = (status.due_reason or trigger) if if_due else trigger
+        trigger = due or trigger
         state, _ = read_state(vault)
         warnings += unreadable
         # A line memd adopted from the buffer, brought back unsigned by an editor's stale save, is a copy.
@@ -173,7 +174,7 @@ def _attempt(
             current_text, current = redacted_copy(current_text, current)
         else:
             current_text, current = without_secrets(vault, current_text, current, warnings)
-        unsigned = sum(1 for e in current.entries() if e.entry.signature is None) + space.unsigned()
+        unsigned = sum(1 for b in current.blocks if isinstance(b, Entry) and b.signature is None) + space.unsigned()
         reserved = allocate(vault, unsigned) if unsigned and not dry_run else range(state.next_seq, state.next_seq)
     if not dry_run:
         snapshot = {"CURRENT.md": current_text if vault.current.exists() else None, **space.texts()}
@@ -200,7 +201,7 @@ def _consolidate(
     stamp = format_time(moment)
     counter = iter(reserved) if not dry_run else itertools.count(max(state.next_seq, highest_seq(vault) + 1))
     current, adopted = adopt_unsigned(current, lambda: next(counter), stamp)
-    items = [Item(e.entry.signature, e.entry.full_text) for e in current.signed() if e.entry.signature]
+    items = [Item(e.signature, e.full_text) for e in current.signed_entries() if e.signature]
     if not items and not space.touched:  # copies settled in topics are written even with an empty buffer
         return Outcome(
             0, "", trigger, engine.provenance, dry_run=dry_run, skipped="the buffer is empty", warnings=tuple(warnings)
@@ -254,7 +255,7 @@ def _consolidate(
     # files at the snapshot): only what it read, created and the buffer need proof.
     before_seqs = space.read_seqs() + [s for item in items for s in item.seqs] + space.adopted
     after = [*final_docs.values(), remaining]
-    live = {s for document in after for e in document.signed() for s in e.entry.signature.seq}  # type: ignore[union-attr]
+    live = {s for document in after for e in document.signed_entries() for s in e.signature.seq}  # type: ignore[union-attr]
     problems = account(before_seqs, after, run.superseded, space.elsewhere(live | set(before_seqs)))
     # An entry left in the buffer is the very entry read (``_without_entries`` keeps its
     # block): only the entries that moved, and the topics, can have changed their words.

@@ -166,9 +166,9 @@ def drop_stale_copies(
     Returns (document, dropped, unsigned)."""
     texts: dict[int, str] = {}
     for document in topics.values():
-        for located in document.signed():
-            for seq in located.entry.signature.seq if located.entry.signature else ():
-                texts[seq] = located.entry.full_text
+        for entry in document.signed_entries():
+            for seq in entry.signature.seq if entry.signature else ():
+                texts[seq] = entry.full_text
     blocks: list[Block] = []
     dropped = unsigned = 0
     earlier: dict[int, str] = {}  # seq -> the text of the buffer entry that holds it first

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import sys
 from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass
@@ -30,8 +29,8 @@ def _span(seqs: Iterable[int]) -> str:
 def live_counts(documents: Iterable[Document]) -> Counter[int]:
     counts: Counter[int] = Counter()
     for document in documents:
-        for located in document.signed():
-            counts.update(located.entry.signature.seq)  # type: ignore[union-attr]
+        for entry in document.signed_entries():
+            counts.update(entry.signature.seq)  # type: ignore[union-attr]
     return counts
 
 
@@ -87,9 +86,9 @@ def changed_words(before: dict[int, list[str]], after: dict[int, list[str]]) -> 
 def _texts(documents: Iterable[Document]) -> dict[int, list[str]]:
     found: dict[int, list[str]] = {}
     for document in documents:
-        for located in document.signed():
-            for seq in located.entry.signature.seq:  # type: ignore[union-attr]
-                found.setdefault(seq, []).append(located.entry.full_text)
+        for entry in document.signed_entries():
+            for seq in entry.signature.seq:  # type: ignore[union-attr]
+                found.setdefault(seq, []).append(entry.full_text)
     return found
 
 
@@ -251,8 +250,9 @@ CHECKPOINT = "verify.json"
 
 
 def _walk(vault: Vault, full: bool) -> _Walk:
+    from memd.consolidation.commit_words import CommitWords
     from memd.git.command import head, is_ancestor
-    from memd.git.log import ParsedBlobs, consolidation_commits, parsed_at, paths_changed_by, seqs_at, seqs_by_commit
+    from memd.git.log import consolidation_commits, paths_changed_by, seqs_at, seqs_by_commit
     from memd.vault import acks
 
     start = None if full else _load(vault)
@@ -268,8 +268,8 @@ def _walk(vault: Vault, full: bool) -> _Walk:
     # compared with its parent over the files it changed (read once, in one stream).
     consolidations = consolidation_commits(vault, start.head if start else None) if history else set()
     held: dict[str, set[int]] = {start.head: previous} if start and start.head else {}
-    # Each file version (git blob) is parsed once in the walk, not at every commit that holds it.
-    texts_of: ParsedBlobs[dict[int, list[str]]] = ParsedBlobs(_texts_of, size=_texts_bytes)
+    # Only what a commit wrote anew is parsed, each entry once in the walk (commit_words.py).
+    words = CommitWords()
     # An entry a consolidation files for the first time has no earlier commit to be
     # compared with: the words memd acknowledged are (``acks.reread`` keeps a person's edit).
     acknowledged = acks.pending(vault) if history else {}
@@ -285,11 +285,15 @@ def _walk(vault: Vault, full: bool) -> _Walk:
             vanished.append((commit, dropped))
         if commit in consolidations and len(parents) == 1:
             paths = paths_changed_by(vault, commit)
-            old, new = (_joined(texts) for texts in parsed_at(vault, (parents[0], commit), paths, texts_of))
+            old, new = words.compare(vault, parents[0], commit, paths, before)
             # An entry whose text is as it was keeps its words (``contains`` holds for equal texts).
             new = {seq: texts for seq, texts in new.items() if not all(text in old.get(seq, ()) for text in texts)}
             changed = changed_words(old, new)
-            first = {seq: [acks.words_of(acknowledged[seq])] for seq in new if seq not in old and seq in acknowledged}
+            first = {
+                seq: [acks.words_of(acknowledged[seq], words.known)]
+                for seq in new
+                if seq not in old and seq in acknowledged
+            }
             changed |= changed_words(first, new)
             if changed:
                 reworded.append((commit, changed))
@@ -299,35 +303,6 @@ def _walk(vault: Vault, full: bool) -> _Walk:
     )
     _save(vault, walk)
     return walk
-
-
-def _texts_of(document: Document) -> dict[int, list[str]]:
-    """``_texts([document])`` read from its blocks (no lines or headings needed)."""
-    from memd.core.entry import Entry
-
-    found: dict[int, list[str]] = {}
-    for block in document.blocks:
-        if isinstance(block, Entry) and block.signature is not None:
-            text = block.full_text
-            for seq in block.signature.seq:
-                found.setdefault(seq, []).append(text)
-    return found
-
-
-def _texts_bytes(texts: dict[int, list[str]]) -> int:
-    """About the memory ``_texts_of``'s map holds: its texts, lists and slots."""
-    return sum(60 + sum(sys.getsizeof(text) + 8 for text in said) for said in texts.values())
-
-
-def _joined(maps: list[dict[int, list[str]]]) -> dict[int, list[str]]:
-    """``_texts`` of several documents from each one's."""
-    if len(maps) == 1:
-        return maps[0]
-    found: dict[int, list[str]] = {}
-    for texts in maps:
-        for seq, said in texts.items():
-            found.setdefault(seq, []).extend(said)
-    return found
 
 
 def _load(vault: Vault) -> _Walk | None:

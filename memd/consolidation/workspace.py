@@ -131,8 +131,8 @@ class Workspace:
         return [
             seq
             for topic in self.originals.values()
-            for e in topic.document.signed()
-            for seq in e.entry.signature.seq  # type: ignore[union-attr]
+            for e in topic.document.signed_entries()
+            for seq in e.signature.seq  # type: ignore[union-attr]
         ]
 
     def held(self, seqs: set[int]) -> set[int]:

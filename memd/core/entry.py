@@ -8,7 +8,9 @@ parses and rewrites whole files.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from memd.core.signature import Signature
 
@@ -40,9 +42,10 @@ class Entry:
     def lines(self) -> tuple[str, ...]:
         return (self.head(), *self.continuation)
 
-    @property
+    @cached_property
     def full_text(self) -> str:
-        """Entry text with continuation lines joined by newlines (indent removed)."""
+        """Entry text with continuation lines joined by newlines (indent removed).
+        Kept once made: an entry parsed once is read at every version of a file that holds it."""
         return "\n".join([self.text, *(line.strip() for line in self.continuation)]).strip()
 
 
@@ -50,6 +53,7 @@ LINK_LABEL = "source"
 # What a link's target may hold as written; anything else is percent-encoded,
 # so the link is one CommonMark link destination (no space, no parenthesis).
 _LINK_SAFE = "/#^.-_~:%"
+_AS_WRITTEN = re.compile(r"[A-Za-z0-9/#^.\-_~:%]*")  # what quote leaves as it is, with _LINK_SAFE
 
 
 def source_link(src: str | None, base: str) -> str | None:
@@ -64,7 +68,8 @@ def source_link(src: str | None, base: str) -> str | None:
     if src.startswith(("https://", "http://")):
         target = quote(src, safe=_LINK_SAFE + "?&=+@!$*,;")
     elif src.startswith("sources/") and ".." not in src.split("#", 1)[0].split("/"):
-        target = base + quote(src, safe=_LINK_SAFE)
+        # Most are written as they stand (``sources/2026/12/chat.md#^t12``): no call to quote.
+        target = base + (src if _AS_WRITTEN.fullmatch(src) else quote(src, safe=_LINK_SAFE))
     else:
         return None
     return f" [{LINK_LABEL}]({target})"

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     # Only a type here: git sits below the vault, which passes itself in.
     from memd.core.document import Document, Known
+    from memd.core.entry import Entry
     from memd.vault.vault import Vault
 
 _AUTHOR = re.compile(r"^\s*(?P<name>[^<]+?)\s*<(?P<email>[^>]+)>\s*$")
@@ -360,18 +361,43 @@ def documents_at(vault: Vault, revs: tuple[str, ...], paths: tuple[str, ...]) ->
 def parsed_at(vault: Vault, revs: tuple[str, ...], paths: tuple[str, ...], cache: ParsedBlobs[T]) -> list[list[T]]:
     """``documents_at``, each document as ``cache`` derives it: a blob the
     cache holds (the same file at an earlier commit of a walk) is not parsed again."""
+    return [list(found.values()) for found in parsed_by_path(vault, revs, paths, cache)]
+
+
+def parsed_by_path(
+    vault: Vault, revs: tuple[str, ...], paths: tuple[str, ...], cache: ParsedBlobs[T]
+) -> list[dict[str, T]]:
+    """``parsed_at`` with each document under its path (in the order of ``paths``)."""
     from memd.git.command import cat_file
 
     names = [f"{rev}:{path}" for rev in revs for path in paths]
     objects = cat_file(vault.root, names) if names else []
-    found: list[list[T]] = [[] for _ in revs]
+    found: list[dict[str, T]] = [{} for _ in revs]
     for n, obj in enumerate(objects):
         if obj is None or obj.kind != "blob":
             continue
         value = cache.get(obj.data)
         if value is not None:
-            found[n // len(paths)].append(value)
+            found[n // len(paths)][paths[n % len(paths)]] = value
     return found
+
+
+class _Aging(dict[tuple[str, tuple[str, ...]], tuple["Entry | None", "str | None"]]):
+    """Known items, and the generation before them: an item found there moves up."""
+
+    def __init__(self, older: Known) -> None:
+        super().__init__()
+        if isinstance(older, _Aging):
+            older.older = {}  # one generation back only: more would keep every item a walk ever read
+        self.older: Known = older
+
+    def get(self, key: tuple[str, tuple[str, ...]], default: Any = None) -> Any:
+        found = super().get(key)
+        if found is None:
+            found = self.older.pop(key, None)
+            if found is not None:
+                self[key] = found
+        return default if found is None else found
 
 
 def _same(document: Document) -> Document:
@@ -404,6 +430,11 @@ class ParsedBlobs(Generic[T]):
         # Items parsed in any blob: a new version of a file repeats most of the last one's.
         self._known: Known = {}
 
+    @property
+    def known(self) -> Known:
+        """The items parsed so far (``parse_document``'s ``known``), for a parse of the same entries elsewhere."""
+        return self._known
+
     def get(self, data: bytes) -> T | None:
         """The value for a blob's bytes; None when memd cannot parse it."""
         from memd.core.document import parse_document
@@ -418,8 +449,10 @@ class ParsedBlobs(Generic[T]):
             return held[0]
         self.parsed += 1
         value: T | None
-        if len(self._known) * self.ITEM_BYTES > self.KNOWN_SHARE * self.budget:
-            self._known.clear()
+        if 2 * len(self._known) * self.ITEM_BYTES > self.KNOWN_SHARE * self.budget:
+            # A new generation, the last one kept behind it: the items the next versions
+            # read again move up, the rest (entries filed away since) go with the old one.
+            self._known = _Aging(self._known)
         try:
             value = self.derive(parse_document(decode(data), self._known))
         except FormatError:

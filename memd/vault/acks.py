@@ -17,11 +17,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memd.core.atomic import append_bytes, atomic_write, read_bytes
 from memd.core.errors import FormatError, WriteError
 from memd.core.signature import MAX_SEQ, Signature
 from memd.vault.vault import Vault
+
+if TYPE_CHECKING:
+    from memd.core.document import Known
 
 NAME = "acks.jsonl"
 # How long an acknowledged entry is guarded after it was filed into a topic:
@@ -241,12 +245,13 @@ def _one_line_signature(entry: str) -> Signature | None:
         return None
 
 
-def words_of(ack: Ack) -> str:
-    """The words ``ack`` acknowledged (its entry's text, continuation lines joined)."""
+def words_of(ack: Ack, known: Known | None = None) -> str:
+    """The words ``ack`` acknowledged (its entry's text, continuation lines joined);
+    ``known`` as for ``parse_document``: an entry read already is not parsed again."""
     from memd.core.document import parse_document
 
-    signed = parse_document(ack.entry).signed()
-    return signed[0].entry.full_text if signed else ack.entry
+    entry = next(parse_document(ack.entry, known).signed_entries(), None)
+    return entry.full_text if entry is not None else ack.entry
 
 
 def reread(vault: Vault, entries: Mapping[int, str], adopted: Mapping[int, str] | None = None, at: str = "") -> None:
