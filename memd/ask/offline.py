@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from memd.core.timeexpr import Asked, Span, as_datetime, dates_named, human_date, in_span, question_time
+from memd.ask.dates import quote
+from memd.core.timeexpr import Asked, Span, as_datetime, in_span, question_time
 from memd.core.timeutil import now, time_or_none
 from memd.core.tokens import count_tokens
 from memd.index import IndexStore
@@ -472,27 +473,3 @@ def _render(support: list[Evidence], evidence: list[Evidence], spoken: bool = Fa
     if current and len(lines) > 1:
         lines = [lines[0], *(f"earlier: {line}" for line in lines[1:])]
     return "\n".join(lines)
-
-
-def quote(record: Record, spoken: bool = False) -> str:
-    """An entry's words, the day it speaks of (``when=``) or else the day it was
-    written, and its citation; ``spoken``: the day as a person writes it
-    ("Tuesday 2 December 2026"), and, for an entry that names no day of its
-    own, a date its words name ("deadline pushed to 2027-01-10")."""
-    day = dict(record.extra).get("when") or (record.time[:10] if record.time else None)
-    if spoken:
-        told = _spoken_day(record)
-        day = human_date(told) if told is not None else None  # None: its words name the day, without a year
-    when = f" ({day})" if day else ""
-    return f"{' '.join(record.text.split())}{when} [{record.cite}]"
-
-
-def _spoken_day(record: Record) -> Span | None:
-    spans = when_spans(record)
-    if spans:
-        return min(spans)
-    moment = time_or_none(record.time)
-    named = dates_named(record.text, moment.date()) if moment else []
-    if named:
-        return named[0]  # the date its words name (None: named without its year, and left as said)
-    return Span(moment.date(), moment.date()) if moment else None
