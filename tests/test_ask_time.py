@@ -227,3 +227,37 @@ def test_eval_reports_the_offline_answers_per_category(tmp_path: Any, memd: Memd
     assert unanswerable["refused"] == 1.0 and unanswerable["contains_answer"] is None
     out = memd("eval", "locomo", str(path), "--no-consolidate").output
     assert "offline answers" in out and "4-single-hop (1)" in out
+
+
+@pytest.mark.parametrize(
+    ("said", "written", "told"),
+    [
+        ("Went camping in the mountains last week", "2023-06-27", "the week before 27 June 2023"),
+        ("We drove to the lake last weekend", "2023-07-17", "the weekend before 17 July 2023"),
+        ("Started the pottery course two weeks ago", "2023-08-11", "two weeks before 11 August 2023"),
+    ],
+)
+def test_a_week_said_relative_to_its_day_is_told_against_that_day(
+    memd: Memd, monkeypatch: pytest.MonkeyPatch, said: str, written: str, told: str
+) -> None:
+    monkeypatch.setenv("MEMD_EMBEDDING", "none")
+    memd("add", "--time", written, said)
+    subject = said.split(" ", 1)[1].split(" last")[0].split(" two")[0]
+    answer = first_line(ask(memd, f"When was it: {subject}?"))
+    assert f"{' '.join(said.split())} ({told})" in answer
+
+
+def test_only_a_week_or_a_weekend_one_to_four_back_is_told_against_the_day_said() -> None:
+    # (Days given outright, ``--meta when=...``, are written out: tests/test_ask.py.)
+    from memd.ask.dates import told_against
+    from memd.core.timeexpr import Span
+
+    june = Span(date(2023, 6, 19), date(2023, 6, 25))  # the week a "last week" said on Tuesday 27 June names
+    assert told_against(june, date(2023, 6, 27)) == "the week before 27 June 2023"
+    assert told_against(june, date(2023, 7, 18)) == "four weeks before 18 July 2023"
+    assert told_against(june, date(2023, 7, 25)) is None  # too far back to say so
+    assert told_against(Span(date(2023, 6, 20), date(2023, 6, 26)), date(2023, 6, 28)) is None  # not Monday-Sunday
+    assert told_against(Span(date(2023, 6, 26), date(2023, 7, 2)), date(2023, 6, 28)) is None  # this week
+    assert (
+        told_against(Span(date(2023, 7, 8), date(2023, 7, 9)), date(2023, 7, 17)) == "two weekends before 17 July 2023"
+    )

@@ -2,35 +2,69 @@
 
 An entry's day is the one it speaks of (``when=``, resolved from its words
 against the day it was written), else the day it was written. In an answer to
-"when ...?", a day is written out ("Tuesday 2 December 2026").
+"when ...?", a day is written out ("Tuesday 2 December 2026"), and a week or a
+weekend the entry named relative to the day it was said ("last week", "two
+weekends ago") is told against that day, as the speaker meant it: "the week
+before 27 June 2023", not a Monday-to-Sunday span the speaker never named.
 """
 
 from __future__ import annotations
 
-from memd.core.timeexpr import Span, dates_named, human_date
+from datetime import date, timedelta
+
+from memd.core.timeexpr import MONTH_NAMES, Span, dates_named, human_date, resolve
 from memd.core.timeutil import time_or_none
 from memd.index.records import Record, when_spans
+
+# How many weeks (or weekends) back a relative span may be told in words.
+_COUNTS = {1: "the", 2: "two", 3: "three", 4: "four"}
 
 
 def quote(record: Record, spoken: bool = False) -> str:
     """An entry's words, the day it speaks of (``when=``) or else the day it was
     written, and its citation; ``spoken``: the day as a person writes it
-    ("Tuesday 2 December 2026"), and, for an entry that names no day of its
-    own, a date its words name ("deadline pushed to 2027-01-10")."""
+    ("Tuesday 2 December 2026", "the week before 27 June 2023"), and, for an
+    entry that names no day of its own, a date its words name ("deadline pushed
+    to 2027-01-10")."""
     day = dict(record.extra).get("when") or (record.time[:10] if record.time else None)
     if spoken:
-        told = _spoken_day(record)
-        day = human_date(told) if told is not None else None  # None: its words name the day, without a year
+        day = spoken_day(record)
     when = f" ({day})" if day else ""
     return f"{' '.join(record.text.split())}{when} [{record.cite}]"
 
 
-def _spoken_day(record: Record) -> Span | None:
+def spoken_day(record: Record) -> str | None:
+    """The day of ``record`` as a person writes it (None: its words name a day without its year)."""
     spans = when_spans(record)
-    if spans:
-        return min(spans)
     moment = time_or_none(record.time)
+    if spans:
+        span = min(spans)
+        # Told against the day said only when the words name it so ("last week"), not
+        # when the days were given outright (``--meta when=2026-11-14..2026-11-15``).
+        relative = moment is not None and span in resolve(record.text, moment.date())
+        told = told_against(span, moment.date()) if moment is not None and relative else None
+        return told or human_date(span)
     named = dates_named(record.text, moment.date()) if moment else []
-    if named:
-        return named[0]  # the date its words name (None: named without its year, and left as said)
-    return Span(moment.date(), moment.date()) if moment else None
+    if named:  # the date its words name (None: named without its year, and left as said)
+        return human_date(named[0]) if named[0] is not None else None
+    return human_date(Span(moment.date(), moment.date())) if moment else None
+
+
+def told_against(span: Span, said: date) -> str | None:
+    """A week (Monday to Sunday) or a weekend one to four back from the week of
+    ``said``, told against that day ("two weeks before 11 August 2023"); None
+    for any other span."""
+    start, end = span.start, span.end
+    if end >= said:
+        return None
+    monday = said - timedelta(days=said.weekday())
+    if (end - start).days == 6 and start.weekday() == 0:
+        back, unit = (monday - start).days // 7, "week"
+    elif (end - start).days == 1 and start.weekday() == 5:
+        back, unit = (monday - start).days // 7 + 1, "weekend"
+    else:
+        return None
+    if back not in _COUNTS:
+        return None
+    plural = "s" if back > 1 else ""
+    return f"{_COUNTS[back]} {unit}{plural} before {said.day} {MONTH_NAMES[said.month - 1]} {said.year}"
