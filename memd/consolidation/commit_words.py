@@ -39,9 +39,10 @@ _FENCES = ("```", "~~~")
 class CommitWords:
     """Reads each commit against its parent for the walk of ``verify``."""
 
-    def __init__(self) -> None:
-        # The whole files, each blob parsed once in the walk (the fallback above).
-        self.whole: ParsedBlobs[Texts] = ParsedBlobs(texts_of, size=texts_bytes)
+    def __init__(self, known: Known | None = None) -> None:
+        # The whole files, each blob parsed once in the walk (the fallback above); ``known``:
+        # entries parsed already (the files now, which the newest commits mostly hold).
+        self.whole: ParsedBlobs[Texts] = ParsedBlobs(texts_of, size=texts_bytes, known=known)
 
     @property
     def known(self) -> Known:

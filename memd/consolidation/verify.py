@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from memd.core.atomic import _describe, atomic_write, read_bytes
-from memd.core.document import Document, parse_document
+from memd.core.document import Document, Known, parse_document
 from memd.core.errors import FormatError, MemdError
 from memd.core.signature import MAX_SEQS_PER_ENTRY, SeqSet
 from memd.engine.base import Supersession
@@ -150,13 +150,15 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
     from memd.vault.state import seqs_in_text
 
     documents = []
+    # Entries parsed once: the files now, and again by the walk, whose newest commits hold most of them.
+    known: Known = {}
     unread: list[str] = []
     named: set[int] = set()  # every seq a line names where an entry could start, as history counts them
     paths: list[str] = []  # each document's path
     for path in vault.entry_files():
         try:
             text = read_bytes(path).decode("utf-8")
-            documents.append(parse_document(text))
+            documents.append(parse_document(text, known))
             paths.append(vault.rel(path))
             named |= seqs_in_text(text)
         except (OSError, UnicodeDecodeError) as err:
@@ -179,7 +181,7 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
     deleted_by_hand: set[int] = set()
     commits = 0
     if blocked(vault) is None:
-        walk = _walk(vault, full)
+        walk = _walk(vault, full, known)
         commits = walk.commits
         deleted_by_hand = walk.deleted | removed_by_person(vault)
         undone = undone_by(vault) if walk.vanished else {}
@@ -249,7 +251,7 @@ class _Walk:
 CHECKPOINT = "verify.json"
 
 
-def _walk(vault: Vault, full: bool) -> _Walk:
+def _walk(vault: Vault, full: bool, known: Known | None = None) -> _Walk:
     from memd.consolidation.commit_words import CommitWords
     from memd.git.command import head, is_ancestor
     from memd.git.log import consolidation_commits, paths_changed_by, seqs_at, seqs_by_commit
@@ -269,7 +271,7 @@ def _walk(vault: Vault, full: bool) -> _Walk:
     consolidations = consolidation_commits(vault, start.head if start else None) if history else set()
     held: dict[str, set[int]] = {start.head: previous} if start and start.head else {}
     # Only what a commit wrote anew is parsed, each entry once in the walk (commit_words.py).
-    words = CommitWords()
+    words = CommitWords(known)
     # An entry a consolidation files for the first time has no earlier commit to be
     # compared with: the words memd acknowledged are (``acks.reread`` keeps a person's edit).
     acknowledged = acks.pending(vault) if history else {}

@@ -419,7 +419,11 @@ class ParsedBlobs(Generic[T]):
     KNOWN_SHARE = 4
 
     def __init__(
-        self, derive: Callable[[Document], T], budget: int = 32 << 20, size: Callable[[T], int] | None = None
+        self,
+        derive: Callable[[Document], T],
+        budget: int = 32 << 20,
+        size: Callable[[T], int] | None = None,
+        known: Known | None = None,
     ) -> None:
         self.derive = derive
         self.budget = budget
@@ -428,7 +432,7 @@ class ParsedBlobs(Generic[T]):
         self.parsed = 0  # blobs parsed (a hit parses nothing)
         self._values: OrderedDict[bytes, tuple[T | None, int]] = OrderedDict()
         # Items parsed in any blob: a new version of a file repeats most of the last one's.
-        self._known: Known = {}
+        self._known: Known = {} if known is None else known  # (``known``: items parsed before, shared)
 
     @property
     def known(self) -> Known:
