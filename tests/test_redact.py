@@ -270,3 +270,25 @@ def test_the_library_rules_stay_linear_on_long_lines() -> None:
     ):
         redact(text)
     assert time.process_time() - started < 10.0  # a hang guard: linear is well under a second
+
+
+def test_a_file_of_entries_read_again_is_read_only_where_it_changed_and_its_secrets_still_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memd.core import redact as module
+
+    monkeypatch.setattr(module, "_CLEAN", set())
+    head = "# Garden\n"
+    entries = [f"- <seq={n},time=2026-05-0{n}T09:00:00Z,source=user> planted row {n} of garlic" for n in range(1, 6)]
+    assert module.redact_entries(head + "\n".join(entries) + "\n").findings == ()
+    read: list[str] = []
+    real = module.find_secrets
+    monkeypatch.setattr(module, "find_secrets", lambda text: read.append(text) or real(text))
+    more = "- <seq=6,time=2026-05-06T09:00:00Z,source=user> watered the garlic"
+    grown = head + "\n".join([*entries, more]) + "\n"
+    assert module.redact_entries(grown).text == grown
+    assert read == [entries[-1] + "\n" + more + "\n"]  # the old last entry lost its newline: read again, with the new
+    key = "- <seq=7,time=2026-05-07T09:00:00Z,source=user> the shed code is AKIAIOSFODNN7EXAMPLE"
+    leaked = module.redact_entries(head + "\n".join([*entries, more, key]) + "\n", keep_lines=True)
+    assert [finding.kind for finding in leaked.findings] and "AKIAIOSFODNN7EXAMPLE" not in leaked.text
+    assert leaked.text.startswith(head + "\n".join([*entries, more]) + "\n- <seq=7,")

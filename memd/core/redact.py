@@ -530,13 +530,22 @@ def redact_entries(text: str, *, keep_lines: bool = False) -> Redaction:
     entry was in a text found clean before is clean (a secret never runs from
     one entry into the next: each starts a line of its own), so it is not read again."""
     pieces = _ENTRY_START.split(text)
-    if len(pieces) > 1 and all(piece in _CLEAN for piece in pieces):
+    if len(pieces) < 2:
+        return redact(text, keep_lines=keep_lines)
+    unread = [piece for piece in pieces if piece not in _CLEAN]
+    if not unread:
         return Redaction(text, ())
-    found = redact(text, keep_lines=keep_lines)
-    if not found.findings and len(pieces) > 1:
-        if len(_CLEAN) + len(pieces) > _CLEAN_MOST:
+    # Only the entries not read before are read (a topic that gained a few entries is
+    # not read whole again); the whole text only when they hold a secret, so that
+    # each one's place in it is found.
+    if len(unread) < len(pieces) and not find_secrets("\n".join(unread)):
+        found = Redaction(text, ())
+    else:
+        found = redact(text, keep_lines=keep_lines)
+    if not found.findings:
+        if len(_CLEAN) + len(unread) > _CLEAN_MOST:
             _CLEAN.clear()
-        _CLEAN.update(pieces)
+        _CLEAN.update(unread)
     return found
 
 
