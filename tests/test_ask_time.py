@@ -202,6 +202,7 @@ def test_answers_are_compared_normalised() -> None:
 
     assert normalise("Sunday, May 7th, 2023") == normalise("7 May 2023") == normalise("(2023-05-07)") == "2023-05-07"
     assert normalise("The week before 9 June 2023") == "week before 2023-06-09"
+    assert normalise("The weekend after 3June, 2022.") == normalise("the weekend after 3 June 2022")  # run together
     assert normalise("Two dogs!") == "2 dogs"
 
     def words(text: str) -> list[str]:
@@ -247,7 +248,7 @@ def test_a_week_said_relative_to_its_day_is_told_against_that_day(
     assert f"{' '.join(said.split())} ({told})" in answer
 
 
-def test_only_a_week_or_a_weekend_one_to_four_back_is_told_against_the_day_said() -> None:
+def test_only_a_week_or_a_weekend_one_to_four_away_is_told_against_the_day_said() -> None:
     # (Days given outright, ``--meta when=...``, are written out: tests/test_ask.py.)
     from memd.ask.dates import told_against
     from memd.core.timeexpr import Span
@@ -258,6 +259,9 @@ def test_only_a_week_or_a_weekend_one_to_four_back_is_told_against_the_day_said(
     assert told_against(june, date(2023, 7, 25)) is None  # too far back to say so
     assert told_against(Span(date(2023, 6, 20), date(2023, 6, 26)), date(2023, 6, 28)) is None  # not Monday-Sunday
     assert told_against(Span(date(2023, 6, 26), date(2023, 7, 2)), date(2023, 6, 28)) is None  # this week
-    assert (
-        told_against(Span(date(2023, 7, 8), date(2023, 7, 9)), date(2023, 7, 17)) == "two weekends before 17 July 2023"
-    )
+    weekend = Span(date(2023, 7, 8), date(2023, 7, 9))
+    assert told_against(weekend, date(2023, 7, 17)) == "two weekends before 17 July 2023"
+    # "this weekend", "next week", said on Friday 3 June 2022; said on the Saturday, the weekend is its own.
+    assert told_against(Span(date(2022, 6, 4), date(2022, 6, 5)), date(2022, 6, 3)) == "the weekend after 3 June 2022"
+    assert told_against(Span(date(2022, 6, 6), date(2022, 6, 12)), date(2022, 6, 3)) == "the week after 3 June 2022"
+    assert told_against(Span(date(2022, 6, 4), date(2022, 6, 5)), date(2022, 6, 4)) is None

@@ -115,8 +115,8 @@ _MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _WEEKDAY_RE = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+"
 _DAY_RE = r"(\d{1,2})(?:st|nd|rd|th)?"
 _DATES = (
-    # 7 May 2023, Sunday 7 May 2023, 7th of May, 2023
-    (re.compile(rf"\b(?:{_WEEKDAY_RE})?{_DAY_RE}\s+(?:of\s+)?({_MONTH_RE})\.?,?\s+(\d{{4}})\b"), (3, 2, 1)),
+    # 7 May 2023, Sunday 7 May 2023, 7th of May, 2023, 7May, 2023 (typed without the space)
+    (re.compile(rf"\b(?:{_WEEKDAY_RE})?{_DAY_RE}\s*(?:of\s+)?({_MONTH_RE})\.?,?\s+(\d{{4}})\b"), (3, 2, 1)),
     # May 7, 2023, Sunday, May 7th 2023
     (re.compile(rf"\b(?:{_WEEKDAY_RE})?({_MONTH_RE})\.?\s+{_DAY_RE},?\s+(\d{{4}})\b"), (3, 1, 2)),
     # May 2023, May, 2023

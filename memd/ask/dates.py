@@ -51,20 +51,20 @@ def spoken_day(record: Record) -> str | None:
 
 
 def told_against(span: Span, said: date) -> str | None:
-    """A week (Monday to Sunday) or a weekend one to four back from the week of
-    ``said``, told against that day ("two weeks before 11 August 2023"); None
-    for any other span."""
+    """A week (Monday to Sunday) or a weekend one to four from the week of
+    ``said``, before or after it, told against that day ("two weeks before 11
+    August 2023", "the weekend after 3 June 2022"); None for any other span."""
     start, end = span.start, span.end
-    if end >= said:
+    week = (end - start).days == 6 and start.weekday() == 0
+    weekend = (end - start).days == 1 and start.weekday() == 5
+    if not (week or weekend) or start <= said <= end:
         return None
     monday = said - timedelta(days=said.weekday())
-    if (end - start).days == 6 and start.weekday() == 0:
-        back, unit = (monday - start).days // 7, "week"
-    elif (end - start).days == 1 and start.weekday() == 5:
-        back, unit = (monday - start).days // 7 + 1, "weekend"
+    if end < said:
+        count, side = (monday - start).days // 7 + (1 if weekend else 0), "before"
     else:
+        count, side = (start - monday).days // 7 + (1 if weekend else 0), "after"
+    if count not in _COUNTS:
         return None
-    if back not in _COUNTS:
-        return None
-    plural = "s" if back > 1 else ""
-    return f"{_COUNTS[back]} {unit}{plural} before {said.day} {MONTH_NAMES[said.month - 1]} {said.year}"
+    unit = f"{'week' if week else 'weekend'}{'s' if count > 1 else ''}"
+    return f"{_COUNTS[count]} {unit} {side} {said.day} {MONTH_NAMES[said.month - 1]} {said.year}"
