@@ -137,3 +137,16 @@ def test_an_answer_is_dated_by_the_day_it_speaks_of(vault: Vault, memd) -> None:
     out = json.loads(memd("ask", "When did I buy the road bike?", "--json").output)["answer"]
     assert "Bought a road bike in Utrecht (14 to 15 November 2026)" in out  # "when ...?": the days in words
     assert "(2026-11-22)" not in out.splitlines()[0]
+
+
+@pytest.mark.parametrize(("filler", "quoted"), [("", 5), (" and then we talked about the weather" * 4, 3)])
+def test_short_entries_leave_room_for_more_of_them_in_an_answer(
+    memd, monkeypatch: pytest.MonkeyPatch, filler: str, quoted: int
+) -> None:
+    # Three entries always; then more while the answer stays within 100 words (a chat's short turns).
+    monkeypatch.setenv("MEMD_EMBEDDING", "none")
+    for n, place in enumerate(["the lake", "the river", "the bay", "the canal", "the harbour", "the coast"]):
+        memd("add", "--time", f"2026-06-0{n + 1}", f"Went kayaking on {place}{filler}")
+    answer = json.loads(memd("ask", "Where did I go kayaking?", "--json").output)["answer"]
+    assert len(answer.splitlines()) == quoted
+    assert len(answer.split()) <= 100 or quoted == 3

@@ -44,6 +44,10 @@ from memd.vault.vault import Vault
 
 EVIDENCE_TOKENS = 1500
 ANSWER_ENTRIES = 3
+# After the best ANSWER_ENTRIES, an answer quotes more (up to ANSWER_MOST) while it stays
+# within ANSWER_WORDS words: short entries (chat turns) leave room for the one that answers.
+ANSWER_WORDS = 100
+ANSWER_MOST = 5
 RECENT_ENTRIES = 5
 CANDIDATES = 20
 NOTHING = "Nothing in memory answers this"  # how an answer says the vault holds none
@@ -186,11 +190,13 @@ def ask(
         evidence = _gather(backend, [*matched, *results, *recent] if timed else [*results, *recent], budget)
         content = _content(backend, read)
         current = bool(_CURRENT.search(question))
+        spoken = bool(_WHEN_ASKED.search(question))
         support = _support(
             [Evidence(r.record, r.score, r.via) for r in matched],
             dated=bool(timed),
             about_time=about_time,
             current=current,
+            spoken=spoken,
         )
         # A question about a time alone is answered by any entry of that time.
         answers = about_time or covers(backend, topic, [r.record for r in matched], alias)
@@ -205,7 +211,6 @@ def ask(
         return Answer(question, False, text, (), tuple(evidence))
     if not about_time:  # evidence chosen for the time alone shares no word with the question, by design
         support = _sharing(backend, support, content, alias)
-    spoken = bool(_WHEN_ASKED.search(question))
     return Answer(question, True, _render(support, evidence, spoken, current), tuple(support), tuple(evidence))
 
 
@@ -445,9 +450,14 @@ def _widen(backend: Any, record: Record) -> Record:
 
 
 def _support(
-    entries: list[Evidence], *, dated: bool = False, about_time: bool = False, current: bool = False
+    entries: list[Evidence],
+    *,
+    dated: bool = False,
+    about_time: bool = False,
+    current: bool = False,
+    spoken: bool = False,
 ) -> list[Evidence]:
-    """The few best entries, weak ones left out, newest first; for a question
+    """The few best entries (ANSWER_ENTRIES, and more while short), weak ones left out, newest first; for a question
     about a time (``dated``), its entries in the order they happened; for one
     about the present value of something (``current``), newest first by when
     they were written and then by arrival (seq), so the current value leads."""
@@ -455,7 +465,17 @@ def _support(
         return sorted(entries[:TIME_ENTRIES], key=lambda e: _order(e.record))
     ranked = sorted(entries, key=lambda e: -e.score)
     floor = SUPPORT_SHARE * ranked[0].score if ranked else 0.0
-    best = [e for e in ranked if e.score >= floor][:ANSWER_ENTRIES]
+    best: list[Evidence] = []
+    words = 0
+    for entry in ranked:
+        if entry.score < floor or len(best) >= ANSWER_MOST:
+            break
+        # Counted as the answer shows it (``spoken`` dates written out, "earlier:" before older values).
+        cost = len(quote(entry.record, spoken).split()) + (1 if current and best else 0)
+        if len(best) >= ANSWER_ENTRIES and words + cost > ANSWER_WORDS:
+            break
+        best.append(entry)
+        words += cost
     if dated:  # the best few of the time asked about, in the order they happened
         return sorted(best, key=lambda e: _order(e.record))
     if current:
