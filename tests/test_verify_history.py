@@ -172,3 +172,23 @@ def test_items_parsed_before_give_the_same_documents(texts: list[str]) -> None:
         shared = parse_document(text, known)
         assert shared == parse_document(text) and shared.problems == parse_document(text).problems
         assert shared.render() == text
+
+
+def test_parsed_items_past_their_share_start_a_generation_and_keep_what_is_read_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memd.core import document
+
+    parsed: list[Any] = []
+    parse_item = document._parse_item
+    monkeypatch.setattr(document, "_parse_item", lambda item, *rest: parsed.append(item) or parse_item(item, *rest))
+    cache = ParsedBlobs(lambda doc: len(doc.signed()), budget=2 * ParsedBlobs.ITEM_BYTES)
+    monkeypatch.setattr(ParsedBlobs, "KNOWN_SHARE", 1)  # a generation holds one item's worth here
+
+    def version(*seqs: int) -> bytes:
+        return "".join(f"- <seq={n}> entry {n}\n" for n in seqs).encode()
+
+    assert cache.get(version(1, 2)) == 2  # items 1, 2 parsed
+    assert cache.get(version(2, 3)) == 2  # a new generation: 2 moves up from the old one, 3 is parsed
+    assert cache.get(version(3, 4)) == 2
+    assert [item.group("rest").split(">")[0] for item in parsed] == ["<seq=1", "<seq=2", "<seq=3", "<seq=4"]
