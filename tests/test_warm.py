@@ -97,6 +97,9 @@ def test_a_words_only_search_starts_a_warm_server_too_and_sigterm_takes_its_sock
     until(sock.exists, "warm server")
     served = request(vault.root, "search", {"query": "kyoto flight", "limit": 10, "words": True})
     assert served is not None and served["results"] == json.loads(alone)
+    pid = int((vault.meta_dir / "daemon.warm.lock").read_text())
+    # The setting was that search's: the server answers the next ones with the vault's own model.
+    assert b"MEMD_EMBEDDING=" not in Path(f"/proc/{pid}/environ").read_bytes()
     _stop(vault)
     assert not sock.exists()  # a stale socket would make the next search try it first
 

@@ -61,10 +61,14 @@ def start(root: Path) -> bool:
     if _held(root / ".memd" / LOCK) or _held(root / ".memd" / "daemon.lock"):
         return False  # one answers, or is about to (a socket left by a killed one is replaced)
     command = [sys.executable, "-m", "memd", "--vault", str(root), "daemon", "serve", "--idle", f"{idle:g}"]
+    # The one setting a request may carry is the command's, not the server's: a server started by
+    # a words-only search answers the next searches with the vault's own model.
+    env = {name: value for name, value in os.environ.items() if name != serve.EMBEDDING_ENV}
     try:
         subprocess.Popen(
             command,
             cwd=root,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
