@@ -361,24 +361,17 @@ def documents_at(vault: Vault, revs: tuple[str, ...], paths: tuple[str, ...]) ->
 def parsed_at(vault: Vault, revs: tuple[str, ...], paths: tuple[str, ...], cache: ParsedBlobs[T]) -> list[list[T]]:
     """``documents_at``, each document as ``cache`` derives it: a blob the
     cache holds (the same file at an earlier commit of a walk) is not parsed again."""
-    return [list(found.values()) for found in parsed_by_path(vault, revs, paths, cache)]
-
-
-def parsed_by_path(
-    vault: Vault, revs: tuple[str, ...], paths: tuple[str, ...], cache: ParsedBlobs[T]
-) -> list[dict[str, T]]:
-    """``parsed_at`` with each document under its path (in the order of ``paths``)."""
     from memd.git.command import cat_file
 
     names = [f"{rev}:{path}" for rev in revs for path in paths]
     objects = cat_file(vault.root, names) if names else []
-    found: list[dict[str, T]] = [{} for _ in revs]
+    found: list[list[T]] = [[] for _ in revs]
     for n, obj in enumerate(objects):
         if obj is None or obj.kind != "blob":
             continue
         value = cache.get(obj.data)
         if value is not None:
-            found[n // len(paths)][paths[n % len(paths)]] = value
+            found[n // len(paths)].append(value)
     return found
 
 
