@@ -44,10 +44,10 @@ class CommitWords:
         # entries parsed already (the files now, which the newest commits mostly hold).
         self.whole: ParsedBlobs[Texts] = ParsedBlobs(texts_of, size=texts_bytes, known=known)
 
-    @property
-    def known(self) -> Known:
-        """The items parsed so far, for a parse of the same entries elsewhere (``acks.words_of``)."""
-        return self.whole.known
+    def items(self) -> Known:
+        """The items parsed so far, within their bound, for a parse of the same entries
+        elsewhere (``acks.words_of``)."""
+        return self.whole.items()
 
     def compare(
         self, vault: Vault, parent: str, commit: str, paths: tuple[str, ...], held: set[int]
@@ -72,8 +72,9 @@ class CommitWords:
             was, now = set(old_pieces), set(new_pieces)
             added += [piece for piece in new_pieces if piece not in was]
             removed += [piece for piece in old_pieces if piece not in now]
-        after = texts_of(parse_document("\n".join(added), self.known)) if added else {}
-        gone = texts_of(parse_document("\n".join(removed), self.known)) if removed else {}
+        # The pieces' items are kept within the same bound as the whole files' (ParsedBlobs.items).
+        after = texts_of(parse_document("\n".join(added), self.items())) if added else {}
+        gone = texts_of(parse_document("\n".join(removed), self.items())) if removed else {}
         before = {seq: gone[seq] for seq in after if seq in gone}
         if any(seq in held and seq not in before for seq in after):
             whole, _ = self._whole(olds, ())

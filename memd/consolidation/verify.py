@@ -292,7 +292,7 @@ def _walk(vault: Vault, full: bool, known: Known | None = None) -> _Walk:
             new = {seq: texts for seq, texts in new.items() if not all(text in old.get(seq, ()) for text in texts)}
             changed = changed_words(old, new)
             first = {
-                seq: [acks.words_of(acknowledged[seq], words.known)]
+                seq: [acks.words_of(acknowledged[seq], words.items())]
                 for seq in new
                 if seq not in old and seq in acknowledged
             }

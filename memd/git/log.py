@@ -427,9 +427,12 @@ class ParsedBlobs(Generic[T]):
         # Items parsed in any blob: a new version of a file repeats most of the last one's.
         self._known: Known = {} if known is None else known  # (``known``: items parsed before, shared)
 
-    @property
-    def known(self) -> Known:
-        """The items parsed so far (``parse_document``'s ``known``), for a parse of the same entries elsewhere."""
+    def items(self) -> Known:
+        """The items parsed so far (``parse_document``'s ``known``), for this cache's parses and
+        a parse of the same entries elsewhere: past their share of the budget, a new generation
+        begins, the last one kept behind it (the items read again move up, the rest go with it)."""
+        if 2 * len(self._known) * self.ITEM_BYTES > self.KNOWN_SHARE * self.budget:
+            self._known = _Aging(self._known)
         return self._known
 
     def get(self, data: bytes) -> T | None:
@@ -446,12 +449,8 @@ class ParsedBlobs(Generic[T]):
             return held[0]
         self.parsed += 1
         value: T | None
-        if 2 * len(self._known) * self.ITEM_BYTES > self.KNOWN_SHARE * self.budget:
-            # A new generation, the last one kept behind it: the items the next versions
-            # read again move up, the rest (entries filed away since) go with the old one.
-            self._known = _Aging(self._known)
         try:
-            value = self.derive(parse_document(decode(data), self._known))
+            value = self.derive(parse_document(decode(data), self.items()))
         except FormatError:
             value = None
         size = len(data) if self.size is None or value is None else self.size(value)
