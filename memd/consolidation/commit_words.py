@@ -15,11 +15,11 @@ entry may be none, or the words before are not in the pieces it left.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from memd.core.entry import ENTRY_START
 from memd.git.log import ParsedBlobs
 
 if TYPE_CHECKING:
@@ -29,10 +29,9 @@ if TYPE_CHECKING:
 
 Texts = dict[int, list[str]]  # seq -> the texts of the entries holding it
 
-# Where an entry starts (its first line, after the line before). A piece that is
-# not an entry (a heading, prose) rides with the entry before it: it only makes
-# that entry's piece differ, and a piece that differs is parsed and compared.
-_ENTRY_AT = re.compile(r"\n(?=[-*+] <seq=)")
+# A file is cut where its entries start (core/entry.py's ENTRY_START). A piece that is not
+# an entry (a heading, prose) rides with the entry before it: it only makes that entry's
+# piece differ, and a piece that differs is parsed and compared.
 _FENCES = ("```", "~~~")
 
 
@@ -67,8 +66,8 @@ class CommitWords:
         added: list[str] = []
         removed: list[str] = []
         for old, new in zip(texts[: len(paths)], texts[len(paths) :], strict=True):
-            old_pieces = _ENTRY_AT.split(old) if old else []
-            new_pieces = _ENTRY_AT.split(new) if new else []
+            old_pieces = ENTRY_START.split(old) if old else []
+            new_pieces = ENTRY_START.split(new) if new else []
             was, now = set(old_pieces), set(new_pieces)
             added += [piece for piece in new_pieces if piece not in was]
             removed += [piece for piece in old_pieces if piece not in now]

@@ -49,6 +49,11 @@ class Entry:
         return "\n".join([self.text, *(line.strip() for line in self.continuation)]).strip()
 
 
+# Where an entry starts in a file's text: the line break before a list item signed at column 0.
+# A file cut there falls into pieces of one entry each (with any lines that follow it), the
+# unit memd reads once and remembers (core/redact.py's clean entries, verify's pieces of files).
+ENTRY_START = re.compile(r"\n(?=[-*+] <seq=)")
+
 LINK_LABEL = "source"
 # What a link's target may hold as written; anything else is percent-encoded,
 # so the link is one CommonMark link destination (no space, no parenthesis).

@@ -522,14 +522,15 @@ def redact(text: str, *, keep_lines: bool = False) -> Redaction:
 # after round, and reads each entry once this way. Kept up to _CLEAN_MOST, then begun anew.
 _CLEAN: set[str] = set()
 _CLEAN_MOST = 500_000
-_ENTRY_START = re.compile(r"\n(?=[-*+] <seq=)")
 
 
 def redact_entries(text: str, *, keep_lines: bool = False) -> Redaction:
     """``redact`` for a file of entries (CURRENT.md, a topic): a text whose every
     entry was in a text found clean before is clean (a secret never runs from
     one entry into the next: each starts a line of its own), so it is not read again."""
-    pieces = _ENTRY_START.split(text)
+    from memd.core.entry import ENTRY_START
+
+    pieces = ENTRY_START.split(text)
     if len(pieces) < 2:
         return redact(text, keep_lines=keep_lines)
     unread = [piece for piece in pieces if piece not in _CLEAN]
