@@ -84,12 +84,10 @@ def changed_words(before: dict[int, list[str]], after: dict[int, list[str]]) -> 
 
 
 def _texts(documents: Iterable[Document]) -> dict[int, list[str]]:
-    found: dict[int, list[str]] = {}
-    for document in documents:
-        for entry in document.signed_entries():
-            for seq in entry.signature.seq:  # type: ignore[union-attr]
-                found.setdefault(seq, []).append(entry.full_text)
-    return found
+    """seq -> the texts of the entries holding it, over ``documents``."""
+    from memd.consolidation.commit_words import joined, texts_of
+
+    return joined([texts_of(document) for document in documents])
 
 
 def update_log(document: Document) -> list[str] | None:
