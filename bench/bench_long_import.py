@@ -5,6 +5,7 @@ Not a test: run by hand and copy the figures into docs/benchmarks.md.
     python bench/bench_long_import.py                      # 40,000 turns, this checkout
     python bench/bench_long_import.py --against HEAD~3     # that revision's code too, one after the other
     python bench/bench_long_import.py --turns 10000 --verify-runs 5
+    python bench/bench_long_import.py --keep /tmp/long     # leaves the vaults there, to profile
 
 A chat of ``--turns`` turns (one to three sentences of everyday words each,
 seed 11, as bench_import_scale.py makes them) is ingested into a fresh vault
@@ -122,9 +123,13 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=40_000)
     parser.add_argument("--against", metavar="REV", help="also run the memd package at this git revision")
     parser.add_argument("--verify-runs", type=int, default=3)
+    parser.add_argument("--keep", metavar="DIR", type=Path, help="build the vaults in DIR (new) and leave them there")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="memd-long-") as folder:
         root = Path(folder)
+        if args.keep:
+            args.keep.mkdir(parents=True)
+            root = args.keep
         data = root / "chat.json"
         data.write_text(json.dumps(chat(args.turns)), encoding="utf-8")
         codes = {"this checkout": REPO}

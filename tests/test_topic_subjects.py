@@ -274,3 +274,40 @@ def test_notes_the_model_cannot_read_wait_in_the_months_notes_instead_of_a_topic
     assert len(found) <= 3
     assert sum(text.count("<seq=") for _, text in found.values()) == 60
     memd("verify")
+
+
+@needs_language
+def test_notes_the_model_cannot_read_that_share_a_noun_make_a_topic_titled_by_it(memd: Memd, vault: Vault) -> None:
+    notes = ["Remember drika 5", "Remember vlosko 6", "Remember drika 77", "Remember tarbuno 8", "Remember drika 9"]
+    memd("add", input="".join(f"{note}\n" for note in notes))
+    memd("consolidate")
+    found = topics(vault)
+    assert found["drika"][0] == "Drika"  # the noun they share, not the verb ("Remember drika")
+    assert found["drika"][1].count("<seq=") == 3
+    (month,) = (text for stem, (_, text) in found.items() if stem.startswith("notes-"))
+    assert "vlosko" in month and "tarbuno" in month  # "remember" alone is no subject
+    memd("verify")
+
+
+@pytest.mark.slow
+@needs_language
+def test_thousands_of_unreadable_notes_wait_in_the_months_notes_at_the_promised_size(memd: Memd, vault: Vault) -> None:
+    import random
+
+    rng = random.Random(5)
+    made_up: list[str] = []
+    while len(made_up) < 3000:  # distinct: no two notes share a word but "Remember"
+        word = "".join(rng.choice("bdfgklmnprstvz") + rng.choice("aeiou") for _ in range(4))
+        if word not in made_up:
+            made_up.append(word)
+    memd("add", input="".join(f"Remember {word} {n}\n" for n, word in enumerate(made_up)))
+    memd("consolidate")
+    found = topics(vault)
+    assert 1 <= len(found) <= 5
+    for stem, (title, text) in found.items():
+        assert stem.startswith("notes-") and title.startswith("Notes ")
+        assert text.count("\n## ") == 0  # one list in the order the notes came, not a section per note
+    for path in vault.topic_files():
+        assert vault.read(path).frontmatter.data["tokens"] <= 5000  # type: ignore[union-attr]
+    assert sum(text.count("<seq=") for _, text in found.values()) == 3000
+    memd("verify")

@@ -6,8 +6,8 @@ value live at the end."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 
 from memd.consolidation.outcome import Move
 from memd.consolidation.sections import sections_of
@@ -16,7 +16,7 @@ from memd.consolidation.workspace import Workspace
 from memd.core.document import Document, Heading
 from memd.core.signature import SeqSet
 from memd.core.tokens import count_tokens
-from memd.engine.base import Engine, Item, Supersession
+from memd.engine.base import Block, Engine, Item, Route, Supersession
 from memd.engine.shortlist import route_shortlist
 from memd.engine.subjects import is_notes_topic
 from memd.engine.text import slugify
@@ -46,6 +46,7 @@ def file_batch(
     shortlist, background = route_shortlist(blocks, index)
     topics = index.infos(shortlist)
     routes = engine.plan(blocks, topics, background)
+    blocks, routes = _one_list_per_month(blocks, routes, marked.home)
     known = {topic.id for topic in topics}
     new_ids: dict[str, str] = {}
     for route in routes:
@@ -61,7 +62,8 @@ def file_batch(
             title = route.new_title or block.title
             if title not in new_ids:
                 new_ids[title] = space.create(title)
-                if route.titled:  # headed by its title alone: the sections come below it
+                # Headed by its title alone, the sections below it; the month's notes keep one list under theirs.
+                if route.titled or is_notes_topic(slugify(title)):
                     space.set(new_ids[title], Document(blocks=(Heading.make(1, title),), final_newline=True))
             topic_id = new_ids[title]
         space.adopt(topic_id, counter, stamp)
@@ -94,6 +96,30 @@ def file_batch(
             holder = run.moves[-1].topic  # never unrecorded: verify counts on the log
         if holder is not None:
             run.logs.setdefault(holder, []).append(f"seq {record.new} supersedes seq {record.old} ({record.reason})")
+
+
+def _one_list_per_month(
+    blocks: list[Block], routes: list[Route], home: Callable[[tuple[Item, ...]], str | None]
+) -> tuple[list[Block], list[Route]]:
+    """The blocks bound for one month's notes as one block, where the first of them was:
+    the month's notes keep one list in the order the notes came, so this is the same
+    filing, done in one update of the topic instead of one per note (thousands of notes
+    of no subject made it quadratic)."""
+    merged: dict[str, int] = {}  # the month's notes topic -> where its block is in ``kept``
+    kept: list[tuple[Block, Route]] = []
+    for route in routes:
+        block = blocks[route.block]
+        month = route.topic if route.topic is not None else slugify(route.new_title or "")
+        if not is_notes_topic(month) or home(block.items) is not None:
+            kept.append((block, route))
+            continue
+        if month not in merged:
+            merged[month] = len(kept)
+            kept.append((block, route))
+            continue
+        first, first_route = kept[merged[month]]
+        kept[merged[month]] = (Block(first.title, first.items + block.items), first_route)
+    return [block for block, _ in kept], [replace(route, block=n) for n, (_, route) in enumerate(kept)]
 
 
 def _month_notes(space: Workspace, title: str | None) -> str | None:

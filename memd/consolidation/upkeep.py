@@ -101,7 +101,8 @@ def split_topic(space: Workspace, engine: Engine, topic_id: str, limit: int) -> 
         for section, size in zip(sections, sizes, strict=True):
             if size > target and len(section.items) > 1:
                 rebuilt.append(Section(section.title, ()))
-                extra.extend(_cut(engine, section, target))
+                # The month's notes are one list in the order the notes came: cut in that order.
+                extra.extend(_cut(engine, section, target, in_order=is_notes_topic(topic_id)))
             else:
                 rebuilt.append(section)
         document = apply_sections(document, rebuilt + extra)
@@ -272,21 +273,25 @@ def _tokens(section: Section) -> int:
     return sum(count_tokens(item.text) for item in section.items)
 
 
-def _cut(engine: Engine, section: Section, target: int, depth: int = 0, unnamed: bool = False) -> list[Section]:
+def _cut(
+    engine: Engine, section: Section, target: int, depth: int = 0, unnamed: bool = False, in_order: bool = False
+) -> list[Section]:
     """Halve by meaning until every piece fits; when the engine's cut is not
-    usable (items changed, one side empty), halve in time order instead.
-    Halves are named only once kept (``unnamed``: a half the engine left
-    without a title): a section of thousands of entries is halved again and
-    again, and naming every half on the way cost a sixth of the cut."""
-    if _tokens(section) <= target or len(section.items) < 2 or depth > 12:
+    usable (items changed, one side empty), or twelve cuts by meaning still left
+    a piece too big (each took off a few entries), or the section is a list kept
+    ``in_order``, halve in time order instead. Halves are named only once kept
+    (``unnamed``: a half the engine left without a title): a section of
+    thousands of entries is halved again and again, and naming every half on the
+    way cost a sixth of the cut."""
+    if _tokens(section) <= target or len(section.items) < 2:
         return [_named(engine, section) if unnamed else section]
-    pieces = engine.split(section, 2, named=False)
+    pieces = [] if in_order or depth > 12 else engine.split(section, 2, named=False)
     if not _same_items(section, pieces) or any(not p.items for p in pieces):
         if unnamed:
             section = _named(engine, section)  # its halves in time order keep its title
         half = len(section.items) // 2
         pieces = [Section(section.title, section.items[:half]), Section(section.title, section.items[half:])]
-        return [piece for p in pieces for piece in _cut(engine, p, target, depth + 1)]
+        return [piece for p in pieces for piece in _cut(engine, p, target, depth + 1, in_order=in_order)]
     return [piece for p in pieces for piece in _cut(engine, p, target, depth + 1, unnamed=not p.title)]
 
 

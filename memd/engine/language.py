@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,7 @@ class Reading:
     runs: tuple[str, ...]  # the runs of proper nouns they stand in ("Project Heron")
     capitalised: tuple[str, ...]  # every capitalised word, as written ("Heron" read as the bird too)
     personal: bool = False  # says "I", "you", "we" or "my": one person speaking to another
+    nouns: tuple[str, ...] = ()  # the words tagged as nouns or names, lowercase ("tenbuka", not "remember")
 
 
 _lock = threading.Lock()
@@ -168,7 +170,15 @@ def _reading(doc: Any) -> Reading:
     capitalised = tuple(t.text for t in doc if t.text[:1].isupper() and _word(t.text) and t.i not in skipped)
     # Person is a feature of the pronoun itself ("Person=1" for "I", "my", "we"): grammar, not a word list.
     personal = any(token.pos_ == "PRON" and {"1", "2"} & set(token.morph.get("Person")) for token in doc)
-    return Reading(tuple(names), tuple(runs), capitalised, personal)
+    # An English pipeline's tags of another script are guesses ("咖啡" as a preposition): such a word
+    # may be a noun as far as memd knows.
+    nouns = tuple(dict.fromkeys(t.text.lower() for t in doc if t.pos_ in ("NOUN", "PROPN") or not _latin(t.text)))
+    return Reading(tuple(names), tuple(runs), capitalised, personal, nouns)
+
+
+def _latin(text: str) -> bool:
+    """Whether every letter of ``text`` is of the Latin script, which the pipeline was trained on."""
+    return all(ch.isascii() or "LATIN" in unicodedata.name(ch, "") for ch in text if ch.isalpha())
 
 
 def _word(text: str) -> bool:

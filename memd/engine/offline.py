@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from memd.engine import clustering, coverage, people, subjects, summaries, themes, titles
+from memd.engine import clustering, coverage, language, people, subjects, summaries, themes, titles, unread
 from memd.engine.base import Background, Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
 from memd.engine.rules import fold_duplicates, fold_into_existing, is_filler, supersede
 from memd.engine.text import SENTENCE_BREAK, Weights, cosine, speaker, speakers, vocabulary
@@ -94,13 +94,18 @@ class OfflineEngine:
         notes_meaning = self._notes_meaning()
         self._talking = subjects.talking(kept)
         views = [subjects.as_note(item, self._talking) for item in kept]
-        noted = [_is_note(view, notes_meaning) for view in views] if notes_meaning is not None else []
-        if notes_meaning is None or not any(noted):
+        noted = [_is_note(view, notes_meaning) if notes_meaning is not None else False for view in views]
+        # Notes the model cannot read (made-up words, another language) go by the nouns
+        # they share, not by sitting: "Remember" said by a thousand notes is no subject.
+        alone = [not note and speaker(view.text) is None for view, note in zip(views, noted, strict=True)]
+        by_nouns = language.available() and any(alone)
+        if notes_meaning is None or not (any(noted) or by_nouns):
             # In a transcript each speaker's part of a block goes to their own topic (people.py).
             return Rewrite(tuple(people.by_speaker(clustering.group(kept))), tuple(superseded))
         original = {id(view): item for view, item in zip(views, kept, strict=True)}
         notes = [view for view, note in zip(views, noted, strict=True) if note]
-        said = [item for item, note in zip(kept, noted, strict=True) if not note]
+        apart = [item for item, one in zip(kept, alone, strict=True) if one and by_nouns]
+        said = [item for item, note, one in zip(kept, noted, alone, strict=True) if not (note or (one and by_nouns))]
         # A note that names a subject goes by it, each on its own (plan finds the
         # subject's topic, or opens it); the rest go together by meaning.
         named = subjects.of_notes(notes)
@@ -112,6 +117,7 @@ class OfflineEngine:
             found += themes.group(rest, vectors, self._title, above_mean=themes.STANDS_OUT)
         found = [Block(b.title, tuple(original[id(i)] for i in b.items)) for b in found]
         found += people.by_speaker(clustering.group(said)) if said else []
+        found += unread.by_shared_noun(apart)
         order = {id(item): n for n, item in enumerate(kept)}
         return Rewrite(tuple(sorted(found, key=lambda b: order[id(b.items[0])])), tuple(superseded))
 
@@ -142,15 +148,17 @@ class OfflineEngine:
             self._talking |= {name for name, lines in spoken.items() if subjects.speaks(lines[-subjects.SAMPLE :])}
         views = [self._as_notes(block) for block in blocks]
         if meaning is not None:
-            # Notes the model cannot read (another language, made-up words) go by their words:
-            # two that share words open a topic ("東京の寿司屋が好き", "東京で寿司を食べた"), and
-            # a lone one is no subject yet: it waits in the month's notes.
-            unread = {
+            # Notes the model cannot read (another language, made-up words) go by the nouns
+            # they share (unread.py): two that say one open a topic, and a lone one is no
+            # subject yet: it waits in the month's notes.
+            apart = {
                 r.block: r
                 for r in found
                 if all(speaker(i.text) is None and not meaning.reads(i.text) for i in views[r.block].items)
             }
-            waiting = {b: self._or_notes(views, r, unread, subjects.LEAST) for b, r in unread.items()}
+            if language.available():
+                apart = unread.routes(views, apart, topics, self._new_titles)
+            waiting = {b: self._or_notes(views, r, apart, subjects.LEAST) for b, r in apart.items()}
             found = [waiting.get(r.block, r) for r in found]
         notes = [b for b, bl in enumerate(views) if all(_is_note(i, meaning) for i in bl.items)] if meaning else []
         if meaning is None or not notes:
@@ -229,12 +237,7 @@ class OfflineEngine:
         size = sum(
             len(blocks[r.block].items) for r in routes.values() if r.topic is None and r.new_title == route.new_title
         )
-        if size >= least:
-            return route
-        first = blocks[route.block].items[0]
-        title = subjects.notes_title(first.moment, first.signature.time or "")
-        self._new_titles[str(first.seqs)] = title
-        return Route(route.block, None, title)
+        return route if size >= least else unread.to_notes(blocks, route.block, self._new_titles)
 
     def _by_meaning(
         self, blocks: list[Block], chosen: list[int], topics: list[TopicInfo], meaning: Meaning
