@@ -284,3 +284,20 @@ def test_a_hit_prints_the_signature_its_entry_was_written_with(signature: Signat
         "meta": dict(signature.extra),
     }
     assert printed(hit) == signature.render()
+
+
+def test_within_shared_signatures_one_written_signature_is_parsed_once() -> None:
+    from memd.core.signature import shared_signatures
+
+    raw = "<seq=5,time=2026-12-06T15:36:03Z,source=import:chat,src=sources/chat.md#^t5>"
+    assert Signature.parse(raw) is not Signature.parse(raw)
+    with shared_signatures():
+        first = Signature.parse(raw)
+        with shared_signatures():  # nested: the outer scope's signatures
+            assert Signature.parse(raw) is first
+        assert Signature.parse(raw) is first and first.seq == SeqSet.parse("5")
+        with pytest.raises(FormatError):  # a malformed one raises each time, never kept
+            Signature.parse("<seq=0>")
+        with pytest.raises(FormatError):
+            Signature.parse("<seq=0>")
+    assert Signature.parse(raw) is not first  # nothing kept once the scope ends

@@ -142,6 +142,13 @@ def verify_vault(vault: Vault, *, full: bool = False) -> Report:
     checkpoint is used only when its commit is an ancestor of HEAD, and
     ``full`` walks everything again.
     """
+    from memd.core.signature import shared_signatures
+
+    with shared_signatures():  # the walk meets each signature in many versions
+        return _verify(vault, full)
+
+
+def _verify(vault: Vault, full: bool) -> Report:
     from memd.git.log import blocked, removed_by_person, seqs_at, undone_by
     from memd.vault import acks
     from memd.vault.journal import owed

@@ -66,31 +66,45 @@ def source_link(src: str | None, base: str) -> str | None:
     (`` [source](../sources/chat.md#^t12)``): a file under ``sources/`` from
     the folder ``base`` leads out of, or a web address. None for any other
     ``src`` (an id such as ``D1:3`` is no place a link could open)."""
-    from urllib.parse import quote
-
     if not src:
         return None
-    if src.startswith(("https://", "http://")):
-        target = quote(src, safe=_LINK_SAFE + "?&=+@!$*,;")
-    elif src.startswith("sources/") and ".." not in src.split("#", 1)[0].split("/"):
-        # Most are written as they stand (``sources/2026/12/chat.md#^t12``): no call to quote.
-        target = base + (src if _AS_WRITTEN.fullmatch(src) else quote(src, safe=_LINK_SAFE))
-    else:
+    if src.startswith("sources/"):
+        if ".." in src.split("#", 1)[0].split("/"):
+            return None
+        if _AS_WRITTEN.fullmatch(src):  # as most are written (``sources/2026/12/chat.md#^t12``): nothing to quote
+            return f" [{LINK_LABEL}]({base}{src})"
+    elif not src.startswith(("https://", "http://")):
         return None
-    return f" [{LINK_LABEL}]({target})"
+    from urllib.parse import quote
+
+    if src.startswith("sources/"):
+        return f" [{LINK_LABEL}]({base}{quote(src, safe=_LINK_SAFE)})"
+    return f" [{LINK_LABEL}]({quote(src, safe=_LINK_SAFE + '?&=+@!$*,;')})"
+
+
+_LINK_OPENS = f" [{LINK_LABEL}]("
 
 
 def split_link(text: str, signature: Signature) -> tuple[str, str | None]:
     """``text`` without the ``src`` link memd wrote after it, and that link's
     base; a link that is not exactly what memd writes for this ``src`` stays
     part of the text (a person may have written it)."""
-    if not text.endswith(")") or f"[{LINK_LABEL}](" not in text:
+    if not text.endswith(")"):
         return text, None
-    for depth in range(4):
-        base = "../" * depth
-        link = source_link(signature.src, base)
-        if link is not None and text.endswith(link) and len(text) > len(link):
-            return text[: -len(link)], base
+    at = text.rfind(_LINK_OPENS)
+    if at <= 0:
+        return text, None
+    # The base is the link's own "../" prefix: one link to build and compare, not one per depth.
+    target = text[at + len(_LINK_OPENS) : -1]
+    depth = 0
+    while depth < 4 and target.startswith("../", 3 * depth):
+        depth += 1
+    if depth > 3:
+        return text, None
+    base = "../" * depth
+    link = source_link(signature.src, base)
+    if link is not None and text.endswith(link) and len(text) > len(link):
+        return text[: -len(link)], base
     return text, None
 
 

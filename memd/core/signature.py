@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -191,6 +192,15 @@ class Signature:
     @classmethod
     def parse(cls, raw: str) -> Signature:
         """Parse ``<seq=...,...>`` exactly as written (no spaces allowed)."""
+        if _shared is not None:
+            made = _shared.get(raw)
+            if made is None:
+                made = _shared[raw] = cls._parse(raw)
+            return made
+        return cls._parse(raw)
+
+    @classmethod
+    def _parse(cls, raw: str) -> Signature:
         if not (raw.startswith("<") and raw.endswith(">")) or ">" in raw[1:-1]:
             raise FormatError(f"not a signature: {raw!r}")
         fields = []
@@ -240,3 +250,25 @@ class Signature:
         fields = [(k, changes.pop(k) if k in changes else v) for k, v in self.fields]
         fields.extend(changes.items())
         return Signature.from_fields((k, v) for k, v in fields if v is not None)
+
+
+# Signatures parsed within ``shared_signatures``, by how they are written.
+_shared: dict[str, Signature] | None = None
+
+
+@contextmanager
+def shared_signatures() -> Iterator[None]:
+    """Within it, a signature written the same way is parsed once. A walk through
+    history meets each entry's signature in the buffer, in its topic and in the
+    versions after (168,000 parses of 40,000 signatures in a 40,000-entry
+    import); a signature is immutable, so the entries may share it. Scoped, so a
+    long-lived process keeps none of them."""
+    global _shared
+    if _shared is not None:  # nested: the outer scope keeps them
+        yield
+        return
+    _shared = {}
+    try:
+        yield
+    finally:
+        _shared = None
