@@ -311,3 +311,27 @@ def test_thousands_of_unreadable_notes_wait_in_the_months_notes_at_the_promised_
         assert vault.read(path).frontmatter.data["tokens"] <= 5000  # type: ignore[union-attr]
     assert sum(text.count("<seq=") for _, text in found.values()) == 3000
     memd("verify")
+
+
+@needs_language
+def test_notes_sharing_a_noun_with_one_waiting_in_the_months_notes_open_its_topic(memd: Memd, vault: Vault) -> None:
+    memd("add", input="Remember drika 5\nRemember vlosko 6\n")
+    memd("consolidate")
+    assert [stem for stem in topics(vault) if not stem.startswith("notes-")] == []  # each alone: both wait
+    memd("add", input="Remember drika 77\nRemember drika 9\nRemember tarbuno 8\n")
+    memd("consolidate")
+    found = topics(vault)
+    assert found["drika"][1].count("<seq=") == 3  # the one that waited joins them
+    (month,) = (text for stem, (_, text) in found.items() if stem.startswith("notes-"))
+    assert "Remember drika" not in month and "Remember vlosko" in month and "Remember tarbuno" in month
+    memd("verify")
+
+
+def test_two_notes_of_one_run_that_each_repeat_part_of_an_earlier_one_fold_into_it(memd: Memd, vault: Vault) -> None:
+    memd("add", "Remember tenbuka kelo muost prani")
+    memd("consolidate")
+    memd("add", input="tenbuka kelo\nmuost prani\n")
+    memd("consolidate")
+    said = "".join(text for _, text in topics(vault).values())
+    assert said.count("<seq=") == 1 and "<seq=1-3," in said  # as if each had been filed on its own
+    memd("verify")

@@ -102,9 +102,10 @@ def _one_list_per_month(
     blocks: list[Block], routes: list[Route], home: Callable[[tuple[Item, ...]], str | None]
 ) -> tuple[list[Block], list[Route]]:
     """The blocks bound for one month's notes as one block, where the first of them was:
-    the month's notes keep one list in the order the notes came, so this is the same
-    filing, done in one update of the topic instead of one per note (thousands of notes
-    of no subject made it quadratic)."""
+    the month's notes keep one list in the order the notes came, and a note folds into
+    an earlier one as it would on its own (``rules.fold_into_existing``), so this is the
+    same filing, done in one update of the topic instead of one per note (thousands of
+    notes of no subject made it quadratic)."""
     merged: dict[str, int] = {}  # the month's notes topic -> where its block is in ``kept``
     kept: list[tuple[Block, Route]] = []
     for route in routes:

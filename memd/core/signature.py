@@ -192,10 +192,11 @@ class Signature:
     @classmethod
     def parse(cls, raw: str) -> Signature:
         """Parse ``<seq=...,...>`` exactly as written (no spaces allowed)."""
-        if _shared is not None:
-            made = _shared.get(raw)
+        shared = _shared  # read once: the scope may end in another thread meanwhile
+        if shared is not None:
+            made = shared.get(raw)
             if made is None:
-                made = _shared[raw] = cls._parse(raw)
+                made = shared[raw] = cls._parse(raw)
             return made
         return cls._parse(raw)
 

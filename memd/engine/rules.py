@@ -168,19 +168,27 @@ def fold_into_existing(
             subjects[found[0]] = (item, found[1])
     paired: list[tuple[Item | None, Item]] = []
     superseded = []
-    claimed: set[int] = set()  # an existing entry folds with one incoming item at most (else its seqs live twice)
+    # An existing entry that took an incoming item is that entry with it from then on: a
+    # later item folds into the two together, as if each had been filed on its own (one
+    # pair per existing entry, else its seqs would live twice).
+    became: dict[int, int] = {}  # id of an existing entry -> where its pair is in ``paired``
     for item in incoming:
         old = next(
             (
                 o
                 for o in folds.candidates(item)
-                if id(o) not in claimed and o.seqs.last < item.seqs.first and foldable(o, item)
+                if (now := paired[became[id(o)]][1] if id(o) in became else o).seqs.last < item.seqs.first
+                and foldable(now, item)
             ),
             None,
         )
         if old is not None:
-            claimed.add(id(old))
-            paired.append((old, combine(old, item)))
+            if id(old) in became:
+                at = became[id(old)]
+                paired[at] = (old, combine(paired[at][1], item))
+            else:
+                became[id(old)] = len(paired)
+                paired.append((old, combine(old, item)))
             continue
         found = statement(item.text)
         if found and found[0] in subjects and subjects[found[0]][1] != found[1]:

@@ -88,7 +88,9 @@ def routes(
     texts = {topic.id: topic.text for topic in topics}
     for b, route in planned.items():
         items = list(blocks[b].items)
-        if route.topic is not None and shared_noun([*items, Item(items[0].signature, texts.get(route.topic, ""))]):
+        # The month's notes saying the noun too are no subject's topic: the notes open theirs.
+        held = Item(items[0].signature, texts.get(route.topic or "", ""))
+        if route.topic is not None and not subjects.is_notes_topic(route.topic) and shared_noun([*items, held]):
             continue
         noun = shared_noun(items) if len(items) >= subjects.LEAST else None
         if noun is None:
