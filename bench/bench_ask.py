@@ -26,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from revision import extract
+
 REPO = Path(__file__).resolve().parent.parent
 
 _ASK = r"""
@@ -44,13 +46,6 @@ start = time.process_time()
 found = sum(ask(vault, question, store=store).found for question in questions)
 print(json.dumps({"cpu": time.process_time() - start, "found": found}))
 """
-
-
-def extract(rev: str, into: Path) -> Path:
-    into.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "memd"], check=True, capture_output=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return into
 
 
 def main() -> None:

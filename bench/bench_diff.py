@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from revision import extract
+
 REPO = Path(__file__).resolve().parent.parent
 PER_FILE = 50
 HEADINGS = 5
@@ -97,13 +99,6 @@ def child(vault: str, spec: str) -> dict[str, Any]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     git_cpu = (after.ru_utime - children.ru_utime) + (after.ru_stime - children.ru_stime)
     return {"cpu": cpu + git_cpu, "git": git_cpu, "changes": len(found.entries)}
-
-
-def extract(rev: str, into: Path) -> Path:
-    into.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "memd"], check=True, capture_output=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return into
 
 
 def timed(code: Path, vault: Path, spec: str) -> dict[str, Any]:

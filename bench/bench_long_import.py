@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
 from bench_import_scale import WORDS  # noqa: E402
+from revision import extract  # noqa: E402
 
 # Runs one `memd consolidate` in this process, noting the CPU at the end of each round.
 _ROUNDS = r"""
@@ -80,13 +81,6 @@ def child_cpu(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command[:4])}: {done.stderr[-500:]}")
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, done.stdout
-
-
-def extract(rev: str, into: Path) -> Path:
-    into.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "memd"], check=True, capture_output=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return into
 
 
 def measure(name: str, code: Path, folder: Path, data: Path, verify_runs: int) -> None:

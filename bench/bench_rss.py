@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from percentiles import percentile
+from revision import extract
 
 REPO = Path(__file__).resolve().parent.parent
 WARM_UP = 10
@@ -113,14 +114,6 @@ def build(root: Path, entries: int) -> Path:
         flush=True,
     )
     return vault.root
-
-
-def extract(rev: str, into: Path) -> Path:
-    """The ``memd`` package as it was at ``rev``, in a folder of its own."""
-    into.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "memd"], check=True, capture_output=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return into
 
 
 def run_child(code: Path, mode: str, vault: Path, queries: Path, samples: list[int]) -> dict[str, Any]:

@@ -44,6 +44,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from revision import extract
+
 REPO = Path(__file__).resolve().parent.parent
 
 _COUNT = r"""
@@ -90,13 +92,6 @@ def child_cpu(args: list[str], env: dict[str, str], cwd: Path) -> float:
     subprocess.run(args, env=env, cwd=cwd, check=True, capture_output=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def extract(rev: str, into: Path) -> Path:
-    into.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "memd"], check=True, capture_output=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return into
 
 
 def build(root: Path, entries: int) -> Path:

@@ -21,6 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from revision import extract
+
 REPO = Path(__file__).resolve().parent.parent
 
 _RUN = r"""
@@ -69,12 +71,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="memd-unread-") as folder:
         codes = {"this checkout": REPO}
         if args.against:
-            into = Path(folder) / "against"
-            into.mkdir()
-            command = ["git", "-C", str(REPO), "archive", args.against, "memd"]
-            archive = subprocess.run(command, check=True, capture_output=True)
-            subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-            codes[args.against] = into
+            codes[args.against] = extract(args.against, Path(folder) / "against")
         for kind in ("distinct", "shared"):
             for name, code in codes.items():
                 print(f"{kind:8} {name:14} {json.dumps(run(code, kind))}", flush=True)

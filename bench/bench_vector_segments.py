@@ -38,6 +38,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from revision import extract
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
@@ -133,11 +135,7 @@ def side(tree: Path, *args: str) -> dict[str, Any]:
 
 
 def export(rev: str, folder: Path) -> Path:
-    tree = folder / "before"
-    tree.mkdir()
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "memd"], capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
-    return tree
+    return extract(rev, folder / "before")
 
 
 def synthesise(vault_root: Path, real_from: Path) -> None:

@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from revision import extract
+
 from memd import Memory
 
 REPO = Path(__file__).resolve().parent.parent
@@ -68,13 +70,6 @@ def build(root: Path, commits: int, per_commit: int) -> Memory:
         if (n + 1) % 10 == 0:
             print(f"  built {n + 1} consolidations ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     return memory
-
-
-def extract(rev: str, into: Path) -> Path:
-    into.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "memd"], check=True, capture_output=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return into
 
 
 def report(stdout: str) -> object:
