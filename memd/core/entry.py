@@ -73,13 +73,18 @@ def source_link(src: str | None, base: str) -> str | None:
             return None
         if _AS_WRITTEN.fullmatch(src):  # as most are written (``sources/2026/12/chat.md#^t12``): nothing to quote
             return f" [{LINK_LABEL}]({base}{src})"
-    elif not src.startswith(("https://", "http://")):
+        target = base + _quote(src, _LINK_SAFE)
+    elif src.startswith(("https://", "http://")):
+        target = _quote(src, _LINK_SAFE + "?&=+@!$*,;")
+    else:
         return None
-    from urllib.parse import quote
+    return f" [{LINK_LABEL}]({target})"
 
-    if src.startswith("sources/"):
-        return f" [{LINK_LABEL}]({base}{quote(src, safe=_LINK_SAFE)})"
-    return f" [{LINK_LABEL}]({quote(src, safe=_LINK_SAFE + '?&=+@!$*,;')})"
+
+def _quote(text: str, safe: str) -> str:
+    from urllib.parse import quote  # imported only for a link that needs it
+
+    return quote(text, safe=safe)
 
 
 _LINK_OPENS = f" [{LINK_LABEL}]("
