@@ -151,7 +151,8 @@ def test_the_search_tool_keeps_to_since_and_until(diary: Memd, vault: Vault) -> 
 
 
 def test_question_times() -> None:
-    from memd.core.timeexpr import human_date, question_time
+    from memd.core.asked import question_time
+    from memd.core.timeexpr import human_date
 
     today = date(2026, 12, 6)
 

@@ -137,7 +137,7 @@ def test_the_word_gate_never_changes_what_is_found(words: list[str]) -> None:
     text = " ".join(words)
     gated = resolve(text, MONDAY)
     with pytest.MonkeyPatch.context() as patched:
-        patched.setattr(timeexpr, "_TRIGGERS", _EVERY_WORD)
+        patched.setattr(timeexpr, "TRIGGERS", _EVERY_WORD)
         assert resolve(text, MONDAY) == gated
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from memd.core.timeexpr import MONTH_NAMES, Span, dates_named, human_date, resolve
+from memd.core.asked import dates_named
+from memd.core.timeexpr import MONTH_NAMES, Span, human_date, resolve
 from memd.core.timeutil import time_or_none
 from memd.index.records import Record, when_spans
 

@@ -31,7 +31,8 @@ from datetime import date
 from typing import Any
 
 from memd.ask.dates import quote
-from memd.core.timeexpr import Asked, Span, as_datetime, in_span, question_time
+from memd.core.asked import Asked, in_span, question_time
+from memd.core.timeexpr import Span, as_datetime
 from memd.core.timeutil import now, time_or_none
 from memd.core.tokens import count_tokens
 from memd.index import IndexStore

@@ -21,7 +21,7 @@ Everything here is pure: text and a date in, dates out.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import cache
 
@@ -100,7 +100,7 @@ class Span:
         return f"{self.start.isoformat()}..{self.end.isoformat()}"
 
 
-def _week(day: date) -> Span:
+def week_span(day: date) -> Span:
     monday = day - timedelta(days=day.weekday())
     return Span(monday, monday + timedelta(days=6))
 
@@ -110,7 +110,7 @@ def _days_in(year: int, month: int) -> int:
     return (following - timedelta(days=1)).day
 
 
-def _month(year: int, month: int) -> Span:
+def month_span(year: int, month: int) -> Span:
     while month < 1:
         year, month = year - 1, month + 12
     while month > 12:
@@ -118,7 +118,7 @@ def _month(year: int, month: int) -> Span:
     return Span(date(year, month, 1), date(year, month, _days_in(year, month)))
 
 
-def _year(year: int) -> Span:
+def year_span(year: int) -> Span:
     return Span(date(year, 1, 1), date(year, 12, 31))
 
 
@@ -129,14 +129,14 @@ def _weekend(day: date, weeks: int) -> Span:
 
 
 def _nearest_month(today: date, month: int) -> Span:
-    candidates = [_month(today.year + shift, month) for shift in (-1, 0, 1)]
+    candidates = [month_span(today.year + shift, month) for shift in (-1, 0, 1)]
     return min(candidates, key=lambda s: (abs((s.start - today.replace(day=1)).days), s.start > today))
 
 
 _NUM = r"(\d{1,2}|a couple of|couple of|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _UNIT = r"(day|week|month|year)s?"
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
-_WEEKDAY = "|".join(WEEKDAYS)
+WEEKDAY_PATTERN = "|".join(WEEKDAYS)
 _PATTERN = (
     r"\b(?:"
     r"(?P<dby>the day before yesterday)|(?P<dat>the day after tomorrow)|"
@@ -144,7 +144,7 @@ _PATTERN = (
     rf"(?P<ago>{_NUM} {_UNIT} ago)|(?P<few>a few days ago)|"
     rf"(?P<ahead>in {_NUM} {_UNIT})|"
     rf"(?P<rel>(?:last|this|next) (?:week|weekend|month|year))|"
-    rf"(?P<wday>(?:last|this|next) (?:{_WEEKDAY}))|"
+    rf"(?P<wday>(?:last|this|next) (?:{WEEKDAY_PATTERN}))|"
     rf"(?P<mon>(?:in|during|last|this|next|since|by|until) (?:{_MONTH})(?: (?P<myear>(?:19|20)\d\d))?)"
     r")\b"
 )
@@ -152,16 +152,16 @@ _ALIAS = r"\b(" + "|".join(map(re.escape, ALIASES)) + r")\b"
 # Every expression holds one of these words (or an alias): a text without any
 # is not searched, and the patterns are compiled only for one that has
 # (compiling them costs every `memd add` milliseconds).
-_TRIGGERS = frozenset(
+TRIGGERS = frozenset(
     {"yesterday", "today", "tonight", "tomorrow", "night", "morning", "afternoon", "evening", "ago"}
     | {*MONTHS, *WEEKDAYS, *ALIASES}
     | {unit + plural for unit in ("day", "week", "weekend", "month", "year") for plural in ("", "s")}
 )
-_LOWER_WORDS = re.compile(r"[a-z0-9]+")
+LOWER_WORDS = re.compile(r"[a-z0-9]+")
 
 
 @cache
-def _compiled() -> tuple[re.Pattern[str], re.Pattern[str]]:
+def patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     return re.compile(_PATTERN, re.IGNORECASE), re.compile(_ALIAS, re.IGNORECASE)
 
 
@@ -169,16 +169,16 @@ def resolve(text: str, today: date, *, asides: bool = True) -> list[Span]:
     """The days each relative time expression in ``text`` names, in order of
     appearance; ``asides=False`` leaves out those said in a side clause
     ("because Ingrid is on leave in December"): they date another fact."""
-    if _TRIGGERS.isdisjoint(_LOWER_WORDS.findall(text.lower())):
+    if TRIGGERS.isdisjoint(LOWER_WORDS.findall(text.lower())):
         return []
-    pattern, alias = _compiled()
+    pattern, alias = patterns()
     plain = alias.sub(lambda m: ALIASES[m.group(1).lower()], text)
     side = [] if asides else _side_clauses(plain)
     spans: list[Span] = []
     for match in pattern.finditer(plain):
         if any(start <= match.start() < end for start, end in side):
             continue
-        span = _span(match, today)
+        span = span_of(match, today)
         if span is not None and span not in spans:
             spans.append(span)
     return spans
@@ -196,7 +196,7 @@ def _side_clauses(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _SIDE.finditer(text)]
 
 
-def _span(match: re.Match[str], today: date) -> Span | None:
+def span_of(match: re.Match[str], today: date) -> Span | None:
     phrase = " ".join(match.group(0).lower().split())
     day = timedelta(days=1)
     if match.group("dby"):
@@ -217,12 +217,12 @@ def _span(match: re.Match[str], today: date) -> Span | None:
         which, unit = phrase.split()
         step = {"last": -1, "this": 0, "next": 1}[which]
         if unit == "week":
-            return _week(today + timedelta(weeks=step))
+            return week_span(today + timedelta(weeks=step))
         if unit == "weekend":
             return _weekend(today, step)
         if unit == "month":
-            return _month(today.year, today.month + step)
-        return _year(today.year + step)
+            return month_span(today.year, today.month + step)
+        return year_span(today.year + step)
     if match.group("wday"):
         which, name = phrase.split()
         target = WEEKDAYS[name]
@@ -239,21 +239,21 @@ def _span(match: re.Match[str], today: date) -> Span | None:
         which = phrase.split()[0]
         month = MONTHS[phrase.split()[1]]
         if match.group("myear"):
-            return _month(int(match.group("myear")), month)
+            return month_span(int(match.group("myear")), month)
         if which == "last":
             year = today.year if month < today.month else today.year - 1
-            return _month(year, month)
+            return month_span(year, month)
         if which == "next":
             year = today.year if month > today.month else today.year + 1
-            return _month(year, month)
+            return month_span(year, month)
         if which == "this":
-            return _month(today.year, month)
+            return month_span(today.year, month)
         if which in ("in", "during", "since"):
             tense = "past" if which == "since" else _tense(match.string, match.start())
             if tense == "past":  # "moved to Kyoto in May", written in November: this May, not next
-                return _month(today.year if month <= today.month else today.year - 1, month)
+                return month_span(today.year if month <= today.month else today.year - 1, month)
             if tense == "future":  # "will fly out in April", written in November: next April
-                return _month(today.year if month >= today.month else today.year + 1, month)
+                return month_span(today.year if month >= today.month else today.year + 1, month)
         return _nearest_month(today, month)
     return None
 
@@ -262,7 +262,7 @@ def _span(match: re.Match[str], today: date) -> Span | None:
 # verb after its subject ("I moved", "Dana finally moved") or opening the sentence
 # ("Moved to Kyoto in May"), a past auxiliary; a future auxiliary or intention. With
 # cues of both kinds, or none, a month named without a year is the nearest one.
-_FUTURE = re.compile(
+FUTURE = re.compile(
     r"\b(?:will|won't|shall|gonna|going to|plan(?:s|ning)? to|hop(?:e|es|ing) to|want(?:s)? to|about to"
     r"|looking forward|can't wait|upcoming)\b|'ll\b",
     re.IGNORECASE,
@@ -296,7 +296,7 @@ def _tense(text: str, at: int) -> str | None:
         start = reported[-1].end()
     end_match = _SENTENCE_END.search(text, at)
     sentence = text[start : end_match.start() if end_match else len(text)]
-    future = bool(_FUTURE.search(sentence))
+    future = bool(FUTURE.search(sentence))
     past = bool(_PAST.search(sentence))
     if future == past:
         return None
@@ -308,10 +308,10 @@ def _shifted(today: date, count: int, unit: str) -> Span:
         moment = today + timedelta(days=count)
         return Span(moment, moment)
     if unit == "week":
-        return _week(today + timedelta(weeks=count))
+        return week_span(today + timedelta(weeks=count))
     if unit == "month":
-        return _month(today.year, today.month + count)
-    return _year(today.year + count)
+        return month_span(today.year, today.month + count)
+    return year_span(today.year + count)
 
 
 def when_value(text: str, time: str | None) -> str | None:
@@ -366,7 +366,7 @@ def _bound(text: str, end: bool) -> date:
         return date(year, int(match.group(2)), int(match.group(3)))
     if match.group(2):
         month = int(match.group(2))
-        return _month(year, month).end if end else date(year, month, 1)
+        return month_span(year, month).end if end else date(year, month, 1)
     return date(year, 12, 31) if end else date(year, 1, 1)
 
 
@@ -376,7 +376,7 @@ def describe(span: Span) -> str:
     cursor = span.start.replace(day=1)
     while cursor <= span.end and len(words) < 24:
         words += [MONTH_NAMES[cursor.month - 1], str(cursor.year)]
-        cursor = _month(cursor.year, cursor.month + 1).start
+        cursor = month_span(cursor.year, cursor.month + 1).start
     if span.start == span.end:
         words.append(DAY_NAMES[span.start.weekday()])
     return " ".join(dict.fromkeys(words))
@@ -386,238 +386,14 @@ def as_datetime(day: date, end: bool = False) -> datetime:
     return datetime.combine(day, datetime.max.time() if end else datetime.min.time())
 
 
-# The time a question names ("what did I do last May?"), resolved against the
-# moment it is asked (now, or the date of ``--as-of``). Readers use it to keep
-# the evidence from that time and to order it by the day each entry speaks of.
-#
-# Who resolves what:
-# - The relative expressions above ("yesterday", "two weeks ago", "last week",
-#   "last May", "in May") stay with ``resolve``: it gives the whole week or
-#   month they stand for, where dateparser gives one day inside it ("two
-#   weeks ago" -> the day 14 days back), and it reads "last May" whole
-#   (dateparser's ``search_dates`` finds only "May" in it, and finds a month
-#   in "who may come?").
-# - Seasons ("this spring", "last summer") and feasts ("before Christmas")
-#   are read here: dateparser knows neither.
-# - Everything else that names a date, with or without a year ("in 2025",
-#   "on 3 March 2025", "March 3rd", "2025-05-14", "14/05/2025", "on
-#   Tuesday"), goes to dateparser (``DateDataParser.get_date_data`` on the
-#   expression located here, which also tells whether a day, a month or a
-#   year is meant): its date grammar covers far more spellings than ours.
-#   It is imported only when a question holds such an expression, so adding
-#   memories and plain searches never load it.
-SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11), "winter": (12, 2)}
-FEASTS = {
-    "christmas eve": (12, 24),
-    "christmas": (12, 25),
-    "boxing day": (12, 26),
-    "new year's eve": (12, 31),
-    "new years eve": (12, 31),
-    "new year's day": (1, 1),
-    "new year": (1, 1),
-    "new year's": (1, 1),
-    "halloween": (10, 31),
-    "valentine's day": (2, 14),
-    "valentines day": (2, 14),
-}
-FEAST_DAYS = 30  # "before Christmas" is the month before it, "after Christmas" the month after
-_SEASON = re.compile(
-    r"\b(?:(?P<which>last|this|next|past|in|during|over|since)\s+(?:the\s+)?)?"
-    r"(?P<season>spring|summer|autumn|fall|winter)\b(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d)\b)?",
-    re.IGNORECASE,
-)
-_FEAST = re.compile(
-    r"\b(?P<rel>before|after|since|until|till|around|at|on|over|for)?\s*(?:(?P<which>last|this|next)\s+)?"
-    r"(?P<feast>" + "|".join(sorted((re.escape(f) for f in FEASTS), key=len, reverse=True)) + r")"
-    r"(?:\s+(?:(?P<year>(?:19|20)\d\d)|(?P<whichyear>last|this|next)\s+year))?\b",
-    re.IGNORECASE,
-)
-# What dateparser is asked to read: a year, a day and a month in either order
-# (with an optional weekday and year), a numeric date, or a weekday after "on".
-_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
-_MONTH_WORD = "(?:" + "|".join(sorted({*MONTHS, "sep"}, key=len, reverse=True)) + r")\.?"
-_DATED = re.compile(
-    r"\b(?:"
-    rf"(?:(?:on|in|by|since|until|before|after)\s+)?(?:(?:{_WEEKDAY}),?\s+)?(?:the\s+)?{_DAY}(?:\s+of)?\s+{_MONTH_WORD}(?:,?\s+(?:19|20)\d\d)?"
-    rf"|(?:(?:on|in|by|since|until|before|after)\s+)?(?:(?:{_WEEKDAY}),?\s+)?{_MONTH_WORD}\s+{_DAY}(?:,?\s+(?:19|20)\d\d)?"
-    r"|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4}"
-    rf"|{_MONTH_WORD}\s+(?:19|20)\d\d"
-    r"|(?:in|during|since|by|until|of|before|after)\s+(?:19|20)\d\d"
-    rf"|on\s+(?:{_WEEKDAY})"
-    r")\b",
-    re.IGNORECASE,
-)
-_PAST_QUESTION = re.compile(r"\b(?:did|was|were|had|have|has|ago|last|went|got|been)\b|\b[a-z]+ed\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Asked:
-    """The time a question names: the days, and the words that named them."""
-
-    span: Span
-    words: str
-    start: int
-    end: int
-    others: tuple[tuple[int, int], ...] = ()  # where the question names other times (left out of what it asks)
-
-
-def question_time(question: str, today: date) -> Asked | None:
-    """The span of days ``question`` asks about, or None when it names no time.
-
-    The first expression that resolves wins: questions rarely name two times,
-    and when they do ("between May and June") the first is the start."""
-    found: list[Asked] = []
-    for match in _SEASON.finditer(question):
-        if match.group("which") or match.group("year"):  # "fall" alone is a verb as often as a season
-            found.append(Asked(_season(match, today, _past(question)), match.group(0), match.start(), match.end()))
-    for match in _FEAST.finditer(question):
-        found.append(Asked(_feast(match, today, _past(question)), match.group(0).strip(), match.start(), match.end()))
-    if not found:
-        found += _relative(question, today)
-    if not found:
-        found += _dated(question, today)
-    else:  # the other expressions only refine the first ("before Christmas last year"): not what is asked about
-        found += [Asked(a.span, a.words, a.start, a.end) for a in _relative(question, today) if a.start >= found[0].end]
-    if not found:
-        return None
-    first = min(found, key=lambda asked: asked.start)
-    return replace(first, others=tuple((a.start, a.end) for a in found if a is not first))
-
-
-def _past(question: str) -> bool:
-    return bool(_PAST_QUESTION.search(question)) and not _FUTURE.search(question)
-
-
-def _season(match: re.Match[str], today: date, past: bool) -> Span:
-    first, last = SEASONS[match.group("season").lower()]
-    which = (match.group("which") or "").lower()
-
-    def of(year: int) -> Span:  # winter runs into the next year
-        return Span(_month(year, first).start, _month(year + (last < first), last).end)
-
-    if match.group("year"):
-        return of(int(match.group("year")))
-    this = of(today.year if today.month >= first or last >= first else today.year - 1)
-    if this.start > today:  # this year's has not begun: "this spring" in January is the coming one
-        this = of(this.start.year - 1) if which in ("last", "past", "since") or past else this
-        return this if which != "next" else of(this.start.year + 1)
-    if which == "next":
-        return of(this.start.year + 1)
-    if which in ("last", "past") and today <= this.end:  # in the middle of it, "last summer" is the one before
-        return of(this.start.year - 1)
-    return this
-
-
-def _feast(match: re.Match[str], today: date, past: bool) -> Span:
-    month, day_of = FEASTS[" ".join(match.group("feast").lower().split())]
-    which = (match.group("which") or match.group("whichyear") or "").lower()
-    if match.group("year"):
-        year = int(match.group("year"))
-    else:
-        year = today.year
-        if which == "last" or (past and date(year, month, day_of) > today and which != "next"):
-            year -= 1
-        elif which == "next" and date(year, month, day_of) <= today:
-            year += 1
-    day = date(year, month, day_of)
-    rel = (match.group("rel") or "").lower()
-    if rel in ("before", "until", "till"):
-        return Span(day - timedelta(days=FEAST_DAYS), day - timedelta(days=1))
-    if rel in ("after", "since"):
-        return Span(day + timedelta(days=1), day + timedelta(days=FEAST_DAYS))
-    if rel in ("around", "over"):
-        return Span(day - timedelta(days=3), day + timedelta(days=3))
-    return Span(day, day)
-
-
-def _relative(question: str, today: date) -> list[Asked]:
-    """The relative expressions ``resolve`` reads, located in the question."""
-    if _TRIGGERS.isdisjoint(_LOWER_WORDS.findall(question.lower())):
-        return []
-    pattern, alias = _compiled()
-    plain = alias.sub(lambda m: ALIASES[m.group(1).lower()], question)
-    found: list[Asked] = []
-    for match in pattern.finditer(plain):
-        if match.group("mon") and match.group("myear"):
-            continue  # a month with its year is dateparser's ("in May 2025")
-        span = _span(match, today)
-        if span is not None:
-            found.append(Asked(span, match.group(0), match.start(), match.end()))
-    return found
-
-
-def dates_named(text: str, written: date) -> list[Span | None]:
-    """The dates an entry's words name outright ("pushed to 2027-01-10", "on
-    3 March 2025"), read against the day it was written; None for a date
-    named without its year ("on 14 March": a birthday is every year's)."""
-    return [
-        asked.span if re.search(r"\d{4}|\d/\d+/\d", asked.words) else None
-        for asked in _dated(text, written, shift=False)
-    ]
-
-
-def _dated(question: str, today: date, shift: bool = True) -> list[Asked]:
-    """Dates dateparser reads, at the places ``_DATED`` finds them; ``shift``:
-    "before"/"after" a date asks about the time before or after it."""
-    matches = [m for m in _DATED.finditer(question) if not re.fullmatch(r"may\s+\d{1,2}", m.group(0), re.I)]
-    if not matches:
-        return []
-    from dateparser.date import DateDataParser  # imported here only: it takes a while
-
-    past = _past(question)
-    settings = {
-        "RELATIVE_BASE": datetime.combine(today, datetime.min.time()),
-        "PREFER_DATES_FROM": "past" if past else "current_period",
-        "RETURN_TIME_AS_PERIOD": True,
-        "PREFER_DAY_OF_MONTH": "first",
-    }
-    parser = DateDataParser(languages=["en"], settings=settings)
-    found: list[Asked] = []
-    for match in matches:
-        words = re.sub(r"^(?:on|in|by|since|until|before|after|during|of)\s+", "", match.group(0), flags=re.I)
-        data = parser.get_date_data(words)
-        if data.date_obj is None:
-            continue
-        day = data.date_obj.date()
-        period = data.period or "day"
-        if period == "year":
-            span = _year(day.year)
-        elif period == "month":
-            span = _month(day.year, day.month)
-        elif period == "week":
-            span = _week(day)
-        else:
-            span = Span(day, day)
-        lead = match.group(0).split()[0].lower() if shift else ""
-        if lead in ("before", "until", "by"):
-            span = Span(span.start - timedelta(days=365 if period == "year" else 31), span.start - timedelta(days=1))
-        elif lead in ("after", "since"):
-            span = Span(span.end + timedelta(days=1), max(today, span.end + timedelta(days=1)))
-        found.append(Asked(span, match.group(0), match.start(), match.end()))
-    return found
-
-
-WRITTEN_LATE_DAYS = 3  # what happened on a day is often written down a few days after
-
-
-def in_span(spans: list[Span], written: date | None, asked: Span) -> bool:
-    """Whether an entry speaks of the asked days: a day it names (``when=``)
-    falls in them, or it was written in them or in the few days after (a
-    ``when=`` may name another time than the one asked about: "7 people came,
-    and want to come again next month")."""
-    if any(span.start <= asked.end and span.end >= asked.start for span in spans):
-        return True
-    return written is not None and asked.start <= written <= asked.end + timedelta(days=WRITTEN_LATE_DAYS)
-
-
 def human_date(span: Span) -> str:
     """A span as a person writes it: "Tuesday 2 December 2026", "December 2026", "2026"."""
     start, end = span.start, span.end
     if start == end:
         return f"{DAY_NAMES[start.weekday()]} {start.day} {MONTH_NAMES[start.month - 1]} {start.year}"
-    if span == _month(start.year, start.month):
+    if span == month_span(start.year, start.month):
         return f"{MONTH_NAMES[start.month - 1]} {start.year}"
-    if span == _year(start.year):
+    if span == year_span(start.year):
         return str(start.year)
     if (start.year, start.month) == (end.year, end.month):
         return f"{start.day} to {end.day} {MONTH_NAMES[start.month - 1]} {start.year}"
