@@ -16,7 +16,7 @@ from memd.vault.vault import Vault
 
 if TYPE_CHECKING:
     from memd.app.results import Hits, JsonResult
-    from memd.ask.offline import Answer
+    from memd.ask.answer import Answer
     from memd.engine.base import Engine
     from memd.index import IndexStore
     from memd.review.asof import PastVault

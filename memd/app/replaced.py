@@ -17,7 +17,7 @@ from memd.core.errors import MemdError
 from memd.core.signature import SeqSet
 
 if TYPE_CHECKING:
-    from memd.ask.offline import Answer, Replaced
+    from memd.ask.answer import Answer, Replaced
     from memd.vault.vault import Vault
 
 CHAIN = 3  # values named, newest first
@@ -25,7 +25,7 @@ CHAIN = 3  # values named, newest first
 
 def with_replaced(vault: Vault, answer: Answer) -> Answer:
     """``answer`` with the values its supporting entries replaced (text and JSON)."""
-    from memd.ask.offline import Replaced
+    from memd.ask.answer import Replaced
 
     found: list[Replaced] = []
     for evidence in answer.support:

@@ -27,8 +27,9 @@ from dataclasses import replace
 from typing import Any
 
 from memd.ask import tools
+from memd.ask.answer import Answer, Evidence, Report, Step
 from memd.ask.grounded import grounded_answer
-from memd.ask.offline import EVIDENCE_TOKENS, NOTHING, Answer, Evidence, Report, Step, asked_today, quote
+from memd.ask.offline import EVIDENCE_TOKENS, NOTHING, asked_today, quote
 from memd.ask.offline import ask as offline_ask
 from memd.ask.shown import Shown, seen, shown_ranges
 from memd.core import ledger

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memd.ask.offline import EVIDENCE_TOKENS, Answer, Report
+from memd.ask.answer import Answer, Report
+from memd.ask.offline import EVIDENCE_TOKENS
 from memd.vault.vault import Vault
 
 if TYPE_CHECKING:

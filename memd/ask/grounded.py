@@ -11,7 +11,8 @@ import json
 import re
 from typing import Any
 
-from memd.ask.offline import Evidence, asked_today
+from memd.ask.answer import Evidence
+from memd.ask.offline import asked_today
 from memd.engine.breaker import Unavailable
 from memd.engine.client import ModelClient, ModelError
 from memd.engine.fidelity import ANSWER_SUPPORT, Sources, sentences, unsupported
