@@ -17,11 +17,11 @@ from memd.consolidation.verify import verify_vault
 from memd.core.document import Document, Known, parse_document
 from memd.core.errors import FormatError
 from memd.core.signature import SeqSet
-from memd.git import log
+from memd.git import versions
 from memd.vault.vault import Vault
 
 SUBJECTS = ("garden", "running", "cooking", "travel")
-ParsedBlobs = log.ParsedBlobs
+ParsedBlobs = versions.ParsedBlobs
 
 
 def git(vault: Vault, *args: str) -> str:

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from memd.core.entry import ENTRY_START
-from memd.git.log import ParsedBlobs
+from memd.git.versions import ParsedBlobs
 
 if TYPE_CHECKING:
     from memd.core.document import Document, Known

@@ -165,7 +165,8 @@ def stale_saves(vault: Vault, skip: set[int]) -> list[tuple[int, str]]:
     from memd.consolidation.verify import update_log
     from memd.core.errors import MemdError
     from memd.core.layout import classify
-    from memd.git.log import blocked, changed_paths, versions_of
+    from memd.git.log import blocked, changed_paths
+    from memd.git.versions import versions_of
 
     if blocked(vault) is not None:
         return []

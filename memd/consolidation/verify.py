@@ -259,7 +259,8 @@ CHECKPOINT = "verify.json"
 def _walk(vault: Vault, full: bool, known: Known | None = None) -> _Walk:
     from memd.consolidation.commit_words import CommitWords
     from memd.git.command import head, is_ancestor
-    from memd.git.log import consolidation_commits, paths_changed_by, seqs_at, seqs_by_commit
+    from memd.git.log import consolidation_commits, seqs_at, seqs_by_commit
+    from memd.git.versions import paths_changed_by
     from memd.vault import acks
 
     start = None if full else _load(vault)

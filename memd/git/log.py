@@ -7,13 +7,11 @@ lives inside a larger repository never commits anything else.
 
 from __future__ import annotations
 
-import hashlib
 import re
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from memd.core.errors import FormatError, GitError
 from memd.core.layout import VERSIONED, utf8_name
@@ -24,13 +22,10 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     # Only a type here: git sits below the vault, which passes itself in.
-    from memd.core.document import Document, Known
-    from memd.core.entry import Entry
     from memd.vault.vault import Vault
 
 _AUTHOR = re.compile(r"^\s*(?P<name>[^<]+?)\s*<(?P<email>[^>]+)>\s*$")
 _TRAILER = re.compile(r"^(Memd-[A-Za-z-]+):\s*(.*)$", re.MULTILINE)
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -326,138 +321,3 @@ def consolidation_commits(vault: Vault, after: str | None = None) -> set[str]:
     span = [f"{after}..HEAD"] if after else []
     out = run_git(vault, "log", "--grep=^Memd-Consolidation:", "--format=%H", *span, "--", "CURRENT.md", "topics")
     return set(out.stdout.split())
-
-
-def versions_of(vault: Vault, rel: str, limit: int) -> list[Document]:
-    """The last ``limit`` committed versions of the vault file ``rel``, newest first (HEAD's first)."""
-    from memd.core.document import parse_document
-    from memd.git.command import cat_file, decode
-
-    shas = run_git(vault, "log", f"-n{limit}", "--format=%H", "--", rel).stdout.split()
-    found = []
-    for obj in cat_file(vault.root, [f"{sha}:./{rel}" for sha in shas]):
-        if obj is None or obj.kind != "blob":
-            break  # the file did not exist before (or was renamed): no older version to compare with
-        try:
-            found.append(parse_document(decode(obj.data)))
-        except FormatError:
-            break
-    return found
-
-
-def paths_changed_by(vault: Vault, sha: str) -> tuple[str, ...]:
-    """The memory files (CURRENT.md, topics) a single-parent commit changed."""
-    out = run_git(vault, "diff-tree", "--no-commit-id", "--name-only", "-r", sha, "--", "CURRENT.md", "topics")
-    return tuple(out.stdout.split("\n")[:-1]) if out.stdout else ()
-
-
-def documents_at(vault: Vault, revs: tuple[str, ...], paths: tuple[str, ...]) -> list[list[Document]]:
-    """For each of ``revs``: the documents at ``paths`` there, read from git
-    objects in one stream (a path a commit lacks, or memd cannot parse, is skipped:
-    it names no seq memd could have changed)."""
-    return parsed_at(vault, revs, paths, ParsedBlobs(_same, budget=0))
-
-
-def parsed_at(vault: Vault, revs: tuple[str, ...], paths: tuple[str, ...], cache: ParsedBlobs[T]) -> list[list[T]]:
-    """``documents_at``, each document as ``cache`` derives it: a blob the
-    cache holds (the same file at an earlier commit of a walk) is not parsed again."""
-    from memd.git.command import cat_file
-
-    names = [f"{rev}:{path}" for rev in revs for path in paths]
-    objects = cat_file(vault.root, names) if names else []
-    found: list[list[T]] = [[] for _ in revs]
-    for n, obj in enumerate(objects):
-        if obj is None or obj.kind != "blob":
-            continue
-        value = cache.get(obj.data)
-        if value is not None:
-            found[n // len(paths)].append(value)
-    return found
-
-
-class _Aging(dict[tuple[str, tuple[str, ...]], tuple["Entry | None", "str | None"]]):
-    """Known items, and the generation before them: an item found there moves up."""
-
-    def __init__(self, older: Known) -> None:
-        super().__init__()
-        if isinstance(older, _Aging):
-            older.older = {}  # one generation back only: more would keep every item a walk ever read
-        self.older: Known = older
-
-    def get(self, key: tuple[str, tuple[str, ...]], default: Any = None) -> Any:
-        found = super().get(key)
-        if found is None:
-            found = self.older.pop(key, None)
-            if found is not None:
-                self[key] = found
-        return default if found is None else found
-
-
-def _same(document: Document) -> Document:
-    return document
-
-
-class ParsedBlobs(Generic[T]):
-    """What ``derive`` makes of the document in each git blob, keyed by the
-    blob's id (git's hash of its bytes): a file that stays the same across
-    the commits of a walk is parsed once. The least recently used go first
-    once their estimated sizes (``size``, by default the blob's length) pass
-    ``budget`` bytes; the items parsed (shared by the versions of a file) are
-    let go together once they would take about as much again."""
-
-    ITEM_BYTES = 1536  # an item's lines, entry and signature in memory (1.4 KB measured for 90-byte lines)
-    # The items may take this many times the budget: the entries of a vault's buffer and
-    # topics at once (80,000 items for a 40,000-turn import). Cleared sooner, they are parsed
-    # again at every version of the buffer, which repeats all but the entries a round filed.
-    KNOWN_SHARE = 4
-
-    def __init__(
-        self,
-        derive: Callable[[Document], T],
-        budget: int = 32 << 20,
-        size: Callable[[T], int] | None = None,
-        known: Known | None = None,
-    ) -> None:
-        self.derive = derive
-        self.budget = budget
-        self.size = size
-        self.held = 0  # estimated bytes of the values held
-        self.parsed = 0  # blobs parsed (a hit parses nothing)
-        self._values: OrderedDict[bytes, tuple[T | None, int]] = OrderedDict()
-        # Items parsed in any blob: a new version of a file repeats most of the last one's.
-        self._known: Known = {} if known is None else known  # (``known``: items parsed before, shared)
-
-    def items(self) -> Known:
-        """The items parsed so far (``parse_document``'s ``known``), for this cache's parses and
-        a parse of the same entries elsewhere: past their share of the budget, a new generation
-        begins, the last one kept behind it (the items read again move up, the rest go with it)."""
-        if 2 * len(self._known) * self.ITEM_BYTES > self.KNOWN_SHARE * self.budget:
-            self._known = _Aging(self._known)
-        return self._known
-
-    def get(self, data: bytes) -> T | None:
-        """The value for a blob's bytes; None when memd cannot parse it."""
-        from memd.core.document import parse_document
-        from memd.git.command import decode
-
-        digest = hashlib.sha1(b"blob %d\0" % len(data))
-        digest.update(data)
-        key = digest.digest()
-        held = self._values.get(key)
-        if held is not None:
-            self._values.move_to_end(key)
-            return held[0]
-        self.parsed += 1
-        value: T | None
-        try:
-            value = self.derive(parse_document(decode(data), self.items()))
-        except FormatError:
-            value = None
-        size = len(data) if self.size is None or value is None else self.size(value)
-        if size <= self.budget:
-            self._values[key] = (value, size)
-            self.held += size
-            while self.held > self.budget:
-                _, (_, dropped) = self._values.popitem(last=False)
-                self.held -= dropped
-        return value
