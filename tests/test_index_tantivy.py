@@ -99,6 +99,16 @@ def test_analysis_matches_whoosh_for_any_text(text: str) -> None:
     assert tantivy_backend.analyse(text) == [token.text for token in _analyzer()(text)]
 
 
+def test_the_stopwords_are_whooshs_own() -> None:
+    from whoosh.analysis import STOP_WORDS
+
+    from memd.index.analysis import STOP_WORDS as ours
+
+    assert ours == STOP_WORDS
+    text = "the cats and the hat"
+    assert tantivy_backend.analyse(text) == ["cat", "hat"]
+
+
 def test_context_field_matches_whoosh(tmp_path: Path) -> None:
     from memd.index.whoosh_backend import WhooshBackend
 

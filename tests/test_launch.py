@@ -155,6 +155,19 @@ def test_a_search_the_daemon_answers_prints_what_the_click_command_prints() -> N
         assert not modules & {"memd.core.signature", "dataclasses"}
 
 
+def test_a_search_no_daemon_answers_is_made_here_as_the_click_command_makes_it(memd: Memd) -> None:
+    memd("add", "Takes coffee with oat milk")
+    memd("add", "Flight to Kyoto on 3 April")
+    root = str(memd.vault.root)
+    asked = (["kyoto"], ["kyoto", "--json"], ["zebra"], ["kyoto", "--since", "someday"], ["coffee", "--limit", "1"])
+    for args in asked:
+        clicked = memd("search", *args, ok=False)
+        done = memd_process("--vault", root, "search", *args)
+        assert (done.returncode, done.stdout, done.stderr) == (clicked.exit_code, clicked.stdout, clicked.stderr), args
+    failed = memd_process("--vault", root, "--json", "search", "kyoto", "--since", "someday")
+    assert failed.returncode == 1 and json.loads(failed.stderr)["kind"] == "FormatError"
+
+
 def test_a_plain_add_loads_only_what_appending_needs(vault: Vault) -> None:
     imported = memd_process("-c", _MODULES_AFTER, "--vault", str(vault.root), "add", "Takes coffee with oat milk")
     # Hooks run one add per message: appending one line loads no file parser (the document

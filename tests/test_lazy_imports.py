@@ -79,3 +79,15 @@ def test_add_and_search_never_load_the_language_pipeline(memd: Memd) -> None:
         assert "spacy" not in {name.split(".")[0] for name in modules_of(memd.vault, *command)}, command
     # Consolidation is where it is read.
     assert "spacy" in {name.split(".")[0] for name in modules_of(memd.vault, "consolidate")}
+
+
+def test_a_search_no_daemon_answers_imports_no_click_and_no_write_path(memd: Memd) -> None:
+    memd("add", "Prefers a flat white coffee in the morning")
+    memd("search", "coffee")  # the index is built
+    lines = run_script(memd.vault, "search", "coffee")
+    assert any("flat white coffee" in line for line in lines)  # searched here, in this process
+    modules = set(lines[-2].split())
+    for unwanted in ("click", "memd.cli.root", "memd.vault.buffer"):
+        assert unwanted not in modules, unwanted
+    # Asked for something the plain reader does not know, the click command answers as before.
+    assert "click" in modules_of(memd.vault, "search", "coffee", "--as-of", "HEAD")

@@ -7,11 +7,22 @@ same question through either door gives the same facts.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memd.vault.buffer import Added, AddResult
+if TYPE_CHECKING:
+    from memd.vault.buffer import Added, AddResult
 
 __all__ = ["AddResult", "Added", "BufferFacts", "Hits", "JsonResult", "Status"]
+
+
+def __getattr__(name: str) -> Any:
+    # An add's results are the buffer's own; a search, which returns ``Hits``, does not
+    # import the write path (the buffer, the secret rules, the time expressions).
+    if name in ("Added", "AddResult"):
+        from memd.vault import buffer
+
+        return getattr(buffer, name)
+    raise AttributeError(name)
 
 
 @dataclass(frozen=True)

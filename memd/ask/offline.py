@@ -32,8 +32,8 @@ from typing import Any
 from memd.ask.answer import Answer, Evidence
 from memd.ask.dates import quote
 from memd.core.asked import Asked, in_span, question_time
-from memd.core.timeexpr import Span, as_datetime
-from memd.core.timeutil import now, time_or_none
+from memd.core.timeexpr import Span
+from memd.core.timeutil import as_datetime, now, time_or_none
 from memd.core.tokens import count_tokens
 from memd.index import IndexStore
 from memd.index.records import Record, when_spans

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from memd.core.atomic import read_text
-from memd.core.document import parse_document
 from memd.core.errors import FormatError, NotFound
 from memd.core.tokens import count_tokens
 from memd.index import Filters, IndexStore
@@ -210,6 +209,8 @@ def list_docs(vault: Vault, offset: int = 0, limit: int = 50) -> dict[str, Any]:
 
 
 def _doc_info(vault: Vault, path: Path) -> dict[str, Any]:
+    from memd.core.document import parse_document  # the listing's: a search imports no parser
+
     rel = vault.rel(path)
     try:
         document = parse_document(read_text(path, rel))

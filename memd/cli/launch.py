@@ -6,17 +6,18 @@ plain ``memd add`` appends here; a plain ``memd search`` is sent here to the
 daemon when one serves the vault (memd/daemon/serve.py). The lines printed
 are the click commands' own (output.py). This reader knows only those
 commands' options (and the global ``--vault`` and ``--json``, before or after
-the command); anything else (another command, help, an unknown option, a value
-that starts with "-", a ``--meta`` a signature cannot hold, a terminal on
-standard input, a search no daemon answers) goes to the click group in
-root.py, which gives the usual result and messages.
+the command); a search no daemon answers is made here too, unless a person
+watches stderr (the click command shows a first indexing's progress bars).
+Anything else (another command, help, an unknown option, a value that starts
+with "-", a ``--meta`` a signature cannot hold, a terminal on standard input)
+goes to the click group in root.py, which gives the usual result and messages.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memd.cli.output import Line, added_lines, error_json, hit_lines
 
@@ -35,6 +36,9 @@ _COMMANDS = {
     "add": (frozenset({"--time", "--source", "--src", "--meta"}), frozenset({"--one"}), True),
     "search": (frozenset({"--limit", "--since", "--until", "--source"}), frozenset(), False),
 }
+# CPU seconds a search with no daemon spends indexing: words first, then vectors still missing;
+# the search answers from words and the vectors there are, and says how to finish.
+SEARCH_EMBED_SECONDS = 3.0
 
 
 class Command(NamedTuple):
@@ -154,8 +158,9 @@ def run_add(command: Command) -> int | None:
 
 
 def run_search(command: Command) -> int | None:
-    """The search as a running daemon answers it; None when none does (the click
-    command then searches in this process, and reports any problem itself)."""
+    """The search as a running daemon (or warm server) answers it, else made in
+    this process; None to leave it to the click command: a person watching stderr
+    sees its progress bars, and a vault that cannot be found is reported there."""
     from memd.core.errors import MemdError
     from memd.core.layout import vault_root
     from memd.daemon import serve
@@ -166,13 +171,45 @@ def run_search(command: Command) -> int | None:
     args = {"query": command.argument, "limit": int(limit)}
     args.update({key: command.values.get(f"--{key}") for key in ("since", "until", "source")})
     try:
-        served = serve.request(vault_root(command.vault), "search", args)
+        root = vault_root(command.vault)
+        served = serve.request(root, "search", args)
     except MemdError:
         return None
     if served is None:
-        return None
+        return None if sys.stderr.isatty() else _search_here(command, args)
     note, finish, respelled = served.get("note"), served.get("finish_seconds"), served.get("respelled") or []
     return _print(hit_lines(served["results"], note, finish, True, command.json_out, respelled))
+
+
+def _search_here(command: Command, args: dict[str, Any]) -> int:
+    """The search no daemon answered, as the click command makes it (cli/read.py)
+    with no bars to show: the index brought up to date, then a warm server started
+    for the next search (daemon/warm.py)."""
+    from memd.app import Memory
+    from memd.core.errors import MemdError
+    from memd.daemon import warm
+    from memd.daemon.status import running_pid
+
+    try:
+        memory = Memory.open(command.vault, warn=lambda note: print(f"note: {note}", file=sys.stderr))
+        # The daemon builds missing vectors in the background; without one, a search embeds a slice.
+        daemon = running_pid(memory.vault) is not None
+        found = memory.search(**args, embed_seconds=0.0 if daemon else SEARCH_EMBED_SECONDS)
+    except MemdError as err:
+        return _failed(err, command.json_out)
+    lines = hit_lines(
+        list(found.results),
+        found.note,
+        found.finish_seconds,
+        daemon,
+        command.json_out,
+        list(found.respelled),
+        found.building,
+    )
+    code = _print(lines)
+    if not daemon:
+        warm.start(memory.vault.root)
+    return code
 
 
 def _failed(err: MemdError, json_out: bool) -> int:

@@ -8,14 +8,12 @@ from typing import Any
 import click
 
 from memd.cli import emit_json, get_memory, json_option, progress_bar, vault_root
+from memd.cli.launch import SEARCH_EMBED_SECONDS
 from memd.cli.review import as_of_option
 
 BAR_MIN_FILES = 200  # reading fewer files into the index is over before a bar would help
 # Embedding is what takes long (about 10 ms of CPU per text): a bar from this many records on.
 BAR_MIN_RECORDS = 200
-# CPU seconds a search with no daemon spends indexing: words first, then vectors still missing;
-# the search answers from words and the vectors there are, and says how to finish.
-SEARCH_EMBED_SECONDS = 3.0
 _RANGE = re.compile(r"^(?P<doc>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from functools import cache
 
 from memd.core.errors import FormatError
@@ -380,10 +380,6 @@ def describe(span: Span) -> str:
     if span.start == span.end:
         words.append(DAY_NAMES[span.start.weekday()])
     return " ".join(dict.fromkeys(words))
-
-
-def as_datetime(day: date, end: bool = False) -> datetime:
-    return datetime.combine(day, datetime.max.time() if end else datetime.min.time())
 
 
 def human_date(span: Span) -> str:

@@ -103,3 +103,8 @@ def time_bound(value: str | None, *, end_of_day: bool = False) -> datetime | Non
     if end_of_day and "T" not in value and " " not in value.strip():
         moment += timedelta(days=1, microseconds=-1)
     return moment
+
+
+def as_datetime(day: date, end: bool = False) -> datetime:
+    """A day's first moment (its last with ``end``), without a zone."""
+    return datetime.combine(day, datetime.max.time() if end else datetime.min.time())

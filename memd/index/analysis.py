@@ -14,11 +14,12 @@ ANALYSIS = "whoosh-stemming"
 _TOKEN = re.compile(r"\w+(?:\.\w+)*")  # whoosh_backend._analyzer's expression
 
 
-@lru_cache(maxsize=1)
-def _stopwords() -> frozenset[str]:
-    from whoosh.analysis import STOP_WORDS
-
-    return frozenset(STOP_WORDS)
+# Whoosh's ``STOP_WORDS``, word for word (tests/test_index.py compares them): importing
+# ``whoosh.analysis`` for them loads every analyzer it has, a third of a search's imports.
+STOP_WORDS = frozenset(
+    "a an and are as at be by can for from have if in is it may not of on or tbd that the this to us we when "
+    "will with yet you your".split()
+)
 
 
 @lru_cache(maxsize=100_000)
@@ -31,7 +32,7 @@ def _stem(word: str) -> str:
 def analyse(text: str) -> list[str]:
     """Whoosh's ``StemmingAnalyzer`` (tokenise, lowercase, drop stopwords and
     one-letter words, Porter-stem), without its per-token objects."""
-    stops = _stopwords()
+    stops = STOP_WORDS
     out: list[str] = []
     for token in _TOKEN.findall(text):
         word = token.lower()

@@ -11,7 +11,6 @@ from dataclasses import asdict
 from dataclasses import fields as dataclass_fields
 from datetime import datetime
 
-from memd.core.timeexpr import describe
 from memd.core.timeutil import time_or_none
 from memd.index.bytecache import ByteLRU, budget_bytes, keyed_record_bytes
 from memd.index.records import Record, when_spans
@@ -41,12 +40,12 @@ def naive_time(time: str | None) -> datetime | None:
 
 def context_text(record: Record) -> str:
     """The context field: date words, source, signature keys, named days."""
-    parts = [
-        date_words(record.time),
-        record.source or "",
-        *(f"{k} {v}" for k, v in record.extra),
-        *(describe(span) for span in when_spans(record)),
-    ]
+    parts = [date_words(record.time), record.source or "", *(f"{k} {v}" for k, v in record.extra)]
+    spans = when_spans(record)
+    if spans:  # a search reads no record's context: it imports no time expressions
+        from memd.core.timeexpr import describe
+
+        parts.extend(describe(span) for span in spans)
     return " ".join(filter(None, parts))
 
 

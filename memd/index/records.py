@@ -9,17 +9,18 @@ the same file) so retrieval can widen a hit to the turn around it.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memd.core.document import Document, Heading, LocatedEntry, parse_document
-from memd.core.entry import Entry
 from memd.core.layout import doc_id as doc_id_for
-from memd.core.signature import SeqSet
 from memd.index.citations import covered_lines
+
+if TYPE_CHECKING:
+    # Parsing is the index build's, imported there: a search reads records, never a file.
+    from memd.core.document import Document, LocatedEntry
+    from memd.core.signature import SeqSet
 
 # A heading partition with more lines than this is cut into chunks, so one
 # huge untitled source file cannot become one giant record.
@@ -81,6 +82,8 @@ def when_spans(record: Record) -> list[Any]:
 
 
 def content_hash(data: bytes) -> str:
+    import hashlib  # only a build hashes what it reads
+
     return hashlib.sha1(data).hexdigest()
 
 
@@ -114,6 +117,8 @@ def records_for(rel: str, text: str, held: frozenset[str] = frozenset()) -> list
     name in their ``src``. Those turns and paragraphs are found through the
     entries made from them, so the copy gives records only for the rest:
     each text is indexed once (``memd.index.citations``)."""
+    from memd.core.document import parse_document
+
     document = parse_document(text)
     doc = doc_id_for(rel)
     located = list(document.entries())
@@ -171,6 +176,9 @@ def _expand(seqs: SeqSet) -> tuple[int, ...]:
 def _partitions(
     rel: str, doc: str, document: Document, entries: list[Record], covered: AbstractSet[int] = frozenset()
 ) -> list[Record]:
+    from memd.core.document import Heading
+    from memd.core.entry import Entry
+
     by_line = {record.line: record for record in entries}
     parts: list[tuple[int, tuple[str, ...], list[tuple[int, str]]]] = []
     path: list[tuple[int, str]] = []

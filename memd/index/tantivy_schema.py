@@ -26,7 +26,7 @@ from typing import Any
 import tantivy
 
 from memd.core.atomic import atomic_write
-from memd.core.timeexpr import as_datetime
+from memd.core.timeutil import as_datetime
 from memd.index.analysis import analyse
 from memd.index.bm25 import best_pad, effective_b
 from memd.index.fields import BM25_B, FIELD_BOOSTS, context_text, naive_time, record_data

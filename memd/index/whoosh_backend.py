@@ -20,7 +20,7 @@ from whoosh.analysis import StemmingAnalyzer
 from whoosh.fields import DATETIME, ID, KEYWORD, STORED, TEXT, Schema
 from whoosh.reading import TermNotFound
 
-from memd.core.timeexpr import as_datetime
+from memd.core.timeutil import as_datetime
 from memd.index.analysis import ANALYSIS
 from memd.index.base import Filters, Hit
 from memd.index.fields import BM25_B, BM25_K1, FIELD_BOOSTS, context_text, naive_time, record_data, record_from_data
