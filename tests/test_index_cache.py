@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from memd.index import Filters, IndexStore, fields
-from memd.index.bytecache import ByteLRU, budget_bytes, keyed_record_bytes, record_bytes
-from memd.index.records import Record
+from memd.index.bytecache import ByteLRU, budget_bytes, keyed_record_bytes, record_bytes, stored_record_bytes
+from memd.index.fields import record_data
+from memd.index.records import Record, records_for
 from memd.index.retrieve import query_terms
 from memd.vault.vault import Vault
 
@@ -117,3 +118,19 @@ def test_the_analysed_words_of_texts_stay_within_their_budget(monkeypatch: pytes
         assert retrieve._terms(Words(), text) == tuple(dict.fromkeys(analyse(text)))  # type: ignore[arg-type]
         assert retrieve._TERMS.held <= 20_000
     assert 0 < len(retrieve._TERMS) < 400
+
+
+def test_a_record_weighed_by_its_stored_form_weighs_about_what_its_fields_do() -> None:
+    chat = "\n".join(
+        f"- <seq={n},time=2026-11-{n % 28 + 1:02d}T09:00,source=import:chat,src=chat.md#L{n}> Mel: "
+        + "We went camping by the lake, the kids loved the stars. " * (1 + n % 5)
+        for n in range(1, 90)
+    )
+    found = records_for("topics/melanie.md", f"# Melanie\n## Camping\n{chat}\n## Pottery\n- Made a bowl.\n")
+    found.append(record(1, words=2000))
+    found.append(Record("x", "entry", "d", "notes/d.md", ("Tokyo",), 1, 1, "東京の天気は晴れ。" * 40, "1"))
+    found.append(Record("y", "entry", "d", "d.md", (), 1, 1, "x", "1", extra=(("when", "2026-05-01"),) * 4))
+    assert any(r.kind == "partition" and len(r.seqs) >= 30 for r in found)
+    for each in found:
+        ratio = stored_record_bytes(record_data(each), each) / record_bytes(each)
+        assert 0.8 <= ratio <= 1.5, (each.rid, ratio)  # over rather than under: the budget holds

@@ -6,22 +6,28 @@ same question through either door gives the same facts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from memd.app.status import BufferFacts, Status
     from memd.vault.buffer import Added, AddResult
 
 __all__ = ["AddResult", "Added", "BufferFacts", "Hits", "JsonResult", "Status"]
 
 
 def __getattr__(name: str) -> Any:
-    # An add's results are the buffer's own; a search, which returns ``Hits``, does not
-    # import the write path (the buffer, the secret rules, the time expressions).
+    # An add's results are the buffer's own, the status its report's: a search, which
+    # returns ``Hits``, imports neither the write path (the buffer, the secret rules, the
+    # time expressions) nor the status's types.
     if name in ("Added", "AddResult"):
         from memd.vault import buffer
 
         return getattr(buffer, name)
+    if name in ("BufferFacts", "Status"):
+        from memd.app import status
+
+        return getattr(status, name)
     raise AttributeError(name)
 
 
@@ -65,55 +71,3 @@ class Hits:
         if self.respelled:
             data["respelled"] = [list(pair) for pair in self.respelled]
         return data
-
-
-@dataclass(frozen=True)
-class BufferFacts:
-    entries: int
-    unsigned: int
-    tokens: int
-    token_threshold: int
-    since: str | None
-    age_seconds: int | None
-    age_threshold_seconds: float
-    due: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "entries": self.entries,
-            "unsigned": self.unsigned,
-            "tokens": self.tokens,
-            "token_threshold": self.token_threshold,
-            "since": self.since,
-            "age_seconds": self.age_seconds,
-            "age_threshold_seconds": self.age_threshold_seconds,
-            "due": self.due,
-        }
-
-
-@dataclass(frozen=True)
-class Status:
-    """What ``memd status`` and MCP ``memory_status`` report."""
-
-    vault: str
-    engine: dict[str, Any]
-    buffer: BufferFacts
-    topics: int
-    next_seq: int
-    consolidations: int
-    last_consolidation: str | None
-    state_problem: str | None
-    extra: dict[str, Any] = field(default_factory=dict)  # facts later layers add (retrieval, git health)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "vault": self.vault,
-            "engine": self.engine,
-            "buffer": self.buffer.to_json(),
-            "topics": self.topics,
-            "next_seq": self.next_seq,
-            "consolidations": self.consolidations,
-            "last_consolidation": self.last_consolidation,
-            "state_problem": self.state_problem,
-            **self.extra,
-        }

@@ -1,4 +1,4 @@
-"""What ``memd status`` reports: the buffer against its thresholds, topics,
+"""What ``memd status`` reports (``Status``): the buffer against its thresholds, topics,
 seqs and consolidations, the index, the model endpoint, sync, and anything
 that needs a person (a commit owed, ignores missing, a damaged ack log).
 Read-only: a held lock or an unreadable file makes a field empty, never the
@@ -6,11 +6,63 @@ whole report fail."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from memd.app.results import BufferFacts, Status
 from memd.vault.vault import Vault
+
+
+@dataclass(frozen=True)
+class BufferFacts:
+    entries: int
+    unsigned: int
+    tokens: int
+    token_threshold: int
+    since: str | None
+    age_seconds: int | None
+    age_threshold_seconds: float
+    due: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entries": self.entries,
+            "unsigned": self.unsigned,
+            "tokens": self.tokens,
+            "token_threshold": self.token_threshold,
+            "since": self.since,
+            "age_seconds": self.age_seconds,
+            "age_threshold_seconds": self.age_threshold_seconds,
+            "due": self.due,
+        }
+
+
+@dataclass(frozen=True)
+class Status:
+    """What ``memd status`` and MCP ``memory_status`` report."""
+
+    vault: str
+    engine: dict[str, Any]
+    buffer: BufferFacts
+    topics: int
+    next_seq: int
+    consolidations: int
+    last_consolidation: str | None
+    state_problem: str | None
+    extra: dict[str, Any] = field(default_factory=dict)  # facts later layers add (retrieval, git health)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "vault": self.vault,
+            "engine": self.engine,
+            "buffer": self.buffer.to_json(),
+            "topics": self.topics,
+            "next_seq": self.next_seq,
+            "consolidations": self.consolidations,
+            "last_consolidation": self.last_consolidation,
+            "state_problem": self.state_problem,
+            **self.extra,
+        }
 
 
 def vault_status(vault: Vault) -> Status:

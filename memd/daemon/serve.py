@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import threading
 from collections.abc import Callable
 from contextlib import suppress
@@ -33,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 from memd.core.errors import MemdError
 
 if TYPE_CHECKING:
+    import socket
+
     from memd.app import Memory
     from memd.vault.vault import Vault
 
@@ -63,6 +64,8 @@ def socket_path(root: Path) -> Path:
 
 
 def usable(path: Path) -> bool:
+    import socket  # here: a search with no daemon to ask never loads it
+
     return hasattr(socket, "AF_UNIX") and len(os.fsencode(str(path))) <= MAX_PATH
 
 
@@ -90,6 +93,8 @@ class Server:
             return False
         with suppress(OSError):  # (a folder in its way stays, and the bind below says so)
             self.path.unlink()  # left by a daemon that was killed; the daemon lock says none runs
+        import socket
+
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             old = os.umask(0o177)  # the socket is born 0600: no moment where others may connect
@@ -193,8 +198,10 @@ def request(root: Path, verb: str, args: dict[str, Any], timeout: float = TIMEOU
     will meet and report itself)."""
     path = socket_path(root)
     given = asked_here()
-    if not usable(path) or not path.exists() or given is None:
+    if not path.exists() or not usable(path) or given is None:
         return None
+    import socket
+
     args = {**args, **given}
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:

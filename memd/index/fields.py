@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import calendar
 import json
+import sys
 from dataclasses import asdict
 from dataclasses import fields as dataclass_fields
 from datetime import datetime
 
 from memd.core.timeutil import time_or_none
-from memd.index.bytecache import ByteLRU, budget_bytes, keyed_record_bytes
+from memd.index.bytecache import ByteLRU, budget_bytes, keyed_record_bytes, stored_record_bytes
 from memd.index.records import Record, when_spans
 
 # How much a term found in the heading path / the date-and-source context
@@ -66,7 +67,7 @@ def record_from_data(data: str) -> Record:
     record = _DECODED.get(data)
     if record is None:
         record = decode_record(data)
-        _DECODED.put(data, record)
+        _DECODED.put(data, record, stored_record_bytes(data, record) + sys.getsizeof(data))  # the form is its key
     return record
 
 

@@ -37,7 +37,7 @@ from memd.core.errors import VaultError
 from memd.index.analysis import ANALYSIS, analyse
 from memd.index.base import Filters, Hit
 from memd.index.bm25 import whoosh_idf
-from memd.index.bytecache import ByteLRU, budget_bytes, keyed_record_bytes
+from memd.index.bytecache import ByteLRU, budget_bytes, keyed_record_bytes, stored_record_bytes
 from memd.index.fields import BM25_K1, context_text, decode_record
 from memd.index.records import Record
 from memd.index.tantivy_query import entries_holding, search_query
@@ -256,8 +256,9 @@ class TantivyBackend:
         key = (address.segment_ord, address.doc)
         record = self._records.get(key)
         if record is None:
-            record = decode_record(searcher.doc(address).get_first("data").decode("utf-8"))
-            self._records.put(key, record)
+            data = searcher.doc(address).get_first("data").decode("utf-8")
+            record = decode_record(data)
+            self._records.put(key, record, stored_record_bytes(data, record) + 64)  # and its key, a small tuple
         return record
 
     @_damage_is_one_line
