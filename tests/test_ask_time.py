@@ -199,7 +199,7 @@ def test_memory_ask_over_mcp_keeps_to_the_time_asked(vault: Vault) -> None:
 
 
 def test_answers_are_compared_normalised() -> None:
-    from memd.app.evaluate import answer_marks, normalise
+    from memd.app.answer_marks import answer_marks, normalise
 
     assert normalise("Sunday, May 7th, 2023") == normalise("7 May 2023") == normalise("(2023-05-07)") == "2023-05-07"
     assert normalise("The week before 9 June 2023") == "week before 2023-06-09"
