@@ -327,6 +327,25 @@ def test_notes_sharing_a_noun_with_one_waiting_in_the_months_notes_open_its_topi
     memd("verify")
 
 
+@needs_language
+def test_unreadable_notes_go_by_the_words_they_share_and_a_word_all_of_them_say_names_nothing(
+    memd: Memd, vault: Vault
+) -> None:
+    first = ["Vorlak tenbuka grimso", "Tenbuka vorlak pelmi", "Grimso tenbuka vorlak"]
+    first += ["Zibbo kraunel fostu", "Kraunel zibbo maltri", "Fostu kraunel zibbo"]
+    memd("add", input="".join(f"{note}, number {n}\n" for n, note in enumerate(first, 11)))
+    memd("consolidate")
+    memd("add", input="Tenbuka grimso pelmi, number 31\nVorlak pelmi tenbuka, number 33\n")
+    memd("consolidate")
+    found = topics(vault)
+    assert not any("number" in stem or title.lower().startswith("number") for stem, (title, _) in found.items())
+    (home,) = (text for text in (text for _, text in found.values()) if "Vorlak tenbuka grimso" in text)
+    # The later notes join the topic of the notes whose words they share.
+    assert "Tenbuka grimso pelmi, number 31" in home and "Vorlak pelmi tenbuka, number 33" in home
+    assert "kraunel" not in home.lower()
+    memd("verify")
+
+
 def test_two_notes_of_one_run_that_each_repeat_part_of_an_earlier_one_fold_into_it(memd: Memd, vault: Vault) -> None:
     memd("add", "Remember tenbuka kelo muost prani")
     memd("consolidate")

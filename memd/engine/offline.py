@@ -117,7 +117,7 @@ class OfflineEngine:
             found += themes.group(rest, vectors, self._title, above_mean=themes.STANDS_OUT)
         found = [Block(b.title, tuple(original[id(i)] for i in b.items)) for b in found]
         found += people.by_speaker(clustering.group(said)) if said else []
-        found += unread.by_shared_noun(apart)
+        found += unread.group(apart) if apart else []
         order = {id(item): n for n, item in enumerate(kept)}
         return Rewrite(tuple(sorted(found, key=lambda b: order[id(b.items[0])])), tuple(superseded))
 

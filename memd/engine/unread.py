@@ -1,11 +1,14 @@
-"""Notes the model cannot read (made-up words, another language): filed by the
-nouns they share, as the language pipeline tags them.
+"""Notes the model cannot read (made-up words, another language): grouped by the
+words they share, a subject only where they share a noun, as the language
+pipeline tags it.
 
-The embedding model cannot tell what such a note means, so its words decide;
-but only a noun or a name makes a subject. "Remember tenbuka 0" and "Remember
-muost 1" share the verb alone and are no subject together, however many notes
-say "Remember"; "Remember tenbuka 7" joins the first in a topic titled
-"Tenbuka". A note that shares no noun waits in the month's notes
+The embedding model cannot tell what such a note means, so its words decide
+(``clustering.py``, each word weighed by its rarity); but only a noun or a name
+makes a subject. "Remember tenbuka 0" and "Remember muost 1" share the verb
+alone and are no subject together, however many notes say "Remember";
+"Remember tenbuka 7" joins the first in a topic titled "Tenbuka". A word every
+note of a batch says ("number" in "..., number 9509") tells none of them apart
+and names nothing. A note that shares no noun waits in the month's notes
 (``subjects.py``) until one does.
 """
 
@@ -14,12 +17,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from memd.engine import language, subjects
+from memd.engine import clustering, language, subjects
 from memd.engine.base import Block, Item, Route, TopicInfo
 from memd.engine.text import terms
 
 
-def shared_noun(items: list[Item]) -> str | None:
+def shared_noun(items: list[Item], ignore: frozenset[str] = frozenset()) -> str | None:
     """The word the ``items`` all say that the pipeline reads as a noun or a name, as
     the first writes it: "tenbuka" for "Remember tenbuka 0" and "Remember tenbuka 7";
     None for "Remember tenbuka 0" and "Remember muost 1"; "東京" for
@@ -27,7 +30,7 @@ def shared_noun(items: list[Item]) -> str | None:
     word they share, as before any noun was read."""
     if not items:
         return None
-    common = set.intersection(*(set(terms(item.text)) for item in items))
+    common = set.intersection(*(set(terms(item.text)) for item in items)) - ignore
     said = terms(items[0].text)
     if not language.available():
         return next((term for term in said if term in common), None)
@@ -48,25 +51,47 @@ def shared_noun(items: list[Item]) -> str | None:
     return first[start:end]
 
 
-def by_shared_noun(items: list[Item]) -> list[Block]:
-    """The ``items`` as blocks: those that say one noun (the one most of them say)
-    together, titled by it, and each other note on its own."""
+def group(items: list[Item]) -> list[Block]:
+    """The ``items`` as blocks, grouped by the words they share (``clustering.py``, each
+    word weighed by its rarity, so "Remember" said by every note joins none of them):
+    a block of notes that share a noun is titled by it ("Drika"); other blocks keep
+    the title their words give them, and a note alone is titled later, where it goes."""
+    ignore = everywhere(items)
+    out: list[Block] = []
+    for block in clustering.group(items):
+        found = _most_said_noun(list(block.items), ignore)
+        members = found[1] if found else ()
+        if found:
+            out.append(Block(found[0][:1].upper() + found[0][1:], members))
+        # Alike only in a verb or in filler ("Remember"): each such note is on its own.
+        out.extend(Block(item.text[:60], (item,)) for item in block.items if item not in members)
+    return out
+
+
+def _most_said_noun(items: list[Item], ignore: frozenset[str]) -> tuple[str, tuple[Item, ...]] | None:
+    """The noun most of ``items`` say (at least ``subjects.LEAST`` of them), as they write
+    it, and the items that say it; None when no noun is said by that many."""
+    if len(items) < subjects.LEAST:
+        return None
     readings = language.read([item.text for item in items])
     said = [
-        [term for term in dict.fromkeys(terms(item.text)) if any(term in noun for noun in reading.nouns)]
-        for item, reading in zip(items, readings, strict=True)
+        [term for term in dict.fromkeys(terms(item.text)) if term not in ignore and any(term in n for n in r.nouns)]
+        for item, r in zip(items, readings, strict=True)
     ]
     counts = Counter(term for found in said for term in found)
-    grouped: dict[str, list[Item]] = {}
-    alone: list[Block] = []
-    for item, found in zip(items, said, strict=True):
-        shared = [term for term in found if counts[term] >= subjects.LEAST]
-        if not shared:
-            alone.append(Block(item.text[:60], (item,)))
-            continue
-        grouped.setdefault(max(shared, key=lambda term: counts[term]), []).append(item)
-    blocks = [Block(shared_noun(members) or members[0].text[:60], tuple(members)) for members in grouped.values()]
-    return blocks + alone
+    if not counts or counts.most_common(1)[0][1] < subjects.LEAST:
+        return None
+    term = counts.most_common(1)[0][0]  # of equal counts, the one said first
+    saying = tuple(item for item, found in zip(items, said, strict=True) if term in found)
+    return shared_noun(list(saying), ignore) or term, saying
+
+
+def everywhere(items: list[Item]) -> frozenset[str]:
+    """The words every one of ``items`` says ("number" in "..., number 9509"): they tell
+    none of them apart. None for a few notes, which may well share their subject alone."""
+    if len(items) <= subjects.LEAST:
+        return frozenset()
+    return frozenset(set.intersection(*(set(terms(item.text)) for item in items)))
 
 
 def to_notes(blocks: list[Block], b: int, new_titles: dict[str, str]) -> Route:
@@ -80,22 +105,23 @@ def to_notes(blocks: list[Block], b: int, new_titles: dict[str, str]) -> Route:
 def routes(
     blocks: list[Block], planned: dict[int, Route], topics: list[TopicInfo], new_titles: dict[str, str]
 ) -> dict[int, Route]:
-    """Where the ``planned`` blocks (of ``by_shared_noun``) go: a block of notes that
+    """Where the ``planned`` blocks (of ``group``) go: a block of notes that
     share a noun opens a topic titled by it ("Tenbuka"), or joins the topic its words
     fit if that topic says the noun too; a note of its own goes to the month's notes
     unless a topic fits it by a noun it says. A fit by a word like "remember" is none."""
     out = dict(planned)
     texts = {topic.id: topic.text for topic in topics}
+    ignore = everywhere([item for b in planned for item in blocks[b].items])
     for b, route in planned.items():
         items = list(blocks[b].items)
         # The month's notes saying the noun too are no subject's topic: the notes open theirs.
         held = Item(items[0].signature, texts.get(route.topic or "", ""))
-        if route.topic is not None and not subjects.is_notes_topic(route.topic) and shared_noun([*items, held]):
+        if route.topic is not None and not subjects.is_notes_topic(route.topic) and shared_noun([*items, held], ignore):
             continue
-        noun = shared_noun(items) if len(items) >= subjects.LEAST else None
-        if noun is None:
+        if len(items) < subjects.LEAST:
             out[b] = to_notes(blocks, b, new_titles)
             continue
-        out[b] = Route(b, None, noun[:1].upper() + noun[1:])
-        new_titles[str(items[0].seqs)] = out[b].new_title or ""
+        # Notes alike in their words are a subject, titled as ``group`` titled them.
+        out[b] = Route(b, None, blocks[b].title)
+        new_titles[str(items[0].seqs)] = blocks[b].title
     return out
