@@ -168,6 +168,23 @@ def test_a_search_no_daemon_answers_is_made_here_as_the_click_command_makes_it(m
     assert failed.returncode == 1 and json.loads(failed.stderr)["kind"] == "FormatError"
 
 
+def test_a_search_made_here_and_stopped_with_ctrl_c_says_so_as_click_does(
+    memd: Memd, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memd.cli.launch import main
+
+    memd("add", "Flight to Kyoto on 3 April")
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Memory, "search", interrupted)
+    monkeypatch.setattr(sys, "argv", ["memd", "--vault", str(memd.vault.root), "search", "kyoto"])
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code == 1 and capsys.readouterr().err == "\nAborted!\n"
+
+
 def test_a_plain_add_loads_only_what_appending_needs(vault: Vault) -> None:
     imported = memd_process("-c", _MODULES_AFTER, "--vault", str(vault.root), "add", "Takes coffee with oat milk")
     # Hooks run one add per message: appending one line loads no file parser (the document

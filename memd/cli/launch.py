@@ -197,6 +197,9 @@ def _search_here(command: Command, args: dict[str, Any]) -> int:
         found = memory.search(**args, embed_seconds=0.0 if daemon else SEARCH_EMBED_SECONDS)
     except MemdError as err:
         return _failed(err, command.json_out)
+    except KeyboardInterrupt:
+        print("\nAborted!", file=sys.stderr)  # as click says it
+        return 1
     lines = hit_lines(
         list(found.results),
         found.note,

@@ -198,7 +198,11 @@ def request(root: Path, verb: str, args: dict[str, Any], timeout: float = TIMEOU
     will meet and report itself)."""
     path = socket_path(root)
     given = asked_here()
-    if not path.exists() or not usable(path) or given is None:
+    try:
+        there = path.exists()
+    except OSError:  # a folder on the way that cannot be searched: no daemon to ask
+        return None
+    if not there or not usable(path) or given is None:
         return None
     import socket
 

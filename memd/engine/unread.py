@@ -53,18 +53,20 @@ def shared_noun(items: list[Item], ignore: frozenset[str] = frozenset()) -> str 
 
 def group(items: list[Item]) -> list[Block]:
     """The ``items`` as blocks, grouped by the words they share (``clustering.py``, each
-    word weighed by its rarity, so "Remember" said by every note joins none of them):
-    a block of notes that share a noun is titled by it ("Drika"); other blocks keep
-    the title their words give them, and a note alone is titled later, where it goes."""
+    word weighed by its rarity, so "Remember" said by every note joins none of them),
+    then by noun: the notes of a group that say the noun most of them say are a block
+    titled by it ("Drika"), the rest of the group again, until no noun is said by
+    two; a note left is on its own (alike only in a verb or filler, "Remember"), titled
+    later, where it goes."""
     ignore = everywhere(items)
     out: list[Block] = []
     for block in clustering.group(items):
-        found = _most_said_noun(list(block.items), ignore)
-        members = found[1] if found else ()
-        if found:
-            out.append(Block(found[0][:1].upper() + found[0][1:], members))
-        # Alike only in a verb or in filler ("Remember"): each such note is on its own.
-        out.extend(Block(item.text[:60], (item,)) for item in block.items if item not in members)
+        left = list(block.items)
+        while (found := _most_said_noun(left, ignore)) is not None:
+            noun, members = found
+            out.append(Block(noun[:1].upper() + noun[1:], members))
+            left = [item for item in left if item not in members]
+        out.extend(Block(item.text[:60], (item,)) for item in left)
     return out
 
 
@@ -118,7 +120,8 @@ def routes(
         held = Item(items[0].signature, texts.get(route.topic or "", ""))
         if route.topic is not None and not subjects.is_notes_topic(route.topic) and shared_noun([*items, held], ignore):
             continue
-        if len(items) < subjects.LEAST:
+        # A block another way made (a model's) is a subject only where its notes say a noun together too.
+        if len(items) < subjects.LEAST or _most_said_noun(items, ignore) is None:
             out[b] = to_notes(blocks, b, new_titles)
             continue
         # Notes alike in their words are a subject, titled as ``group`` titled them.

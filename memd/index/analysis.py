@@ -14,7 +14,7 @@ ANALYSIS = "whoosh-stemming"
 _TOKEN = re.compile(r"\w+(?:\.\w+)*")  # whoosh_backend._analyzer's expression
 
 
-# Whoosh's ``STOP_WORDS``, word for word (tests/test_index.py compares them): importing
+# Whoosh's ``STOP_WORDS``, word for word (tests/test_index_tantivy.py compares them): importing
 # ``whoosh.analysis`` for them loads every analyzer it has, a third of a search's imports.
 STOP_WORDS = frozenset(
     "a an and are as at be by can for from have if in is it may not of on or tbd that the this to us we when "

@@ -131,7 +131,7 @@ def stored_record_bytes(data: str, record: Record) -> int:
         + sys.getsizeof(data)
         + 36 * len(record.seqs)
         + 8 * len(record.headings)
-        + (100 * len(record.extra))
+        + (170 * len(record.extra))
     )
 
 
