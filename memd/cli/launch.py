@@ -16,12 +16,13 @@ goes to the click group in root.py, which gives the usual result and messages.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from memd.cli.output import Line, added_lines, error_json, hit_lines
+from memd.cli.output import Line, added_lines, error_json, hit_lines, served_lines
 
 if TYPE_CHECKING:
+    from memd.app import Memory
     from memd.core.errors import MemdError
 
 # What `memd add` reads from standard input at most (the size `memd ingest` takes by default).
@@ -171,44 +172,42 @@ def run_search(command: Command) -> int | None:
     args = {"query": command.argument, "limit": int(limit)}
     args.update({key: command.values.get(f"--{key}") for key in ("since", "until", "source")})
     try:
-        root = vault_root(command.vault)
-        served = serve.request(root, "search", args)
+        served = serve.request(vault_root(command.vault), "search", args)
     except MemdError:
         return None
     if served is None:
         return None if sys.stderr.isatty() else _search_here(command, args)
-    note, finish, respelled = served.get("note"), served.get("finish_seconds"), served.get("respelled") or []
-    return _print(hit_lines(served["results"], note, finish, True, command.json_out, respelled))
+    return _print(served_lines(served, command.json_out))
+
+
+def search_here(memory: Memory, args: dict[str, Any], json_out: bool, **more: Any) -> tuple[Iterator[Line], bool]:
+    """A search no daemon answered, made in this process (here and by the click command,
+    cli/read.py): the lines it prints, and whether a daemon runs. ``more``: the rest of
+    ``Memory.search``'s arguments (``as_of``, progress callbacks)."""
+    from memd.daemon.status import running_pid
+
+    # The daemon builds missing vectors in the background; without one, a search embeds a slice.
+    daemon = running_pid(memory.vault) is not None
+    found = memory.search(**args, **more, embed_seconds=0.0 if daemon else SEARCH_EMBED_SECONDS)
+    hits, respelled = list(found.results), list(found.respelled)
+    return hit_lines(hits, found.note, found.finish_seconds, daemon, json_out, respelled, found.building), daemon
 
 
 def _search_here(command: Command, args: dict[str, Any]) -> int:
-    """The search no daemon answered, as the click command makes it (cli/read.py)
-    with no bars to show: the index brought up to date, then a warm server started
-    for the next search (daemon/warm.py)."""
+    """``search_here`` with no bars to show, then a warm server started for the next
+    search (daemon/warm.py)."""
     from memd.app import Memory
     from memd.core.errors import MemdError
     from memd.daemon import warm
-    from memd.daemon.status import running_pid
 
     try:
         memory = Memory.open(command.vault, warn=lambda note: print(f"note: {note}", file=sys.stderr))
-        # The daemon builds missing vectors in the background; without one, a search embeds a slice.
-        daemon = running_pid(memory.vault) is not None
-        found = memory.search(**args, embed_seconds=0.0 if daemon else SEARCH_EMBED_SECONDS)
+        lines, daemon = search_here(memory, args, command.json_out)
     except MemdError as err:
         return _failed(err, command.json_out)
     except KeyboardInterrupt:
         print("\nAborted!", file=sys.stderr)  # as click says it
         return 1
-    lines = hit_lines(
-        list(found.results),
-        found.note,
-        found.finish_seconds,
-        daemon,
-        command.json_out,
-        list(found.respelled),
-        found.building,
-    )
     code = _print(lines)
     if not daemon:
         warm.start(memory.vault.root)

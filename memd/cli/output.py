@@ -40,6 +40,12 @@ def added_lines(added: AddResult, json_out: bool) -> Iterator[Line]:
         yield f"warning: {warning}", True
 
 
+def served_lines(served: dict[str, Any], json_out: bool) -> Iterator[Line]:
+    """What ``memd search`` prints for the hits a daemon answered with (``serve.request``'s reply)."""
+    note, finish, respelled = served.get("note"), served.get("finish_seconds"), served.get("respelled") or []
+    return hit_lines(served["results"], note, finish, True, json_out, respelled)
+
+
 def hit_lines(
     hits: list[dict[str, Any]],
     note: str | None,

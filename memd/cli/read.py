@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 from memd.cli import emit_json, get_memory, json_option, progress_bar, vault_root
-from memd.cli.launch import SEARCH_EMBED_SECONDS
+from memd.cli.launch import search_here
+from memd.cli.output import served_lines
 from memd.cli.review import as_of_option
 
 BAR_MIN_FILES = 200  # reading fewer files into the index is over before a bar would help
@@ -54,37 +55,17 @@ def search(
     # launch.py asks first: a daemon that did not answer it is not asked (and waited for) again.
     asked = (ctx.find_root().obj or {}).get("daemon_asked")
     served = None if as_of or asked else serve.request(vault_root(ctx), "search", args)
-    elsewhere = False  # another process (a reindex) builds the vectors this search found missing
     if served is not None:
-        hits, note, finish, daemon = served["results"], served.get("note"), served.get("finish_seconds"), True
-        respelled = served.get("respelled") or []
+        lines, daemon = served_lines(served, as_json), True
     else:
-        from memd.daemon.status import running_pid
-
         memory = get_memory(ctx)
-        # The daemon builds missing vectors in the background; without one, a search embeds a slice.
-        daemon = running_pid(memory.vault) is not None
         # The first search after a large import builds the index: bars show it on a terminal.
         with (
             progress_bar("indexing", quiet=as_json, minimum=BAR_MIN_FILES) as progress,
             progress_bar("embedding", quiet=as_json, minimum=BAR_MIN_RECORDS, unit="records") as embedding,
         ):
-            found = memory.search(
-                query,
-                limit=limit,
-                since=since,
-                until=until,
-                source=source,
-                as_of=as_of,
-                progress=progress,
-                embedding=embedding,
-                embed_seconds=0.0 if daemon else SEARCH_EMBED_SECONDS,
-            )
-        hits, note, finish, respelled = list(found.results), found.note, found.finish_seconds, list(found.respelled)
-        elsewhere = found.building
-    from memd.cli.output import hit_lines
-
-    for line, to_err in hit_lines(hits, note, finish, daemon, as_json, respelled, elsewhere):
+            lines, daemon = search_here(memory, args, as_json, as_of=as_of, progress=progress, embedding=embedding)
+    for line, to_err in lines:
         click.echo(line, err=to_err)
     if not daemon and not as_of:
         from memd.daemon import warm
