@@ -81,9 +81,10 @@ def _most_said_noun(items: list[Item], ignore: frozenset[str]) -> tuple[str, tup
         for item, r in zip(items, readings, strict=True)
     ]
     counts = Counter(term for found in said for term in found)
-    if not counts or counts.most_common(1)[0][1] < subjects.LEAST:
+    # Of equal counts, the one said first.
+    term, count = counts.most_common(1)[0] if counts else ("", 0)
+    if count < subjects.LEAST:
         return None
-    term = counts.most_common(1)[0][0]  # of equal counts, the one said first
     saying = tuple(item for item, found in zip(items, said, strict=True) if term in found)
     return shared_noun(list(saying), ignore) or term, saying
 
