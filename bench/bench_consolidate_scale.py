@@ -117,15 +117,23 @@ def _sync_index(vault: Vault) -> None:
 
 
 def buffer_notes(tokens: int) -> list[NewEntry]:
+    return [note for note, _ in labelled_notes(tokens)]
+
+
+def labelled_notes(tokens: int) -> list[tuple[NewEntry, str]]:
+    """The buffer's notes, each with its subject: a template topic's id (``subject-0003``)
+    or a new subject's name (``new-2``); bench_unread_routing.py scores where they go."""
     rng = random.Random(2024)
     known = [subject_words(random.Random(n), 8) for n in range(10)]
     fresh = [subject_words(random.Random(10_000 + n), 8) for n in range(6)]
-    notes: list[NewEntry] = []
+    notes: list[tuple[NewEntry, str]] = []
     size = 0
     while size < tokens:
-        own = rng.choice(known) if rng.random() < 0.5 else rng.choice(fresh)
+        old = rng.random() < 0.5
+        own = rng.choice(known) if old else rng.choice(fresh)
+        subject = f"subject-{known.index(own):04d}" if old else f"new-{fresh.index(own)}"
         text = sentence(rng, own)
-        notes.append(NewEntry(text, f"2026-02-{rng.randint(1, 27):02d}T{rng.randint(7, 22):02d}:00:00Z"))
+        notes.append((NewEntry(text, f"2026-02-{rng.randint(1, 27):02d}T{rng.randint(7, 22):02d}:00:00Z"), subject))
         size += len(text.split())
     return notes
 

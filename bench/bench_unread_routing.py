@@ -32,28 +32,20 @@ sys.path.insert(0, str(REPO / "bench"))
 from revision import extract  # noqa: E402
 
 _RUN = r"""
-import json, random, re, sys
+import json, re, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[2])
 import bench_consolidate_scale as scale
 from memd.app.init import init_vault
 from memd.consolidation.run import consolidate
-from memd.vault.buffer import NewEntry, append_entries
+from memd.vault.buffer import append_entries
 
 root = Path(sys.argv[1])
 scale.build_template(root, 10)
 vault = init_vault(root).vault
-rng = random.Random(2024)  # as scale.buffer_notes, with each note's subject kept
-known = [scale.subject_words(random.Random(n), 8) for n in range(10)]
-fresh = [scale.subject_words(random.Random(10_000 + n), 8) for n in range(6)]
-notes, truth, size = [], {}, 0
-while size < 1000:
-    old = rng.random() < 0.5
-    own = rng.choice(known) if old else rng.choice(fresh)
-    text = scale.sentence(rng, own)
-    notes.append(NewEntry(text, f"2026-02-{rng.randint(1, 27):02d}T{rng.randint(7, 22):02d}:00:00Z"))
-    truth[text] = f"subject-{known.index(own):04d}" if old else f"new-{fresh.index(own)}"
-    size += len(text.split())
+labelled = scale.labelled_notes(1000)
+notes = [note for note, _ in labelled]
+truth = {note.text: subject for note, subject in labelled}
 append_entries(vault, notes)
 outcome = consolidate(vault)
 placed = {}
