@@ -196,9 +196,9 @@ def test_a_search_while_vectors_are_missing_answers_by_words_and_says_so(big: Va
     assert not (big.index_dir / "vectors.npz").exists()  # nothing was embedded
     memory.close()
 
-    from memd.cli import launch
+    from memd.app import reading
 
-    monkeypatch.setattr(launch, "SEARCH_EMBED_SECONDS", 0.0)  # the budget of a search made in its process
+    monkeypatch.setattr(reading, "INTERACTIVE_EMBED_SECONDS", 0.0)  # the budget of a search made in its process
     result = memd("search", "garden note 7", "--json")
     assert json.loads(result.stdout)[0]["cite"].startswith("topics/garden.md")
     assert result.stderr.count("note: vectors 0 / 360") == 1

@@ -23,6 +23,12 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int], None]
 
+# CPU seconds an interactive search (a command, an MCP call, a warm server's reply) spends
+# indexing what is missing: words first, then vectors; past it the search answers from the
+# words and the vectors there are and says how to finish. A daemon builds the rest in the
+# background, so a search it answers passes 0.
+INTERACTIVE_EMBED_SECONDS = 3.0
+
 
 class Reading:
     """Search, grep, read, list and ask over a vault, with the index store kept between them."""

@@ -37,9 +37,6 @@ _COMMANDS = {
     "add": (frozenset({"--time", "--source", "--src", "--meta"}), frozenset({"--one"}), True),
     "search": (frozenset({"--limit", "--since", "--until", "--source"}), frozenset(), False),
 }
-# CPU seconds a search with no daemon spends indexing: words first, then vectors still missing;
-# the search answers from words and the vectors there are, and says how to finish.
-SEARCH_EMBED_SECONDS = 3.0
 
 
 class Command(NamedTuple):
@@ -184,11 +181,12 @@ def search_here(memory: Memory, args: dict[str, Any], json_out: bool, **more: An
     """A search no daemon answered, made in this process (here and by the click command,
     cli/read.py): the lines it prints, and whether a daemon runs. ``more``: the rest of
     ``Memory.search``'s arguments (``as_of``, progress callbacks)."""
+    from memd.app.reading import INTERACTIVE_EMBED_SECONDS
     from memd.daemon.status import running_pid
 
     # The daemon builds missing vectors in the background; without one, a search embeds a slice.
     daemon = running_pid(memory.vault) is not None
-    found = memory.search(**args, **more, embed_seconds=0.0 if daemon else SEARCH_EMBED_SECONDS)
+    found = memory.search(**args, **more, embed_seconds=0.0 if daemon else INTERACTIVE_EMBED_SECONDS)
     hits, respelled = list(found.results), list(found.respelled)
     return hit_lines(hits, found.note, found.finish_seconds, daemon, json_out, respelled, found.building), daemon
 

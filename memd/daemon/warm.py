@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 IDLE_SECONDS = 600.0
 ENV = "MEMD_WARM_SECONDS"
 LOCK = "daemon.warm.lock"
-# A search embeds missing vectors for this long at most, as in a process of its own (cli/read.py).
-EMBED_SECONDS = 3.0
 
 
 def idle_seconds() -> float:
@@ -98,6 +96,7 @@ def run(vault: Vault, idle: float, log: Callable[[str], None] = lambda _: None, 
     """Answer searches until ``idle`` seconds pass with none, or a daemon takes
     over; the exit status (0 also when there was nothing to do)."""
     from memd.app import Memory
+    from memd.app.reading import INTERACTIVE_EMBED_SECONDS
     from memd.daemon.status import running_pid
 
     vault.meta_dir.mkdir(parents=True, exist_ok=True)
@@ -111,7 +110,7 @@ def run(vault: Vault, idle: float, log: Callable[[str], None] = lambda _: None, 
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         if running_pid(vault) is not None:
             return 0  # the daemon answers
-        server = serve.Server(vault, Memory(vault), log, embed_seconds=EMBED_SECONDS)
+        server = serve.Server(vault, Memory(vault), log, embed_seconds=INTERACTIVE_EMBED_SECONDS)
         if not server.start():
             return 1
         mine = os.stat(server.path).st_ino

@@ -15,6 +15,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BeforeValidator, Field
 
 from memd.app import Memory
+from memd.app.reading import INTERACTIVE_EMBED_SECONDS
 
 
 def _seq_text(value: Any) -> Any:
@@ -45,8 +46,6 @@ Meta = Annotated[
     Field(description='Optional extra signature keys, e.g. {"confidence": "high", "project": "atlas"}.'),
 ]
 
-# CPU seconds a memory_search spends embedding vectors still missing (see memd search).
-SEARCH_EMBED_SECONDS = 3.0
 _SEQ_KEYS = frozenset(("seq", "seqs", "supersedes"))
 
 
@@ -183,7 +182,13 @@ class Tools:
         # A long first build never blocks a tool call: each call embeds a slice (the daemon, when
         # running, builds the rest; the note says how far it is).
         found = self.memory.search(
-            query, limit=limit, since=since, until=until, source=source, as_of=as_of, embed_seconds=SEARCH_EMBED_SECONDS
+            query,
+            limit=limit,
+            since=since,
+            until=until,
+            source=source,
+            as_of=as_of,
+            embed_seconds=INTERACTIVE_EMBED_SECONDS,
         )
         return found.to_json()
 
