@@ -45,9 +45,11 @@ def entries_of(document: Document, seqs: set[int]) -> dict[int, str]:
     """seq -> the lines of the one-seq entry holding it, of the entries in ``seqs``."""
     found: dict[int, str] = {}
     for block in document.blocks:
-        held = list(block.signature.seq) if isinstance(block, Entry) and block.signature else []
-        if len(held) == 1 and held[0] in seqs:
-            found[held[0]] = "\n".join(block.lines()) + "\n"
+        if not isinstance(block, Entry) or block.signature is None:
+            continue
+        ((first, last), *more) = block.signature.seq.parts
+        if first == last and not more and first in seqs:
+            found[first] = "\n".join(block.lines()) + "\n"
     return found
 
 

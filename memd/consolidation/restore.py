@@ -66,7 +66,7 @@ def vanished(
         return []
     topics = held(set(waiting)) if held is not None else seqs_in_files(vault.topic_files())
     live = seqs_in_files([vault.current]) | topics
-    gone = [ack for seq, ack in sorted(waiting.items()) if seq not in live]
+    gone = [waiting[seq] for seq in sorted(waiting.keys() - live)]
     if gone and held is not None:
         # Derived state may have caught a topic half-saved by an editor: nothing
         # is put back that the topic files themselves still hold.

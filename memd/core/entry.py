@@ -32,7 +32,10 @@ class Entry:
     sep: str = " "
     link: str | None = None
 
+    @cached_property
     def head(self) -> str:
+        """The item's first line as written. Kept once made: a long import's buffer,
+        less what each round filed, is written again at every round."""
         signature = "" if self.signature is None else self.signature.render()
         tail = ""
         if self.link is not None and self.signature is not None:
@@ -40,7 +43,7 @@ class Entry:
         return f"{self.marker}{self.pad}{signature}{self.sep}{self.text}{tail}"
 
     def lines(self) -> tuple[str, ...]:
-        return (self.head(), *self.continuation)
+        return (self.head, *self.continuation)
 
     @cached_property
     def full_text(self) -> str:

@@ -97,8 +97,10 @@ class SeqSet:
         return "+".join(str(a) if a == b else f"{a}-{b}" for a, b in self.parts)
 
     def __iter__(self) -> Iterator[int]:
-        for start, end in self.parts:
-            yield from range(start, end + 1)
+        if len(self.parts) == 1:  # nearly every entry: no generator frame per read
+            start, end = self.parts[0]
+            return iter(range(start, end + 1))
+        return itertools.chain.from_iterable(range(start, end + 1) for start, end in self.parts)
 
     def __len__(self) -> int:
         if len(self.parts) == 1:

@@ -299,10 +299,12 @@ def prune(vault: Vault, keep: Iterable[int]) -> None:
     horizon = now() - RETENTION
     stale = set()
     for seq, ack in waiting.items():
+        if seq in kept:
+            continue
         try:
             old = parse_time(ack.at) < horizon
         except FormatError:
             old = True
-        if old and seq not in kept:
+        if old:
             stale.add(seq)
     settle(vault, stale)

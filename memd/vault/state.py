@@ -152,9 +152,14 @@ def seqs_in_text(text: str) -> set[int]:
     from memd.core.signature import SeqSet
 
     found: set[int] = set()
-    for match in _SEQ_VALUE.finditer(b"\n" + text.encode("utf-8", errors="surrogateescape")):
+    for value in _SEQ_VALUE.findall(b"\n" + text.encode("utf-8", errors="surrogateescape")):
+        # One seq, as nearly every entry names (``SeqSet.parse``'s own first rule): a
+        # buffer of 40,000 entries is read this way at every round of a long import.
+        if value.isdigit() and value[0] != 48 and len(value) <= _DIGITS:
+            found.add(int(value))
+            continue
         try:
-            found.update(SeqSet.parse(match.group(1).decode(), MAX_SEQS_PER_ENTRY))
+            found.update(SeqSet.parse(value.decode(), MAX_SEQS_PER_ENTRY))
         except FormatError:
             continue
     return found
