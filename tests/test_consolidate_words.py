@@ -13,7 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memd import Memory
+from memd.core.signature import Signature
 from memd.core.words import contains
+from memd.engine.base import Item
+from memd.engine.rules import combine, fold_duplicates, foldable
 from memd.vault.vault import Vault
 from tests.conftest import Memd
 
@@ -334,3 +337,36 @@ def test_two_new_entries_that_both_contain_a_filed_one_leave_its_seq_in_one_entr
     assert not memory.verify().problems
     texts = sorted(live_entries(vault).values())
     assert texts == ["met", "ran met"]
+
+
+def _items(texts: list[str], metas: list[str]) -> list[Item]:
+    return [
+        Item(Signature.parse(f"<seq={n},time=2026-11-0{1 + n % 9}T10:00:00Z,source={meta}>"), text)
+        for n, (text, meta) in enumerate(zip(texts, metas, strict=False), start=1)
+    ]
+
+
+def _fold_every_pair(items: list[Item]) -> list[Item]:
+    """The rule as stated: each item folds into the first kept item it is foldable with."""
+    kept: list[Item] = []
+    for item in items:
+        match = next((k for k in range(len(kept)) if foldable(kept[k], item)), None)
+        if match is None:
+            kept.append(item)
+        else:
+            kept[match] = combine(kept[match], item)
+    return kept
+
+
+# Few words, so that texts often hold one another; punctuation alone and case as well.
+few_words = st.lists(st.sampled_from(["tea", "Tea", "black", "milk", "no", "at", "9", "!!", "—"]), max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(few_words.map(" ".join), min_size=1, max_size=14),
+    metas=st.lists(st.sampled_from(["cli", "cli", "ai"]), min_size=14, max_size=14),
+)
+def test_folding_a_batch_by_its_index_keeps_what_comparing_every_pair_keeps(texts: list[str], metas: list[str]) -> None:
+    items = _items(texts, metas)
+    assert fold_duplicates(items) == _fold_every_pair(items)

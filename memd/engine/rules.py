@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
@@ -39,12 +40,44 @@ def fold_duplicates(items: list[Item]) -> list[Item]:
     Anything else stays, side by side: two runs of different lengths are two
     facts however alike their words."""
     kept: list[Item] = []
+    # Each item is compared only with the kept ones that could hold it or be held by
+    # it (as ``_FoldIndex`` finds them), not with every one: a round of 2,000 chat
+    # turns made 250,000 comparisons. The first of them that folds wins, as before.
+    frequency: Counter[str] = Counter(w for item in items for w in _unique(item.text))
+    holding: dict[str, list[int]] = {}
+    by_rarest: dict[str, list[int]] = {}
+    wordless: list[int] = []  # punctuation alone: held by any text that has those characters
+
+    def rarest(unique: AbstractSet[str]) -> str:
+        return min(unique, key=lambda w: (frequency[w], w))
+
+    def remember(k: int) -> None:
+        # Called again when a fold gives kept[k] the other's text: its old words stay
+        # listed, which only adds a comparison.
+        unique = _unique(kept[k].text)
+        if not unique:
+            wordless.append(k)
+            return
+        for w in unique:
+            holding.setdefault(w, []).append(k)
+        by_rarest.setdefault(rarest(unique), []).append(k)
+
     for item in items:
-        match = next((k for k in range(len(kept)) if foldable(kept[k], item)), None)
+        unique = _unique(item.text)
+        if unique:
+            found = {k for w in unique for k in by_rarest.get(w, ())}
+            found.update(holding.get(rarest(unique), ()))
+            found.update(wordless)
+            candidates: Iterable[int] = sorted(found)
+        else:
+            candidates = range(len(kept))
+        match = next((k for k in candidates if foldable(kept[k], item)), None)
         if match is None:
             kept.append(item)
+            remember(len(kept) - 1)
         else:
             kept[match] = combine(kept[match], item)
+            remember(match)
     return kept
 
 
