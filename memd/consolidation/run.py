@@ -201,13 +201,14 @@ def _consolidate(
     stamp = format_time(moment)
     counter = iter(reserved) if not dry_run else itertools.count(max(state.next_seq, highest_seq(vault) + 1))
     current, adopted = adopt_unsigned(current, lambda: next(counter), stamp)
-    items = [Item(e.signature, e.full_text) for e in current.signed_entries() if e.signature]
+    # This round's entries only: a long import's first rounds have tens of thousands waiting.
+    signed = current.signed_entries()
+    items = [Item(e.signature, e.full_text) for e in itertools.islice(signed, PART_ENTRIES) if e.signature]
     if not items and not space.touched:  # copies settled in topics are written even with an empty buffer
         return Outcome(
             0, "", trigger, engine.provenance, dry_run=dry_run, skipped="the buffer is empty", warnings=tuple(warnings)
         )
-    left = max(len(items) - PART_ENTRIES, 0)
-    items = items[:PART_ENTRIES]
+    left = sum(1 for _ in signed)
     epoch = state.epoch + 1
     engine.begin(f"consolidation {epoch}")
     run = Filing(warnings=warnings)
