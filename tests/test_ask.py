@@ -129,6 +129,33 @@ def test_a_line_is_cut_into_what_the_speaker_says_of_themselves_and_to_the_liste
     assert own == "Congrats, Gina! I opened my studio."
     assert said_to == "Did you make the bowl? Your bowl is lovely."
     assert told("Walks the dog at six") == ("Walks the dog at six", "")
+    # Told to the listener in the first person, it is the speaker's own news as well.
+    own, said_to = told("Maria: Hey John! just wanted to tell you what happened, i took a poetry class. Did you?")
+    assert own == "Hey John! just wanted to tell you what happened, i took a poetry class."
+    assert said_to == "just wanted to tell you what happened, i took a poetry class. Did you?"
+
+
+def test_news_a_speaker_tells_the_listener_answers_a_question_about_the_speaker(vault: Vault, memd) -> None:
+    chat = [
+        "Maria: Hey John, how's it going? Just wanted to tell you I took a poetry writing class at the library.",
+        "John: Nice! I have taken a cooking class before.",
+        "Maria: What did you cook?",
+    ]
+    memd("add", "--time", "2023-02-10T10:00", "\n".join(chat))
+    asked = json.loads(memd("ask", "What writing classes has Maria taken?", "--json").output)
+    assert asked["found"] is True and "poetry writing class" in asked["answer"]
+
+
+def test_a_question_naming_everyone_who_speaks_is_answered_by_what_they_say_to_each_other(vault: Vault, memd) -> None:
+    chat = [
+        "Melanie: Books have such power! Which one has been your favorite guide?",
+        'Caroline: I loved "Becoming Nicole" by Amy Ellis Nutt, a true story.',
+        "Melanie: Thanks, Caroline. Been reading that book you recommended, it is great.",
+        "Caroline: Glad you like the book I recommend to everyone!",
+    ]
+    memd("add", "--time", "2023-05-08T13:56", "\n".join(chat))
+    asked = json.loads(memd("ask", "What book did Caroline recommend to Melanie?", "--json").output)
+    assert asked["found"] is True and "Becoming Nicole" in asked["answer"]
 
 
 def test_an_answer_is_dated_by_the_day_it_speaks_of(vault: Vault, memd) -> None:

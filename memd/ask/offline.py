@@ -287,7 +287,8 @@ def covers(backend: Any, question: str, entries: Sequence[Record], alias: bool =
       best entry does: "What did Caroline realize after her charity race?"
       when the race was Melanie's. What is said about a person is what they
       say of themselves, and what others say to them: "Caroline: Did you run
-      the race?" is about Melanie, not Caroline (``sentences.told``).
+      the race?" is about Melanie, not Caroline (``sentences.told``). A question
+      that names everyone who speaks among them is judged by coverage alone.
 
     ``alias``: the question asks what someone is called; an entry telling
     what someone goes by ("Bartholomew goes by Bart") holds the asking words
@@ -313,8 +314,13 @@ def covers(backend: Any, question: str, entries: Sequence[Record], alias: bool =
     if not best and not any(coverage(entry.text) for entry in entries[COVER_ENTRIES:]):
         return False
     speakers = [speaker_of(entry) for entry in first]
-    if not any(s is not None and s.lower().split()[0] in names for s in speakers):
+    speaking = {s.lower().split()[0] for s in speakers if s is not None}
+    if not speaking & names:
         return True  # the question names no one who speaks here: coverage alone decides
+    if len(speaking) > 1 and speaking <= names:
+        # It names everyone who speaks here ("What book did Caroline recommend to Melanie?"):
+        # whatever one says to another is about someone it names, so coverage alone decides.
+        return True
     about_named = 0.0
     for entry, said_by in zip(first, speakers, strict=True):
         if said_by is None:
