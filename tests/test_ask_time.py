@@ -249,6 +249,24 @@ def test_a_week_said_relative_to_its_day_is_told_against_that_day(
     assert f"{' '.join(said.split())} ({told})" in answer
 
 
+@pytest.mark.parametrize(
+    ("said", "told"),
+    [
+        ("Won my fourth chess tournament on Friday, so proud", "(the Friday before 10 July 2022)"),
+        ("I will run the charity race on Saturday", "(the Saturday after 10 July 2022)"),
+        ("See the chess club on Friday!", ""),  # past or future? no date is better than a wrong one
+    ],
+)
+def test_a_weekday_named_alone_is_told_against_the_day_said_when_its_tense_says_which(
+    memd: Memd, monkeypatch: pytest.MonkeyPatch, said: str, told: str
+) -> None:
+    monkeypatch.setenv("MEMD_EMBEDDING", "none")
+    memd("add", "--time", "2022-07-10T12:00", said)  # a Sunday
+    subject = "chess" if "chess" in said else "charity race"
+    answer = first_line(ask(memd, f"When was the {subject}?"))
+    assert answer.startswith(f"{said}{' ' + told if told else ''} [")
+
+
 def test_only_a_week_or_a_weekend_one_to_four_away_is_told_against_the_day_said() -> None:
     # (Days given outright, ``--meta when=...``, are written out: tests/test_ask.py.)
     from memd.ask.dates import told_against

@@ -10,13 +10,24 @@ before 27 June 2023", not a Monday-to-Sunday span the speaker never named.
 
 from __future__ import annotations
 
+import re
 from datetime import date, timedelta
 
 from memd.core.asked import dates_named
-from memd.core.timeexpr import MONTH_NAMES, Span, human_date, resolve
+from memd.core.timeexpr import (
+    DAY_NAMES,
+    MONTH_NAMES,
+    WEEKDAY_PATTERN,
+    WEEKDAYS,
+    Span,
+    human_date,
+    resolve,
+    tense_at,
+)
 from memd.core.timeutil import time_or_none
 from memd.index.records import Record, when_spans
 
+_ON_WEEKDAY = re.compile(rf"\bon\s+({WEEKDAY_PATTERN})\b", re.IGNORECASE)
 # How many weeks (or weekends) back a relative span may be told in words.
 _COUNTS = {1: "the", 2: "two", 3: "three", 4: "four"}
 
@@ -47,8 +58,26 @@ def spoken_day(record: Record) -> str | None:
         return told or human_date(span)
     named = dates_named(record.text, moment.date()) if moment else []
     if named:  # the date its words name (None: named without its year, and left as said)
-        return human_date(named[0]) if named[0] is not None else None
+        if named[0] is not None:
+            return human_date(named[0])
+        return weekday_told(record.text, moment.date()) if moment else None
     return human_date(Span(moment.date(), moment.date())) if moment else None
+
+
+def weekday_told(text: str, said: date) -> str | None:
+    """A weekday named alone ("won it on Friday"), told against the day it was said:
+    "the Friday before 10 July 2022" when its sentence plainly tells of the past, after
+    it when of the future, and None when it does not say ("see you on Friday"). Which
+    Friday is the speaker's to know (``core/timeexpr.py`` resolves no bare weekday);
+    the day said, and on which side of it, is what the words give."""
+    match = _ON_WEEKDAY.search(text)
+    if match is None:
+        return None
+    side = {"past": "before", "future": "after"}.get(tense_at(text, match.start()) or "")
+    if side is None:
+        return None
+    name = DAY_NAMES[WEEKDAYS[match.group(1).lower()]]
+    return f"the {name} {side} {said.day} {MONTH_NAMES[said.month - 1]} {said.year}"
 
 
 def told_against(span: Span, said: date) -> str | None:

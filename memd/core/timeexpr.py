@@ -249,7 +249,7 @@ def span_of(match: re.Match[str], today: date) -> Span | None:
         if which == "this":
             return month_span(today.year, month)
         if which in ("in", "during", "since"):
-            tense = "past" if which == "since" else _tense(match.string, match.start())
+            tense = "past" if which == "since" else tense_at(match.string, match.start())
             if tense == "past":  # "moved to Kyoto in May", written in November: this May, not next
                 return month_span(today.year if month <= today.month else today.year - 1, month)
             if tense == "future":  # "will fly out in April", written in November: next April
@@ -287,7 +287,7 @@ def _clause_between(words: str) -> bool:
     return bool(parts) and (parts[0].lower() == "that" or len(parts) >= 3)
 
 
-def _tense(text: str, at: int) -> str | None:
+def tense_at(text: str, at: int) -> str | None:
     """ "past", "future" or None for the sentence of ``text`` holding position ``at``
     (from its reported words on, when it reports speech before ``at``)."""
     start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, at)), default=0)
