@@ -267,6 +267,16 @@ def test_a_weekday_named_alone_is_told_against_the_day_said_when_its_tense_says_
     assert answer.startswith(f"{said}{' ' + told if told else ''} [")
 
 
+def test_a_season_an_entry_places_dates_its_answer_not_the_day_it_was_said(
+    memd: Memd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMD_EMBEDDING", "none")
+    memd("add", "--time", "2023-12-26T12:00", "Organized a basketball camp for kids last summer")
+    memd("add", "--time", "2023-12-26T12:00", "The pottery class this winter starts soon")
+    assert "(summer 2023)" in first_line(ask(memd, "When was the basketball camp?"))
+    assert "(winter 2023-24)" in first_line(ask(memd, "When is the pottery class?"))
+
+
 def test_only_a_week_or_a_weekend_one_to_four_away_is_told_against_the_day_said() -> None:
     # (Days given outright, ``--meta when=...``, are written out: tests/test_ask.py.)
     from memd.ask.dates import told_against

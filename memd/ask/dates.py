@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from memd.core.asked import dates_named
+from memd.core.asked import dates_named, season_said
 from memd.core.timeexpr import (
     DAY_NAMES,
     MONTH_NAMES,
@@ -61,6 +61,9 @@ def spoken_day(record: Record) -> str | None:
         if named[0] is not None:
             return human_date(named[0])
         return weekday_told(record.text, moment.date()) if moment else None
+    season = season_said(record.text, moment.date()) if moment else None
+    if season is not None:  # "a camp last summer", said in December: the summer, not the day said
+        return season[0]
     return human_date(Span(moment.date(), moment.date())) if moment else None
 
 
