@@ -22,6 +22,9 @@ MONDAY = date(2023, 5, 8)
         ("we painted it last week", ["2023-05-01..2023-05-07"]),
         ("two days ago I ran 10k", ["2023-05-06"]),
         ("Last Friday was fun", ["2023-05-05"]),
+        ("Last Fri I took my kids to a pottery workshop", ["2023-05-05"]),
+        ("see you next thurs", ["2023-05-11"]),
+        ("we last sat together in the sun", []),  # "sat" and "sun" are other words as often as days
         ("next month I move to Leeds", ["2023-06"]),
         ("are you free this weekend?", ["2023-05-13..2023-05-14"]),
         ("last weekend we camped", ["2023-05-06..2023-05-07"]),

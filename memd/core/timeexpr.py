@@ -37,6 +37,9 @@ MONTHS = {name.lower(): i for i, name in enumerate(MONTH_NAMES, 1)}
 MONTHS.update({name[:3].lower(): i for i, name in enumerate(MONTH_NAMES, 1) if name != "May"})
 MONTHS["sept"] = 9
 WEEKDAYS = {name.lower(): i for i, name in enumerate(DAY_NAMES)}
+# As chat writes them after "last", "this" or "next" ("Last Fri I took my kids to a workshop").
+# Not "sat" and "sun": "we last sat together", "the last sun of summer".
+_WEEKDAYS_SHORT = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "weds": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4}
 NUMBERS = {
     "a": 1,
     "an": 1,
@@ -144,7 +147,7 @@ _PATTERN = (
     rf"(?P<ago>{_NUM} {_UNIT} ago)|(?P<few>a few days ago)|"
     rf"(?P<ahead>in {_NUM} {_UNIT})|"
     rf"(?P<rel>(?:last|this|next) (?:week|weekend|month|year))|"
-    rf"(?P<wday>(?:last|this|next) (?:{WEEKDAY_PATTERN}))|"
+    rf"(?P<wday>(?:last|this|next) (?:{WEEKDAY_PATTERN}|{'|'.join(_WEEKDAYS_SHORT)}))|"
     rf"(?P<mon>(?:in|during|last|this|next|since|by|until) (?:{_MONTH})(?: (?P<myear>(?:19|20)\d\d))?)"
     r")\b"
 )
@@ -154,7 +157,7 @@ _ALIAS = r"\b(" + "|".join(map(re.escape, ALIASES)) + r")\b"
 # (compiling them costs every `memd add` milliseconds).
 TRIGGERS = frozenset(
     {"yesterday", "today", "tonight", "tomorrow", "night", "morning", "afternoon", "evening", "ago"}
-    | {*MONTHS, *WEEKDAYS, *ALIASES}
+    | {*MONTHS, *WEEKDAYS, *_WEEKDAYS_SHORT, *ALIASES}
     | {unit + plural for unit in ("day", "week", "weekend", "month", "year") for plural in ("", "s")}
 )
 LOWER_WORDS = re.compile(r"[a-z0-9]+")
@@ -225,7 +228,7 @@ def span_of(match: re.Match[str], today: date) -> Span | None:
         return year_span(today.year + step)
     if match.group("wday"):
         which, name = phrase.split()
-        target = WEEKDAYS[name]
+        target = WEEKDAYS[name] if name in WEEKDAYS else _WEEKDAYS_SHORT[name]
         if which == "last":
             back = (today.weekday() - target) % 7 or 7
             found = today - back * day
