@@ -63,7 +63,7 @@ def spoken_day(record: Record) -> str | None:
         return weekday_told(record.text, moment.date()) if moment else None
     season = season_said(record.text, moment.date()) if moment else None
     if season is not None:  # "a camp last summer", said in December: the summer, not the day said
-        return season[0]
+        return season
     return human_date(Span(moment.date(), moment.date())) if moment else None
 
 
@@ -80,7 +80,7 @@ def weekday_told(text: str, said: date) -> str | None:
     if side is None:
         return None
     name = DAY_NAMES[WEEKDAYS[match.group(1).lower()]]
-    return f"the {name} {side} {said.day} {MONTH_NAMES[said.month - 1]} {said.year}"
+    return f"the {name} {side} {_day(said)}"
 
 
 def told_against(span: Span, said: date) -> str | None:
@@ -100,4 +100,9 @@ def told_against(span: Span, said: date) -> str | None:
     if count not in _COUNTS:
         return None
     unit = f"{'week' if week else 'weekend'}{'s' if count > 1 else ''}"
-    return f"{_COUNTS[count]} {unit} {side} {said.day} {MONTH_NAMES[said.month - 1]} {said.year}"
+    return f"{_COUNTS[count]} {unit} {side} {_day(said)}"
+
+
+def _day(said: date) -> str:
+    """The day something was said, as the span told against it names it ("10 July 2022")."""
+    return f"{said.day} {MONTH_NAMES[said.month - 1]} {said.year}"

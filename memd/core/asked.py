@@ -125,11 +125,11 @@ def _past(question: str) -> bool:
     return bool(_PAST_QUESTION.search(question)) and not FUTURE.search(question)
 
 
-def season_said(text: str, said: date) -> tuple[str, Span] | None:
+def season_said(text: str, said: date) -> str | None:
     """A season an entry's words place ("last summer", "this winter", "summer 2022"),
-    read against the day it was said: as a person writes it ("summer 2023", "winter
-    2023-24") and its days. A season the words do not place ("in summer", "fall")
-    is none: no date is better than a wrong one."""
+    read against the day it was said, as a person writes it ("summer 2023", "winter
+    2023-24"). A season the words do not place ("in summer", "fall") is none: no
+    date is better than a wrong one."""
     for match in _SEASON.finditer(text):
         which = (match.group("which") or "").lower()
         if which not in ("last", "this", "next", "past") and not match.group("year"):
@@ -138,7 +138,7 @@ def season_said(text: str, said: date) -> tuple[str, Span] | None:
         years = str(span.start.year)
         if span.end.year != span.start.year:
             years += f"-{span.end.year % 100:02d}"
-        return f"{match.group('season').lower()} {years}", span
+        return f"{match.group('season').lower()} {years}"
     return None
 
 

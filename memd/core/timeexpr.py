@@ -37,9 +37,11 @@ MONTHS = {name.lower(): i for i, name in enumerate(MONTH_NAMES, 1)}
 MONTHS.update({name[:3].lower(): i for i, name in enumerate(MONTH_NAMES, 1) if name != "May"})
 MONTHS["sept"] = 9
 WEEKDAYS = {name.lower(): i for i, name in enumerate(DAY_NAMES)}
-# As chat writes them after "last", "this" or "next" ("Last Fri I took my kids to a workshop").
-# Not "sat" and "sun": "we last sat together", "the last sun of summer".
-_WEEKDAYS_SHORT = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "weds": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4}
+# The weekdays after "last", "this" or "next", also as chat shortens them ("Last Fri I took my
+# kids to a workshop"); not "sat" and "sun": "we last sat together", "the last sun of summer".
+_WEEKDAYS_SAID = WEEKDAYS | {
+    "mon": 0, "tue": 1, "tues": 1, "wed": 2, "weds": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4,
+}  # fmt: skip
 NUMBERS = {
     "a": 1,
     "an": 1,
@@ -147,7 +149,7 @@ _PATTERN = (
     rf"(?P<ago>{_NUM} {_UNIT} ago)|(?P<few>a few days ago)|"
     rf"(?P<ahead>in {_NUM} {_UNIT})|"
     rf"(?P<rel>(?:last|this|next) (?:week|weekend|month|year))|"
-    rf"(?P<wday>(?:last|this|next) (?:{WEEKDAY_PATTERN}|{'|'.join(_WEEKDAYS_SHORT)}))|"
+    rf"(?P<wday>(?:last|this|next) (?:{'|'.join(_WEEKDAYS_SAID)}))|"
     rf"(?P<mon>(?:in|during|last|this|next|since|by|until) (?:{_MONTH})(?: (?P<myear>(?:19|20)\d\d))?)"
     r")\b"
 )
@@ -157,7 +159,7 @@ _ALIAS = r"\b(" + "|".join(map(re.escape, ALIASES)) + r")\b"
 # (compiling them costs every `memd add` milliseconds).
 TRIGGERS = frozenset(
     {"yesterday", "today", "tonight", "tomorrow", "night", "morning", "afternoon", "evening", "ago"}
-    | {*MONTHS, *WEEKDAYS, *_WEEKDAYS_SHORT, *ALIASES}
+    | {*MONTHS, *_WEEKDAYS_SAID, *ALIASES}
     | {unit + plural for unit in ("day", "week", "weekend", "month", "year") for plural in ("", "s")}
 )
 LOWER_WORDS = re.compile(r"[a-z0-9]+")
@@ -228,7 +230,7 @@ def span_of(match: re.Match[str], today: date) -> Span | None:
         return year_span(today.year + step)
     if match.group("wday"):
         which, name = phrase.split()
-        target = WEEKDAYS[name] if name in WEEKDAYS else _WEEKDAYS_SHORT[name]
+        target = _WEEKDAYS_SAID[name]
         if which == "last":
             back = (today.weekday() - target) % 7 or 7
             found = today - back * day
