@@ -123,7 +123,7 @@ def test_what_someone_asks_or_tells_the_other_is_about_the_other(vault: Vault, m
 
 
 def test_a_line_is_cut_into_what_the_speaker_says_of_themselves_and_to_the_listener() -> None:
-    from memd.index.sentences import told
+    from memd.ask.told import told
 
     own, said_to = told("Jon: Congrats, Gina! I opened my studio. Did you make the bowl? Your bowl is lovely.")
     assert own == "Congrats, Gina! I opened my studio."

@@ -31,6 +31,7 @@ from typing import Any
 
 from memd.ask.answer import Answer, Evidence
 from memd.ask.dates import quote
+from memd.ask.told import told
 from memd.core.asked import Asked, in_span, question_time
 from memd.core.timeexpr import Span
 from memd.core.timeutil import as_datetime, now, time_or_none
@@ -38,7 +39,6 @@ from memd.core.tokens import count_tokens
 from memd.index import IndexStore
 from memd.index.records import Record, when_spans
 from memd.index.retrieve import QUESTION_WORDS, Options, Result, query_terms, retrieve
-from memd.index.sentences import told
 from memd.index.signals import asks, speaker_of
 from memd.index.spelling import respell
 from memd.vault.vault import Vault
@@ -287,7 +287,7 @@ def covers(backend: Any, question: str, entries: Sequence[Record], alias: bool =
       best entry does: "What did Caroline realize after her charity race?"
       when the race was Melanie's. What is said about a person is what they
       say of themselves, and what others say to them: "Caroline: Did you run
-      the race?" is about Melanie, not Caroline (``sentences.told``). A question
+      the race?" is about Melanie, not Caroline (``told.told``). A question
       that names everyone who speaks among them is judged by coverage alone.
 
     ``alias``: the question asks what someone is called; an entry telling

@@ -19,14 +19,7 @@ MIN_WORDS = 3  # shorter pieces ("Wow!", "Thanks, Mel.") say too little to match
 MAX_PARTS = 16  # sentences read per record: bounds the cost of a long prose block
 _SPEAKER = re.compile(r"^([^\W\d][\w'.-]*(?: [^\W\d][\w'.-]*){0,2}): ")
 # A sentence ends at . ! ? (with closing quotes or brackets) before a space, or at a line break.
-_BREAK = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]]))\s+|\s*\n\s*")
-# Said to the listener: about them, not the speaker ("Congrats on the
-# internship!", "Did you make it?").
-_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|you're|you've|you'll|you'd|ya|u)\b", re.I)
-
-
-# Said of the speaker too: "I wanted to tell you about my school event" is about the speaker.
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|im|my|me|myself)\b", re.I)
+BREAK = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]]))\s+|\s*\n\s*")
 
 
 def speaker(text: str) -> str | None:
@@ -40,27 +33,8 @@ def sentences(text: str) -> list[str]:
     fewer than two (its own vector already is its sentence's)."""
     name = speaker(text)
     body = text[len(name) + 2 :] if name else text
-    parts = [part.strip() for part in _BREAK.split(body)]
+    parts = [part.strip() for part in BREAK.split(body)]
     kept = [part for part in parts if len(part.split()) >= MIN_WORDS][:MAX_PARTS]
     if len(kept) < 2:
         return []
     return [f"{name}: {part}" for part in kept] if name else kept
-
-
-def told(text: str) -> tuple[str, str]:
-    """A transcript line's body cut in two: what the speaker says of
-    themselves or the world, and what they say to or ask the listener (a
-    sentence that says "you", or a question). "Jon: Congrats, Gina! Where is
-    the internship?" tells nothing about Jon's internship. A sentence told to
-    the listener in the first person is in both: "Just wanted to tell you I
-    took a poetry class" is the speaker's news."""
-    name = speaker(text)
-    body = text[len(name) + 2 :] if name else text
-    own: list[str] = []
-    said_to: list[str] = []
-    for part in _BREAK.split(body):
-        addressed = bool(_SECOND_PERSON.search(part)) or part.rstrip().endswith("?")
-        (said_to if addressed else own).append(part)
-        if addressed and not part.rstrip().endswith("?") and _FIRST_PERSON.search(part):
-            own.append(part)
-    return " ".join(own), " ".join(said_to)
