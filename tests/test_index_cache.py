@@ -102,7 +102,7 @@ def test_a_searching_tantivy_reader_holds_at_most_its_budget_of_records(
 
 
 def test_the_analysed_words_of_texts_stay_within_their_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memd.index import retrieve
+    from memd.index import diversify
     from memd.index.analysis import analyse
     from memd.index.bytecache import terms_bytes
 
@@ -112,12 +112,12 @@ def test_the_analysed_words_of_texts_stay_within_their_budget(monkeypatch: pytes
         def analyse(self, text: str) -> list[str]:
             return analyse(text)
 
-    monkeypatch.setattr(retrieve, "_TERMS", ByteLRU(20_000, terms_bytes))
+    monkeypatch.setattr(diversify, "_TERMS", ByteLRU(20_000, terms_bytes))
     for n in range(400):
         text = f"walked the dog number {n} along the river"
-        assert retrieve._terms(Words(), text) == tuple(dict.fromkeys(analyse(text)))  # type: ignore[arg-type]
-        assert retrieve._TERMS.held <= 20_000
-    assert 0 < len(retrieve._TERMS) < 400
+        assert diversify.distinct_terms(Words(), text) == tuple(dict.fromkeys(analyse(text)))  # type: ignore[arg-type]
+        assert diversify._TERMS.held <= 20_000
+    assert 0 < len(diversify._TERMS) < 400
 
 
 def test_a_record_weighed_by_its_stored_form_weighs_about_what_its_fields_do() -> None:

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from memd.index import retrieve
+from memd.index import diversify
 from memd.vault.vault import Vault
 
 from .conftest import REPO, Memd
@@ -35,14 +35,14 @@ def pools(seed: int) -> tuple[list[tuple[str, ...]], list[float], float]:
 @pytest.mark.parametrize("seed", range(300))
 def test_plain_python_mmr_picks_numpys_order(seed: int) -> None:
     words, relevance, weight = pools(seed)
-    assert retrieve._mmr_python(words, relevance, weight) == retrieve._mmr_numpy(words, relevance, weight)
+    assert diversify.mmr_python(words, relevance, weight) == diversify.mmr_numpy(words, relevance, weight)
 
 
 def test_overlaps_are_numpys_float32_quotients() -> None:
     words = [tuple(f"a{n}" for n in range(k)) for k in range(1, 60)] + [("x",) * 0]
     relevance = [1.0 - n / 1000 for n in range(len(words))]
     for weight in (0.3, 0.7, 1e-7, 3.0):
-        assert retrieve._mmr_python(words, relevance, weight) == retrieve._mmr_numpy(words, relevance, weight)
+        assert diversify.mmr_python(words, relevance, weight) == diversify.mmr_numpy(words, relevance, weight)
 
 
 SCRIPT = """
