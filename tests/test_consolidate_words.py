@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from memd import Memory
 from memd.core.signature import Signature
-from memd.core.words import contains
+from memd.core.words import contains, words
 from memd.engine.base import Item
-from memd.engine.rules import combine, fold_duplicates, foldable
+from memd.engine.rules import combine, fold_duplicates, fold_into_existing, foldable
 from memd.vault.vault import Vault
 from tests.conftest import Memd
 
@@ -370,3 +370,43 @@ few_words = st.lists(st.sampled_from(["tea", "Tea", "black", "milk", "no", "at",
 def test_folding_a_batch_by_its_index_keeps_what_comparing_every_pair_keeps(texts: list[str], metas: list[str]) -> None:
     items = _items(texts, metas)
     assert fold_duplicates(items) == _fold_every_pair(items)
+
+
+def _fold_into_every_existing(existing: list[Item], incoming: list[Item]) -> list[tuple[Item | None, Item]]:
+    """The rule as stated: each incoming item folds into the first existing entry (by
+    seq) older than it that it is foldable with, as that entry stands by then. Text
+    without words (punctuation alone, nothing) is never folded into a topic's entries."""
+    paired: list[tuple[Item | None, Item]] = []
+    became: dict[int, int] = {}
+    for item in incoming:
+        old = None
+        for entry in sorted(existing, key=lambda e: e.seqs.first) if words(item.text) else ():
+            if not words(entry.text):
+                continue
+            now = paired[became[id(entry)]][1] if id(entry) in became else entry
+            if now.seqs.last < item.seqs.first and foldable(now, item):
+                old = entry
+                break
+        if old is None:
+            paired.append((None, item))
+        elif id(old) in became:
+            paired[became[id(old)]] = (old, combine(paired[became[id(old)]][1], item))
+        else:
+            became[id(old)] = len(paired)
+            paired.append((old, combine(old, item)))
+    return paired
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(few_words.map(" ".join), min_size=2, max_size=14),
+    metas=st.lists(st.sampled_from(["cli", "cli", "ai"]), min_size=14, max_size=14),
+    cut=st.integers(min_value=1, max_value=13),
+)
+def test_folding_into_a_topic_by_its_index_keeps_what_comparing_every_entry_keeps(
+    texts: list[str], metas: list[str], cut: int
+) -> None:
+    items = _items(texts, metas)
+    existing, incoming = items[:cut], items[cut:]
+    paired, _ = fold_into_existing(list(enumerate(existing)), incoming)
+    assert paired == _fold_into_every_existing(existing, incoming)

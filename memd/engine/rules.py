@@ -41,43 +41,24 @@ def fold_duplicates(items: list[Item]) -> list[Item]:
     facts however alike their words."""
     kept: list[Item] = []
     # Each item is compared only with the kept ones that could hold it or be held by
-    # it (as ``_FoldIndex`` finds them), not with every one: a round of 2,000 chat
-    # turns made 250,000 comparisons. The first of them that folds wins, as before.
-    frequency: Counter[str] = Counter(w for item in items for w in _unique(item.text))
-    holding: dict[str, list[int]] = {}
-    by_rarest: dict[str, list[int]] = {}
+    # it (``_Holders``), not with every one: a round of 2,000 chat turns made 250,000
+    # comparisons. The first of them that folds wins, as before.
+    holders = _Holders(item.text for item in items)
     wordless: list[int] = []  # punctuation alone: held by any text that has those characters
-
-    def rarest(unique: AbstractSet[str]) -> str:
-        return min(unique, key=lambda w: (frequency[w], w))
-
-    def remember(k: int) -> None:
-        # Called again when a fold gives kept[k] the other's text: its old words stay
-        # listed, which only adds a comparison.
-        unique = _unique(kept[k].text)
-        if not unique:
-            wordless.append(k)
-            return
-        for w in unique:
-            holding.setdefault(w, []).append(k)
-        by_rarest.setdefault(rarest(unique), []).append(k)
-
     for item in items:
-        unique = _unique(item.text)
-        if unique:
-            found = {k for w in unique for k in by_rarest.get(w, ())}
-            found.update(holding.get(rarest(unique), ()))
-            found.update(wordless)
-            candidates: Iterable[int] = sorted(found)
-        else:
-            candidates = range(len(kept))
+        candidates: Iterable[int] = (
+            sorted(holders.candidates(item.text).union(wordless)) if _unique(item.text) else range(len(kept))
+        )
         match = next((k for k in candidates if foldable(kept[k], item)), None)
         if match is None:
             kept.append(item)
-            remember(len(kept) - 1)
+            match = len(kept) - 1
         else:
             kept[match] = combine(kept[match], item)
-            remember(match)
+        # Listed again when a fold gives it the other's text: its old words stay
+        # listed, which only adds a comparison.
+        if not holders.add(match, kept[match].text):
+            wordless.append(match)
     return kept
 
 
@@ -193,7 +174,10 @@ def fold_into_existing(
 ) -> tuple[list[tuple[Item | None, Item]], list[Supersession]]:
     """Pair each incoming item with the older existing item it folds with (if
     any, ``foldable``) and find existing statements it supersedes."""
-    folds = _FoldIndex([item for _, item in existing])
+    olds = [item for _, item in existing]
+    holders = _Holders(item.text for item in olds)
+    for k, entry in enumerate(olds):
+        holders.add(k, entry.text)
     subjects = {}
     for _, item in existing:
         found = statement(item.text)
@@ -204,24 +188,22 @@ def fold_into_existing(
     # An existing entry that took an incoming item is that entry with it from then on: a
     # later item folds into the two together, as if each had been filed on its own (one
     # pair per existing entry, else its seqs would live twice).
-    became: dict[int, int] = {}  # id of an existing entry -> where its pair is in ``paired``
+    became: dict[int, int] = {}  # an existing entry -> where its pair is in ``paired``
+
+    def now(k: int) -> Item:
+        return paired[became[k]][1] if k in became else olds[k]
+
     for item in incoming:
-        old = next(
-            (
-                o
-                for o in folds.candidates(item)
-                if (now := paired[became[id(o)]][1] if id(o) in became else o).seqs.last < item.seqs.first
-                and foldable(now, item)
-            ),
-            None,
-        )
-        if old is not None:
-            if id(old) in became:
-                at = became[id(old)]
-                paired[at] = (old, combine(paired[at][1], item))
+        candidates = sorted(holders.candidates(item.text), key=lambda k: olds[k].seqs.first)
+        match = next((k for k in candidates if now(k).seqs.last < item.seqs.first and foldable(now(k), item)), None)
+        if match is not None:
+            if match in became:
+                paired[became[match]] = (olds[match], combine(now(match), item))
             else:
-                became[id(old)] = len(paired)
-                paired.append((old, combine(old, item)))
+                became[match] = len(paired)
+                paired.append((olds[match], combine(olds[match], item)))
+            # It may now hold words it did not: a later item is looked for there too.
+            holders.add(match, now(match).text)
             continue
         found = statement(item.text)
         if found and found[0] in subjects and subjects[found[0]][1] != found[1]:
@@ -231,34 +213,40 @@ def fold_into_existing(
     return paired, superseded
 
 
-class _FoldIndex:
-    """The existing items that could fold with a new one, without comparing it
-    with every entry of a big topic: one that contains the new text holds its
-    rarest word; one the new text contains has its own rarest word in it."""
+class _Holders:
+    """Where to look for the entries that could fold with a text, without comparing
+    it with every one (a big topic's, a round's): one that contains the text holds
+    its rarest word; one the text contains has its own rarest word in it. Entries are
+    listed by a number of the caller's; words are rare by their count in ``texts``."""
 
-    def __init__(self, items: list[Item]) -> None:
+    def __init__(self, texts: Iterable[str]) -> None:
         # A topic's entries are read again for every block filed into it: their word sets are remembered.
-        self.frequency: Counter[str] = Counter(w for item in items for w in _unique(item.text))
-        self.holding: dict[str, list[Item]] = {}
-        self.by_rarest: dict[str, list[Item]] = {}
-        for item in items:
-            unique = _unique(item.text)
-            for w in unique:
-                self.holding.setdefault(w, []).append(item)
-            if unique:
-                self.by_rarest.setdefault(self._rarest(unique), []).append(item)
+        self.frequency: Counter[str] = Counter(w for text in texts for w in _unique(text))
+        self.holding: dict[str, list[int]] = {}
+        self.by_rarest: dict[str, list[int]] = {}
 
     def _rarest(self, unique: AbstractSet[str]) -> str:
+        # A word not in ``texts`` counts 0: rarest, and held by none.
         return min(unique, key=lambda w: (self.frequency[w], w))
 
-    def candidates(self, item: Item) -> list[Item]:
-        unique = _unique(item.text)
+    def add(self, key: int, text: str) -> bool:
+        """List entry ``key`` by the words of ``text``; False when it has none (punctuation alone)."""
+        unique = _unique(text)
         if not unique:
-            return []
-        found = {id(c): c for w in unique for c in self.by_rarest.get(w, ())}
-        if all(w in self.frequency for w in unique):
-            found.update((id(c), c) for c in self.holding.get(self._rarest(unique), ()))
-        return sorted(found.values(), key=lambda c: c.seqs.first)
+            return False
+        for w in unique:
+            self.holding.setdefault(w, []).append(key)
+        self.by_rarest.setdefault(self._rarest(unique), []).append(key)
+        return True
+
+    def candidates(self, text: str) -> set[int]:
+        """The entries that may hold ``text`` or be held by it (none for a text without words)."""
+        unique = _unique(text)
+        if not unique:
+            return set()
+        found = {k for w in unique for k in self.by_rarest.get(w, ())}
+        found.update(self.holding.get(self._rarest(unique), ()))
+        return found
 
 
 @lru_cache(maxsize=1 << 14)
