@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memd.core.redact import RULES, find_secrets, redact
+from memd.core.redact import find_secrets, redact
+from memd.core.secret_rules import RULES
 from memd.vault.vault import Vault
 
 from .conftest import Memd
