@@ -23,15 +23,15 @@ the same tools and this answer is its floor (see answering.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import date
 from typing import Any
 
 from memd.ask.answer import Answer, Evidence
+from memd.ask.coverage import ALIAS_SAID, ALIAS_WORDS, covers, names
 from memd.ask.dates import quote
-from memd.ask.told import told
 from memd.core.asked import Asked, in_span, question_time
 from memd.core.timeexpr import Span
 from memd.core.timeutil import as_datetime, now, time_or_none
@@ -39,7 +39,7 @@ from memd.core.tokens import count_tokens
 from memd.index import IndexStore
 from memd.index.records import Record, when_spans
 from memd.index.retrieve import QUESTION_WORDS, Options, Result, query_terms, retrieve
-from memd.index.signals import asks, speaker_of
+from memd.index.signals import asks
 from memd.index.spelling import respell
 from memd.vault.vault import Vault
 
@@ -53,14 +53,6 @@ RECENT_ENTRIES = 5
 CANDIDATES = 20
 NOTHING = "Nothing in memory answers this"  # how an answer says the vault holds none
 SUPPORT_SHARE = 0.5  # an entry scoring under half the best one does not support the answer
-# Abstention, measured with `memd eval locomo` on the dev slice's unanswerable
-# questions against its answerable ones (see the README): the first entries
-# whose coverage of the question is compared, and the share of the best
-# coverage that what is said about the person asked about must reach (both
-# halves of the slice meet the targets anywhere from 0.625 to 0.75; this is
-# the end with fewer answerable questions refused).
-COVER_ENTRIES = 6
-NAMED_SHARE = 0.625
 
 
 def ask(
@@ -155,12 +147,6 @@ _ALIAS_ASKED = re.compile(
     r"\b(?i:(?:real|full|actual|proper|given|birth|maiden|nick)\s*name|nicknamed?|alias|go(?:es)? by|known as"
     r"|short for)\b|\b[A-Z][a-z]+(?:'s)?\s+(?i:called|named)\b"
 )
-_ALIAS_SAID = re.compile(
-    r"\b(?:go(?:es)? by|went by|real name|full name|nickname[ds]?|called|known as|short for|named|name is"
-    r"|name's|alias)\b",
-    re.I,
-)
-_ALIAS_WORDS = "real full actual proper given birth first last nick maiden name called nickname alias known short"
 # "When ...?" and its kin ask for a date: the answer gives it as a person writes it.
 _WHEN_ASKED = re.compile(
     r"^\W*(?:when\b|what (?:date|day|year|month|time)\b|which (?:date|day|year|month)\b|how long ago\b)", re.I
@@ -205,7 +191,7 @@ def _in_time(backend: Any, topic: str, span: Span, found: list[Result]) -> list[
         return record.kind == "entry" and in_span(when_spans(record), moment.date() if moment else None, span)
 
     content = _content(backend, topic)
-    named = _content(backend, " ".join(_names(topic)))
+    named = _content(backend, " ".join(names(topic)))
     about = (content - named) or content
 
     def about_it(item: Any) -> bool:
@@ -225,11 +211,6 @@ def _in_time(backend: Any, topic: str, span: Span, found: list[Result]) -> list[
     return unique if content else sorted(unique, key=lambda r: _order(r.record))
 
 
-def _names(question: str) -> set[str]:
-    """The names a question holds: its capitalised words after the first."""
-    return {token.split("'")[0] for token in _WORD.findall(question)[1:] if token[0].isupper()}
-
-
 def _order(record: Record) -> tuple[str, str, int]:
     day = entry_day(record)
     return (day.start.isoformat() if day else "", record.time or "", max(record.seqs, default=0))
@@ -243,14 +224,14 @@ def _aliases_first(backend: Any, question: str, results: list[Result]) -> list[R
     """For "what is Bart's real name?": entries that tell what someone goes by
     ("Bartholomew goes by Bart") and share a word with the question come first,
     found too when the question's own words ("real", "name") are not theirs."""
-    extra = retrieve(backend, f"{question} {_ALIAS_WORDS}", CANDIDATES, options=Options(respell=False))
-    content = _content(backend, question) - set(backend.analyse(_ALIAS_WORDS))
+    extra = retrieve(backend, f"{question} {ALIAS_WORDS}", CANDIDATES, options=Options(respell=False))
+    content = _content(backend, question) - set(backend.analyse(ALIAS_WORDS))
     pool = {r.record.rid: r for r in [*results, *extra]}
     telling = [
         r
         for r in pool.values()
         if r.record.kind == "entry"
-        and _ALIAS_SAID.search(r.record.text)
+        and ALIAS_SAID.search(r.record.text)
         and not asks(r.record.text)  # "What is it called?" tells no name
         and not content.isdisjoint(_terms(backend, r))
     ]
@@ -263,72 +244,12 @@ def _sharing(backend: Any, support: list[Evidence], content: set[str], alias: bo
     entry found by meaning alone may share none: it stays in the evidence, out
     of the answer's text); all of them when none does."""
     if alias:  # asked what someone is called: the entries telling it, when there are any
-        telling = [e for e in support if _ALIAS_SAID.search(e.record.text)]
+        telling = [e for e in support if ALIAS_SAID.search(e.record.text)]
         support = telling or support
     if not content:
         return support
     kept = [e for e in support if not content.isdisjoint(_terms(backend, e))]
     return kept or support[:1]
-
-
-_WORD = re.compile(r"[A-Za-z][\w'-]*")
-
-
-def covers(backend: Any, question: str, entries: Sequence[Record], alias: bool = False) -> bool:
-    """Whether the entries found answer the question at all, by how much of its
-    content they hold (each word weighted by its rarity, so "blood" counts for
-    more than "like"). Two ways they fail:
-
-    - none of them holds any of the question's content words (the names it
-      asks about aside): "What is Dana's blood type?" over entries that only
-      share "Dana";
-    - the question names people who speak in the vault, and what is said about
-      them among the first entries covers its content clearly less than the
-      best entry does: "What did Caroline realize after her charity race?"
-      when the race was Melanie's. What is said about a person is what they
-      say of themselves, and what others say to them: "Caroline: Did you run
-      the race?" is about Melanie, not Caroline (``told.told``). A question
-      that names everyone who speaks among them is judged by coverage alone.
-
-    ``alias``: the question asks what someone is called; an entry telling
-    what someone goes by ("Bartholomew goes by Bart") holds the asking words
-    ("real name", "called") in other words."""
-    names = {token.split("'")[0].lower() for token in _WORD.findall(question)[1:] if token[0].isupper()}
-    named_terms = set(backend.analyse(" ".join(names))) if names else set()
-    content = [term for term, _ in query_terms(backend, question) if term not in named_terms]
-    if not content:
-        return bool(entries)  # only names (and question words): any entry about them is an answer
-    weights = {term: max(backend.idf(term), 1e-6) for term in content}
-    total = sum(weights.values())
-
-    naming = set(backend.analyse(_ALIAS_WORDS)) if alias else set()
-
-    def coverage(text: str) -> float:
-        held = set(backend.analyse(text)) if text else set()
-        if naming and _ALIAS_SAID.search(text):
-            held |= naming
-        return sum(weight for term, weight in weights.items() if term in held) / total
-
-    first = entries[:COVER_ENTRIES]
-    best = max((coverage(entry.text) for entry in first), default=0.0)
-    if not best and not any(coverage(entry.text) for entry in entries[COVER_ENTRIES:]):
-        return False
-    speakers = [speaker_of(entry) for entry in first]
-    speaking = {s.lower().split()[0] for s in speakers if s is not None}
-    if not speaking & names:
-        return True  # the question names no one who speaks here: coverage alone decides
-    if len(speaking) > 1 and speaking <= names:
-        # It names everyone who speaks here ("What book did Caroline recommend to Melanie?"):
-        # whatever one says to another is about someone it names, so coverage alone decides.
-        return True
-    about_named = 0.0
-    for entry, said_by in zip(first, speakers, strict=True):
-        if said_by is None:
-            about_named = max(about_named, coverage(entry.text))
-            continue
-        own, said_to = told(entry.text)
-        about_named = max(about_named, coverage(own if said_by.lower().split()[0] in names else said_to))
-    return about_named >= NAMED_SHARE * best
 
 
 def _recent(backend: Any, words: set[str]) -> list[Result]:

@@ -1,5 +1,5 @@
 """Who a transcript line is about: what its speaker says of themselves, and
-what they say to or ask the listener (``ask.offline.covers`` reads the part
+what they say to or ask the listener (``ask.coverage.covers`` reads the part
 about the person a question names).
 """
 
