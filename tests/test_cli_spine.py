@@ -274,6 +274,13 @@ def test_lint_of_single_files_and_warnings_only_exit_zero(memd: Memd) -> None:
     result = memd("lint", str(topic))
     assert "topics/handmade.md:1: warning: no frontmatter yet" in result.output
 
+    # A file named that memd never reads is said to be unchecked, not passed as clean.
+    (memd.vault.root / ".obsidian").mkdir()
+    hidden = memd.vault.root / ".obsidian" / "draft.md"
+    hidden.write_text("- <seq=zz> not memory\n")
+    result = memd("lint", str(hidden))
+    assert ".obsidian/draft.md:1: warning: not memory memd reads" in result.output
+
 
 def test_help_carries_examples_and_stays_light() -> None:
     result = CliRunner().invoke(main, ["add", "--help"])

@@ -228,3 +228,12 @@ def test_lint_names_a_setting_memd_does_not_know(memd: Memd, vault: Vault) -> No
         f".memd/config.toml:{line}: warning: consolidate.buffer_token is no memd setting; it is ignored "
         "(did you mean consolidate.buffer_tokens?)"
     ) in lint.output
+
+
+def test_lint_reports_a_config_file_every_command_stops_on(memd: Memd, vault: Vault) -> None:
+    lines = vault.config_path.read_text().splitlines()
+    vault.config_path.write_text("\n".join([*lines, "buffer_tokens = = 3", ""]))
+    lint = memd("lint", ok=False)
+    assert lint.exit_code == 1
+    assert f".memd/config.toml:{len(lines) + 1}: invalid TOML: Invalid value" in lint.output
+    assert "ok: no problems" not in lint.output

@@ -145,6 +145,20 @@ def test_pre_commit_blocks_broken_vault_files_only(tmp_path: Path) -> None:
     assert "topics/tea.md:5: malformed signature" in blocked.stderr
     assert "--no-verify" in blocked.stderr
 
+    # Every Markdown file of the vault is memory, a note in a folder of the person's own too;
+    # what memd never reads (a hidden folder) is not checked and stops nothing.
+    (vault.topics_dir / "tea.md").unlink()
+    (vault.root / ".obsidian").mkdir()
+    (vault.root / ".obsidian" / "scratch.md").write_text("- <seq=zz> not memory\n")
+    git(repo, "add", "-A")
+    assert git(repo, "commit", "-qm", "hidden").returncode == 0
+    (vault.root / "people").mkdir()
+    (vault.root / "people" / "sam.md").write_text("- <seq=9998,time=bad> Sam's birthday\n")
+    git(repo, "add", "-A")
+    blocked = git(repo, "commit", "-qm", "note")
+    assert blocked.returncode == 1
+    assert "people/sam.md:1: invalid time 'bad'" in blocked.stderr
+
 
 def test_an_existing_pre_commit_is_kept_or_chained_never_clobbered(memd: Memd, vault: Vault) -> None:
     hook = vault.root / ".git" / "hooks" / "pre-commit"

@@ -170,7 +170,7 @@ fi
 cd "$(git rev-parse --show-toplevel)" || exit 1
 set --
 staged=$(git -c core.quotePath=false diff --cached --name-only --diff-filter=ACM -- \\
-    "$VAULT/CURRENT.md" "$VAULT/topics/*.md" "$VAULT/sources/*.md") || exit 1
+    "$VAULT/*.md" "$VAULT/*.markdown") || exit 1
 while IFS= read -r file; do
     [ -n "$file" ] && set -- "$@" "$file"
 done <<EOF

@@ -19,6 +19,7 @@ from memd.vault.vault import Vault
 
 _DATE_KEYS = ("created", "updated", "date")
 _DATE_LIKE = re.compile(r"^\s*\d{1,4}-\d{1,2}-\d{1,2}")
+_AT_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,12 @@ def lint_vault(vault: Vault, paths: list[Path] | None = None) -> list[Problem]:
     problems: list[Problem] = []
     seen: dict[int, str] = {}
     for rel in rels:
-        kind = vault.kind(rel) or "note"
+        kind = vault.kind(rel)
+        if kind not in DOCUMENT_KINDS:
+            # Named, but not memory (a hidden folder, the inbox, an ignore pattern): memd never
+            # reads it, so it cannot break the vault. Said, so "no problems" claims nothing of it.
+            problems.append(Problem(rel, 1, "not memory memd reads (hidden, inbox or ignored): not checked", "warning"))
+            continue
         if kind == "source":
             try:
                 problems += _lint_secrets(rel, read_text(vault.root / rel, rel))
@@ -68,10 +74,14 @@ def _lint_settings(vault: Vault) -> list[Problem]:
     from memd.core.config_edit import effective_settings
     from memd.core.errors import MemdError
 
+    shown = vault.rel(vault.config_path)
     try:
-        settings = effective_settings(vault.config_path, shown_as=vault.rel(vault.config_path))
-    except (MemdError, OSError, ValueError):
-        return []  # a broken config file is every command's one-line error already
+        settings = effective_settings(vault.config_path, shown_as=shown)
+    except (MemdError, OSError, ValueError) as err:
+        # Every command that reads the settings stops on it: an error, where it is.
+        where = _AT_LINE.search(str(err))
+        message = str(err).removeprefix(f"{vault.config_path}: ")
+        return [Problem(shown, int(where.group(1)) if where else 1, message)]
     known = [s.key for s in settings if s.known]
     problems = []
     for setting in settings:
