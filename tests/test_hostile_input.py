@@ -380,3 +380,22 @@ def test_verify_names_a_file_it_cannot_read_instead_of_calling_its_seqs_lost(mem
     report = json.loads(memd("verify", "--json", ok=False).output)
     rel = vault.rel(topic)
     assert report["problems"] == [f"{rel} cannot be read (not valid UTF-8), so its seqs cannot be checked"]
+
+
+def test_who_said_it_and_where_from_are_one_word_each_as_a_signature_holds(memd: Memd, vault: Vault) -> None:
+    spaced = memd("add", "--source", "my phone", "Parked on level 3", ok=False)
+    assert spaced.exit_code == 1
+    assert "source 'my phone' cannot be written in a signature, which holds no spaces: write my-phone" in spaced.output
+    assert "cannot be empty" in memd("add", "--source", "", "Parked on level 3", ok=False).output
+    assert "src 'a b' cannot" in memd("add", "--src", "a b", "Parked on level 3", ok=False).output
+    assert "Parked" not in vault.current.read_text()
+    # A time typed with a space is the same time, written as a signature holds it.
+    memd("add", "--time", "2026-12-01 10:00", "Parked on level 4")
+    assert "<seq=1,time=2026-12-01T10:00,source=user> Parked on level 4" in vault.current.read_text()
+    # An import's own turn ids become one word in src=, never a refused import.
+    chat = vault.root.parent / "chat.json"
+    session = [{"speaker": "Ana", "dia_id": "D1 1", "text": "I parked on level 5"}]
+    chat.write_text(json.dumps([{"conversation": {"session_1": session}, "qa": []}]))
+    memd("ingest", str(chat))
+    assert ",src=D1-1;sources/" in vault.current.read_text()
+    assert "ok: no problems" in memd("lint").output

@@ -141,6 +141,20 @@ def check_meta(key: str, value: str) -> None:
             raise FormatError(f"meta {key}={value[:60]}: {err}") from None
 
 
+def check_provenance(source: str | None, src: str | None) -> None:
+    """Raise ``FormatError`` when who said an entry (``source``) is missing or
+    either it or the reference to where it came from (``src``) holds a space,
+    which a signature cannot; the message says the fix."""
+    if source is not None and not source.strip():
+        raise FormatError("source cannot be empty: say who said it (user, ai, hand, import:NAME)")
+    for key, value in (("source", source), ("src", src)):
+        if value is not None and any(ch.isspace() for ch in value):
+            fix = re.sub(r"\s+", "-", value.strip())
+            raise FormatError(
+                f"{key} {value[:60]!r} cannot be written in a signature, which holds no spaces: write {fix[:60]}"
+            )
+
+
 def _count(text: str) -> int:
     """How many seqs a (possibly huge) seq text names, without expanding it."""
     total = 0

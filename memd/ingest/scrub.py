@@ -52,7 +52,8 @@ def _valid_turn(turn: Turn) -> Turn:
         speaker=_clean(turn.speaker),
         group=_clean(turn.group) if turn.group else None,
         thread=_clean(turn.thread) if turn.thread else None,
-        ref=_clean(turn.ref) if turn.ref else None,
+        # A turn's id becomes part of its entries' src=, and a signature holds no spaces.
+        ref="-".join(_clean(turn.ref).split()) or None if turn.ref else None,
     )
 
 

@@ -13,7 +13,7 @@ from memd.core.errors import DocumentError, FormatError, MemdError
 from memd.core.layout import PENDING_JOURNAL
 from memd.core.newlines import newline_of
 from memd.core.redact import redact_all, redact_value
-from memd.core.signature import Signature, check_meta
+from memd.core.signature import Signature, check_meta, check_provenance
 from memd.core.timeexpr import with_when
 from memd.vault import acks
 from memd.vault.state import allocate
@@ -48,6 +48,14 @@ def redact_fields(item: NewEntry) -> NewEntry:
     return replace(item, src=src, source=source, extra=tuple(extra))
 
 
+def _one_word_time(time: str) -> str:
+    """``2026-12-01 10:00`` as a signature holds it (no spaces): ``2026-12-01T10:00``."""
+    return _DATE_SPACE_TIME.sub("T", time.strip(), count=1)
+
+
+_DATE_SPACE_TIME = re.compile(r"(?<=^\d{4}-\d{2}-\d{2})\s+(?=\d)")
+
+
 def _valid(item: NewEntry) -> NewEntry:
     """Text every later read accepts: a terminal's undecodable bytes arrive as
     lone surrogates, which would make the append fail half-way, and a control
@@ -59,10 +67,11 @@ def _valid(item: NewEntry) -> NewEntry:
     extra = tuple((clean(k), clean(v)) for k, v in item.extra)
     for key, value in extra:
         check_meta(key, value)
+    check_provenance(item.source, item.src)
     return replace(
         item,
         text=clean(item.text),
-        time=clean(item.time) if item.time else item.time,
+        time=clean(_one_word_time(item.time)) if item.time else item.time,
         source=clean(item.source) if item.source else item.source,
         src=clean(item.src) if item.src else item.src,
         extra=extra,
