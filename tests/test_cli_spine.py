@@ -229,6 +229,16 @@ def test_status_reports_buffer_against_thresholds(memd: Memd) -> None:
     assert "buffer      2 entries, 6/5 tokens" in memd("status").output
 
 
+def test_status_says_the_seq_the_next_add_gets_past_a_topic_written_by_hand(memd: Memd) -> None:
+    (memd.vault.topics_dir / "old.md").write_text(
+        "---\nid: old\n---\n# Old\n- <seq=100,time=2026-11-01,source=user> An old entry\n"
+    )
+    assert json.loads(memd("status", "--json").output)["next_seq"] == 101
+    assert "next seq    101" in memd("status").output
+    assert json.loads(memd("add", "--json", "A new entry").output)[0]["seq"] == 101
+    assert json.loads(memd("status", "--json").output)["next_seq"] == 102
+
+
 def test_invalid_config_is_a_clear_error(memd: Memd) -> None:
     memd.vault.config_path.write_text("[consolidate]\nbuffer_tokens = -1\n")
     result = memd("status", ok=False)

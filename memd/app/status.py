@@ -74,7 +74,7 @@ def vault_status(vault: Vault) -> Status:
     from memd.index.embedding import describe_retrieval
     from memd.vault import acks
     from memd.vault.buffer_status import BufferStatus, buffer_status
-    from memd.vault.state import read_state
+    from memd.vault.state import next_seq, read_state
 
     buffer_problem = None
     try:
@@ -106,7 +106,7 @@ def vault_status(vault: Vault) -> Status:
         engine=describe(vault.config),
         buffer=facts,
         topics=len(vault.topic_files()),
-        next_seq=state.next_in(sync["device"]["index"]),
+        next_seq=next_seq(vault, sync["device"]["index"]),
         consolidations=state.epoch,
         last_consolidation=state.last_consolidation,
         state_problem=problem,

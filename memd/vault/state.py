@@ -14,11 +14,11 @@ import os
 import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memd.core.atomic import atomic_write, read_bytes
 from memd.core.signature import MAX_SEQ, MAX_SEQS_PER_ENTRY
-from memd.vault.seq_cache import list_holds, load_cache, save_cache, stat_of, unchanged
+from memd.vault.seq_cache import SeqCache, list_holds, load_cache, save_cache, stat_of, unchanged
 from memd.vault.vault import Vault
 
 # A signature counts only where an entry can start (memd/core/document.py): a list
@@ -235,7 +235,7 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     in a vault that was never synced, so such a vault allocates exactly as
     it always did.
     """
-    from memd.vault.seqspace import REGISTRY, bounds
+    from memd.vault.seqspace import REGISTRY
 
     state, problem = read_state(vault)
     cache = load_cache(vault) if problem is None else None
@@ -248,6 +248,47 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
         space, device = allocation_space(vault, cache.device if cache is not None else None)
     if cache is not None and cache.space != space:
         cache = None  # the cached highs were counted in another space
+    seen = _seen(vault, state, cache, space)
+    within, start, mark = seen.within, seen.start, cache.mark if cache is not None else 0
+    if start + count > within.stop:
+        # A seq near the end of the range (typed or pasted by hand: ``<seq=999999999>``)
+        # would end allocation for good. Seqs stay unique without going past it: the
+        # first run of free seqs past the counter and every seq handed out here.
+        start = _past_the_counter(vault, max(state.next_in(space), mark + 1, within.start), count, within, seen.fresh)
+    updated = state.advanced(space, start + count)
+    if buffer_was_empty and at is not None:
+        updated = replace(updated, buffer_since=at)
+    write_state(vault, updated)
+    save_cache(
+        vault,
+        start + count - 1,
+        seen.listed_high,
+        (seen.ignore, seen.stamps),
+        space,
+        device,
+        seen.fresh,
+        seen.files_text,
+    )
+    return range(start, start + count)
+
+
+class _Seen(NamedTuple):
+    """What allocation reads: the first seq past the stored counter, every seq this
+    machine handed out (the cache's mark) and every seq in any file of the space,
+    and the record of the files but the buffer (``_count``) to keep for next time."""
+
+    start: int
+    within: range
+    ignore: list[str]
+    listed_high: int  # the highest seq of the files but the buffer
+    fresh: dict[str, Any]
+    files_text: bytes | None  # the record as read, when it stands
+    stamps: dict[str, int]  # the folder stamps that vouch for the list of files
+
+
+def _seen(vault: Vault, state: State, cache: SeqCache | None, space: int) -> _Seen:
+    from memd.vault.seqspace import bounds
+
     within = bounds(space)
     ignore = list(vault.ignore)
     # While no folder's stamp moved, no file was created, deleted or renamed:
@@ -269,17 +310,15 @@ def allocate(vault: Vault, count: int, *, buffer_was_empty: bool = False, at: st
     highest = max(listed_high, highest_seq_in([vault.current], within))
     mark = cache.mark if cache is not None else 0
     start = max(state.next_in(space), mark + 1, highest + 1, within.start)
-    if start + count > within.stop:
-        # A seq near the end of the range (typed or pasted by hand: ``<seq=999999999>``)
-        # would end allocation for good. Seqs stay unique without going past it: the
-        # first run of free seqs past the counter and every seq handed out here.
-        start = _past_the_counter(vault, max(state.next_in(space), mark + 1, within.start), count, within, fresh)
-    updated = state.advanced(space, start + count)
-    if buffer_was_empty and at is not None:
-        updated = replace(updated, buffer_since=at)
-    write_state(vault, updated)
-    save_cache(vault, start + count - 1, listed_high, (ignore, stamps), space, device, fresh, files_text)
-    return range(start, start + count)
+    return _Seen(start, within, ignore, listed_high, fresh, files_text, stamps)
+
+
+def next_seq(vault: Vault, space: int = 0) -> int:
+    """The seq the next add in ``space`` starts from, read without reserving it or
+    writing anything (``memd status``), as ``allocate`` finds it."""
+    state, problem = read_state(vault)
+    cache = load_cache(vault) if problem is None else None
+    return _seen(vault, state, cache if cache is not None and cache.space == space else None, space).start
 
 
 def _past_the_counter(vault: Vault, base: int, count: int, within: range, highs: dict[str, Any]) -> int:
