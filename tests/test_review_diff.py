@@ -117,6 +117,16 @@ def test_a_range_of_commits_and_dates(memd: Memd, story: Story) -> None:
     assert {c["sha"] for c in whole["commits"]} == {story.commits["C2"], story.commits["E"]}
     assert ("edited", str(story.seqs[COFFEE[0]])) in kinds(whole)
     assert ("superseded", str(story.seqs[OLD_PHONE])) in kinds(whole)
+    # A start before the vault's first commit is the vault before anything: every entry is new.
+    everything = diff(memd, "2000-01-01..HEAD")
+    assert everything["base"] is None and story.commits["C1"] in {c["sha"] for c in everything["commits"]}
+    assert {("filed", str(story.seqs[BREAD])), ("superseded", str(story.seqs[OLD_PHONE]))} <= kinds(everything)
+    backwards = memd("diff", "HEAD..HEAD~3", ok=False)
+    assert backwards.exit_code == 1
+    assert (
+        backwards.output.strip()
+        == "memd: 'HEAD..HEAD~3' runs backwards: HEAD is newer than HEAD~3 (write HEAD~3..HEAD)"
+    )
 
 
 def test_bad_revisions_are_one_line_errors(memd: Memd) -> None:

@@ -68,7 +68,8 @@ def diff(ctx: click.Context, revs: str | None, as_json: bool) -> None:
     Entries filed, merged, superseded, moved, edited or removed; topics
     created, split or merged; each with seqs and words. Without REV: the
     last consolidation. REV alone: that commit. A..B: from commit A to
-    commit B (dates work too: 2026-10-01..2026-11-01).
+    commit B (dates work too: 2026-10-01..2026-11-01, each the last commit
+    of that day; a start before the first commit is the empty vault).
 
     \b
     Examples:

@@ -108,7 +108,13 @@ def resolve_range(repo: Repo, spec: str | None) -> tuple[str | None, str]:
         left, right = spec.split("..", 1)
         if right.startswith("."):
             raise HistoryError(f"invalid range {spec!r} (use A..B)")
-        return repo.resolve(left or "HEAD"), repo.resolve(right or "HEAD")
+        base, target = repo.resolve_start(left or "HEAD"), repo.resolve(right or "HEAD")
+        if base is not None and base != target and repo.is_ancestor(target, base):
+            raise HistoryError(
+                f"{spec!r} runs backwards: {left or 'HEAD'} is newer than {right or 'HEAD'} "
+                f"(write {right or 'HEAD'}..{left or 'HEAD'})"
+            )
+        return base, target
     else:
         target = repo.resolve(spec)
     parents = repo.commit(target).parents

@@ -121,7 +121,26 @@ class Repo:
             raise HistoryError(f"no commit {rev!r} in the vault's history (try `memd log`)")
         return result.stdout.strip()
 
+    def resolve_start(self, rev: str) -> str | None:
+        """``resolve`` for where a range starts: a date before the vault's first
+        commit is its start, before anything (None), not an error."""
+        text = rev.strip()
+        if _DATE.match(text):
+            return self._last_at(text)
+        return self.resolve(rev)
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        """Whether commit ``older`` is in ``newer``'s history (itself included)."""
+        return run_git(self.vault, "merge-base", "--is-ancestor", older, newer).returncode == 0
+
     def _at_date(self, text: str) -> str:
+        found = self._last_at(text)
+        if found is None:
+            raise HistoryError(f"the vault has no commit on or before {text}")
+        return found
+
+    def _last_at(self, text: str) -> str | None:
+        """The last commit made on or before a date or time (None: it is before the first)."""
         from memd.core.timeutil import format_time, parse_time
 
         try:
@@ -131,9 +150,7 @@ class Repo:
         if "T" not in text and " " not in text:
             moment += timedelta(days=1, seconds=-1)
         found = self.git("rev-list", "-1", f"--before={format_time(moment)}", "HEAD", "--", check=False).strip()
-        if not found:
-            raise HistoryError(f"the vault has no commit on or before {text}")
-        return found
+        return found or None
 
     # -- commits ------------------------------------------------------------
     def commits(self, *args: str) -> list[CommitInfo]:
