@@ -84,6 +84,8 @@ def test_search_finds_an_entry_by_meaning_without_shared_words(life: Vault, memd
     assert found[0]["text"].startswith("Bought a second-hand road bike")
     assert found[0]["via"] == "meaning"
     assert search(memd, "nut allergy")[0]["text"].startswith("Allergic to peanuts")
+    first, snippet = memd("search", "cycling").output.splitlines()[:2]
+    assert first.endswith("(via meaning)") and "road bike" in snippet
 
 
 def test_status_says_which_retrieval_is_active(life: Vault, memd) -> None:

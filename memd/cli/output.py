@@ -69,7 +69,8 @@ def hit_lines(
         yield "no matches", True
         return
     for hit in hits:
-        beside = "  (next to a hit)" if hit["via"] == "neighbour" else ""
+        # Why a hit with none of the query's words is there.
+        beside = {"neighbour": "  (next to a hit)", "meaning": "  (via meaning)"}.get(hit["via"], "")
         yield f"{hit['cite']}  {signature(hit)}{beside}", False
         yield f"    {hit['snippet']}", False
 
