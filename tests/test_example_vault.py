@@ -85,11 +85,19 @@ def test_a_vault_inside_a_larger_repository_still_commits_there_by_default(tmp_p
     outer = tmp_path / "notes"
     outer.mkdir()
     git(outer, "init", "-q")
+    (outer / "draft.txt").write_text("the person's own work, staged\n")
+    git(outer, "add", "draft.txt")
     runner = CliRunner()
     assert runner.invoke(main, ["init", str(outer / "memory")]).exit_code == 0
+    # memd's first commit holds the files it made, as in a repository of its own, and
+    # nothing else: what the person staged stays staged.
+    assert git(outer, "log", "-1", "--format=%s").strip() == "init: memd vault"
+    assert git(outer, "status", "--porcelain").splitlines() == ["A  draft.txt"]
     assert runner.invoke(main, ["--vault", str(outer / "memory"), "add", "Allergic to peanuts"]).exit_code == 0
     assert runner.invoke(main, ["--vault", str(outer / "memory"), "consolidate"]).exit_code == 0
     assert git(outer, "log", "-1", "--format=%s").startswith("consolidate:")
+    history = runner.invoke(main, ["--vault", str(outer / "memory"), "history", "1"]).output
+    assert "written to the buffer" in history and "by hand" not in history
 
 
 def test_init_keeps_obsidian_workspace_and_cache_out_of_git(vault: Vault) -> None:

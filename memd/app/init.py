@@ -60,8 +60,14 @@ def init_vault(path: Path) -> InitResult:
             git_initialised = gitcli.run(None, "init", "-q", str(vault.root)).returncode == 0
         except GitError:
             git_initialised = False  # git is optional for the files; consolidation says so when it cannot commit
+    # memd's own first commit, so later edits stand out: in a repository of its own, or, in a
+    # larger one (which memd commits to, ``[git] repository``), of the files it just created
+    # (else the next commit took memd's buffer for a hand edit and left the rest untracked).
     if git_initialised:
-        commit_as_memd(vault, "init: memd vault", vault_specs(vault))  # so later edits stand out
+        commit_as_memd(vault, "init: memd vault", vault_specs(vault))
+    elif created and in_git_repo(vault.root):
+        made = {rel.rstrip("/") for rel in created}
+        commit_as_memd(vault, "init: memd vault", [rel for rel in vault_specs(vault) if rel in made])
     return InitResult(vault, tuple(created), git_initialised, ignores_added)
 
 
