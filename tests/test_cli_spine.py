@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -276,6 +277,15 @@ def test_lint_reports_each_problem_as_path_line_message(memd: Memd) -> None:
     assert expected <= lines, result.output
     report = json.loads(memd("lint", "--json", ok=False).output)
     assert report["ok"] is False and report["errors"] >= len(expected)
+
+
+def test_lint_names_what_stands_where_the_buffer_should_and_no_link_in_nested_brackets(memd: Memd) -> None:
+    memd.vault.current.unlink()
+    os.mkfifo(memd.vault.current)
+    (memd.vault.topics_dir / "deep.md").write_text("---\nid: deep\nx: " + "[" * 80 + "]" * 80 + "\n---\n# Deep\n")
+    lines = memd("lint", ok=False).output.splitlines()
+    assert "CURRENT.md:1: is not a regular file (a pipe or a device?), expected a Markdown file: " in "\n".join(lines)
+    assert not [line for line in lines if "links to no document" in line]
 
 
 def test_lint_of_single_files_and_warnings_only_exit_zero(memd: Memd) -> None:

@@ -171,6 +171,15 @@ def test_dry_run_prints_the_plan_and_writes_nothing(memd: Memd) -> None:
     assert git_log(memd.vault) == ["init: memd vault"]
 
 
+def test_a_plan_lists_the_seqs_of_separate_entries_with_commas(memd: Memd) -> None:
+    # "5+7" is how one entry that holds two seqs is written; three entries are three seqs.
+    for text in ("Takes coffee with oat milk", "Passport expires in June 2027", "Drinks decaf coffee after 2pm"):
+        memd("add", text)
+    memd("add", "Coffee beans from the market on Saturday")
+    result = memd("consolidate", "--dry-run")
+    assert "3 entries, seq 1, 3-4" in result.output and "+" not in result.output
+
+
 def test_if_due_waits_for_a_threshold_and_names_the_trigger(memd: Memd) -> None:
     memd.vault.config_path.write_text("[consolidate]\nbuffer_tokens = 12\n")
     memd("add", "Takes coffee with oat milk")

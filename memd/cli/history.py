@@ -11,7 +11,7 @@ PLAN_LINES = 20
 
 def _clip_span(span: str, width: int = 60) -> str:
     """A seq list short enough to read; the whole plan is in --json."""
-    return span if len(span) <= width else span[: width - 1].rsplit("+", 1)[0] + "+… (--json for all)"
+    return span if len(span) <= width else span[: width - 1].rsplit(", ", 1)[0] + ", … (--json for all)"
 
 
 @click.command()
@@ -49,7 +49,8 @@ def consolidate(ctx: click.Context, if_due: bool, dry_run: bool, as_json: bool) 
         by_topic.setdefault(move.topic, []).append(move.seqs)
     for topic, seqs in by_topic.items():
         new = " (new)" if topic in outcome.new_topics else ""
-        span = _clip_span(str(SeqSet.of({s for value in seqs for s in SeqSet.parse(value)})))
+        # Each entry's seqs apart, with commas: "5+7" is how one entry that folded two is written.
+        span = _clip_span(str(SeqSet.of({s for value in seqs for s in SeqSet.parse(value)})).replace("+", ", "))
         click.echo(f"  topics/{topic}.md{new}: {len(seqs)} entr{'y' if len(seqs) == 1 else 'ies'}, seq {span}")
     for record in outcome.superseded[:PLAN_LINES]:
         click.echo(f"  seq {record.new} supersedes seq {record.old} ({record.reason})")

@@ -60,7 +60,7 @@ class Workspace:
             try:
                 refuse_read_only(vault.root / f"topics/{topic_id}.md")  # a file the person made read-only stays
             except WriteError as err:
-                warnings.append(f"skipped {err}")
+                warnings.append(str(err))  # it says memd leaves the file alone
                 skipped.add(topic_id)
         return cls(vault, catalog, skipped=skipped)
 

@@ -241,7 +241,8 @@ def _lint_layout(vault: Vault) -> list[Problem]:
     write stops on it, and the file walk (what lint reads) passes over it."""
     problems = []
     if vault.current.exists() and not vault.current.is_file():
-        problems.append(Problem("CURRENT.md", 1, "is a folder, expected a Markdown file: memd adds every entry there"))
+        what = "is a folder" if vault.current.is_dir() else "is not a regular file (a pipe or a device?)"
+        problems.append(Problem("CURRENT.md", 1, f"{what}, expected a Markdown file: memd adds every entry there"))
     for folder in (vault.topics_dir, vault.sources_dir):
         if folder.exists() and not folder.is_dir():
             problems.append(Problem(vault.rel_of(folder), 1, "is a file, expected the folder memd files memory in"))
@@ -263,7 +264,7 @@ def _lint_links(vault: Vault) -> list[Problem]:
     return links + misnamed
 
 
-_WIKILINK = re.compile(r"\[\[([^\]|#\n]+)(?:[#|][^\]\n]*)?\]\]")
+_WIKILINK = re.compile(r"\[\[([^\[\]|#\n]+)(?:[#|][^\]\n]*)?\]\]")  # a target holds no bracket
 
 
 def _lint_wikilinks(vault: Vault, rels: list[str]) -> list[Problem]:
