@@ -155,6 +155,10 @@ def test_set_quotes_strings_safely(memd: Memd, vault: Vault) -> None:
         ("engine.name", "gpt", "offline or llm"),
         ("engine.name", "llm", "needs a model"),
         ("llm.modle", "x", "unknown setting 'llm.modle'"),
+        ("llm.timeout", "0s", "llm.timeout must be longer than 0"),
+        ("sync.interval", "0", "sync.interval must be longer than 0"),
+        ("llm.base_url", "notaurl", "llm.base_url must be an http:// or https:// address"),
+        ("llm.base_url", "ftp://models.example", "must be an http:// or https:// address"),
     ],
 )
 def test_set_refuses_bad_values_and_leaves_the_file_alone(

@@ -24,7 +24,7 @@ class SettingSpec:
     table: str
     name: str
     kind: str  # "int" (positive), "count" (0 or more), "duration" (seconds), "interval" (a timedelta), "str",
-    # "choice", "patterns" (a list of strings)
+    # "url" (http or https, with a host), "choice", "patterns" (a list of strings)
     default: str | int | None
     help: str = ""
     env: str | None = None
@@ -35,6 +35,7 @@ class SettingSpec:
     # (choice, a setting that must be set for it, the message when it is not):
     # a model-backed engine needs a model
     needs: tuple[tuple[str, str, str], ...] = ()
+    above_zero: bool = False  # a duration of 0 would make it useless (a model call that always times out)
 
     @property
     def key(self) -> str:
@@ -65,6 +66,8 @@ class SettingSpec:
                 delta = parse_duration(value)
             except (FormatError, ValueError, TypeError) as err:
                 raise FormatError(f"{self.key}: {err}") from None
+            if self.above_zero and delta.total_seconds() <= 0:
+                raise FormatError(f"{self.key} must be longer than 0, got {value!r}")
             return delta if self.kind == "interval" else delta.total_seconds()
         if self.kind == "choice":
             if value not in self.choices:
@@ -72,6 +75,18 @@ class SettingSpec:
             return str(value)
         if not isinstance(value, str):
             raise FormatError(f"{self.key} must be a string, got {value!r}")
+        if self.kind == "url" and value:
+            from urllib.parse import urlsplit
+
+            try:
+                parts = urlsplit(value.strip())
+                ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+            except ValueError:
+                ok = False
+            if not ok:
+                raise FormatError(
+                    f"{self.key} must be an http:// or https:// address, e.g. {self.example}; got {value!r}"
+                )
         return value or None
 
 
@@ -179,7 +194,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec(
         "llm",
         "base_url",
-        "str",
+        "url",
         None,
         "OpenAI-compatible endpoint (default: OpenAI)",
         env="OPENAI_BASE_URL",
@@ -216,7 +231,9 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "the variable holding the key (local servers need none)",
         attr="llm.api_key_env",
     ),
-    SettingSpec("llm", "timeout", "duration", "60s", "how long to wait for one model call", attr="llm.timeout"),
+    SettingSpec(
+        "llm", "timeout", "duration", "60s", "how long to wait for one model call", attr="llm.timeout", above_zero=True
+    ),
     SettingSpec(
         "llm", "max_retries", "count", 2, "retries of a rate-limited (HTTP 429) model call", attr="llm.max_retries"
     ),
@@ -275,7 +292,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
         example="origin",
     ),
     SettingSpec(
-        "sync", "interval", "interval", "5m", "how often, and right after each consolidation", attr="sync_interval"
+        "sync",
+        "interval",
+        "interval",
+        "5m",
+        "how often, and right after each consolidation",
+        attr="sync_interval",
+        above_zero=True,
     ),
 )
 
