@@ -311,3 +311,17 @@ def test_a_persons_own_tags_and_aliases_stay_and_related_is_memds() -> None:
     assert data["related"] == ["[[dana]]"]
     assert "related" not in with_links(mine, None, [], [])
     assert with_links(data, "Atlas — cut-over", ["dana"], ["priya"]) == data  # nothing added twice
+
+
+def test_a_hand_made_topic_whose_sections_are_level_one_headings_gets_none_as_its_alias(
+    memd: Memd, vault: Vault
+) -> None:
+    (vault.topics_dir / "atlas.md").write_text(
+        "---\nid: atlas\n---\n# People\n"
+        "- <seq=1,time=2026-10-10T10:00,source=user> Priya Raman leads the Atlas billing migration\n\n"
+        "# Deadlines\n- <seq=2,time=2026-10-11T10:00,source=user> The Atlas cut-over moved to 8 December\n"
+    )
+    memd("add", "Priya asked Dana to demo the Atlas invoice replay tool")
+    memd("consolidate")
+    data = vault.read(vault.topics_dir / "atlas.md").frontmatter.data  # type: ignore[union-attr]
+    assert "People" not in data.get("aliases", [])  # [[People]] must not open the Atlas topic

@@ -21,7 +21,7 @@ from memd.consolidation.related import related, tags_of, with_links
 from memd.consolidation.routing import RoutingIndex
 from memd.consolidation.sections import Topic, adopt_unsigned, apply_sections, sections_of, with_frontmatter
 from memd.core.atomic import decode_markdown, read_bytes, refuse_read_only
-from memd.core.document import Document, Frontmatter, linked, parse_document
+from memd.core.document import Document, Frontmatter, Heading, linked, parse_document
 from memd.core.errors import DocumentError, WriteError
 from memd.core.layout import doc_id
 from memd.engine.base import Engine, Section, TopicInfo
@@ -286,7 +286,10 @@ class Workspace:
 def _with_obsidian(document: Document, topic_id: str, related_ids: list[str]) -> Document:
     """``related``, ``aliases`` and ``tags`` for Obsidian (``related.py``)."""
     assert document.frontmatter is not None  # with_frontmatter wrote it
-    title = document.title()
+    # A file with several `#` headings uses them as its sections ("# People", "# Deadlines"):
+    # none of them names the topic, so none becomes its alias.
+    tops = sum(1 for block in document.blocks if isinstance(block, Heading) and block.level == 1)
+    title = document.title() if tops < 2 else None
     text = "\n".join(located.entry.text for located in document.signed())
     data = with_links(
         document.frontmatter.data, title if title and title != topic_id else None, related_ids, tags_of(text)
