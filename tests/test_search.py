@@ -65,6 +65,16 @@ def test_since_until_and_source_filters(travel: Vault, memd) -> None:
 def test_bad_time_filter_is_a_clear_error(travel: Vault, memd) -> None:
     result = memd("search", "kyoto", "--since", "last tuesday", ok=False)
     assert result.exit_code == 1 and "invalid time" in result.output
+    backwards = memd("search", "kyoto", "--since", "2026-11-01", "--until", "2026-10-01", ok=False)
+    assert backwards.exit_code == 1
+    assert "since 2026-11-01 is after until 2026-10-01: no time is between them" in backwards.output
+    # The same day as both ends is that day.
+    assert {h["seq"] for h in hits(memd, "kyoto", "--since", "2026-10-12", "--until", "2026-10-12")} == {"13"}
+
+
+def test_a_list_past_its_end_says_so(travel: Vault, memd) -> None:
+    result = memd("list", "--offset", "100")
+    assert "no documents past 100 (the vault has 2)" in result.output
 
 
 @pytest.mark.parametrize("query", ["the and of", '"', ":", "*", "(", "AND", "OR NOT", "*:*"])

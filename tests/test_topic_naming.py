@@ -231,6 +231,10 @@ def test_lint_warns_of_a_topic_over_the_split_size_without_failing(memd: Memd, v
     memd("config", "set", "consolidate.split_tokens", "100")
     result = memd("lint")  # warnings alone exit 0
     assert "topics/garden.md:1: warning: " in result.output and "over consolidate.split_tokens (100)" in result.output
+    # One entry is never cut: a topic of one long entry has nothing a split could do.
+    long = " ".join(f"Tomato bed {n} needs water every morning." for n in range(1, 41))
+    (vault.root / "topics" / "garden.md").write_text(f"# Garden\n\n- <seq=1,time=2026-11-20> {long}\n")
+    assert "split_tokens" not in memd("lint").output
 
 
 @pytest.mark.usefixtures("minilm")

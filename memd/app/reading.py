@@ -74,13 +74,14 @@ class Reading:
         ranks by words and the vectors there are, and ``Hits.note`` says so."""
         from memd.app.results import Hits
         from memd.ask.tools import search
-        from memd.core.timeutil import time_bound
+        from memd.core.timeutil import time_range
         from memd.index import Filters
 
         _asked(query, "search for", 'memd search "oat milk"', 'query "oat milk"')
 
         self.recover(reading=True)
-        filters = Filters(since=time_bound(since), until=time_bound(until, end_of_day=True), source=source)
+        start, end = time_range(since, until)
+        filters = Filters(since=start, until=end, source=source)
         if as_of:
             from memd.review.asof import search_as_of
 

@@ -96,9 +96,10 @@ def search(
     if since or until:
         from dataclasses import replace
 
-        from memd.core.timeutil import time_bound
+        from memd.core.timeutil import time_range
 
-        filters = replace(filters or Filters(), since=time_bound(since), until=time_bound(until, end_of_day=True))
+        start, end = time_range(since, until)
+        filters = replace(filters or Filters(), since=start, until=end)
     own = store is None
     store = store or IndexStore(vault)
     try:

@@ -180,6 +180,10 @@ def list_docs(ctx: click.Context, offset: int, limit: int, as_json: bool) -> Non
     if as_json:
         emit_json(result)
         return
+    if not result["docs"]:
+        said = f"no documents past {offset} (the vault has {result['total']})" if offset else "no documents"
+        click.echo(said, err=True)
+        return
     width = max((len(doc["id"]) for doc in result["docs"]), default=0)
     for doc in result["docs"]:
         click.echo(f"{doc['id']:<{width}}  {doc['tokens']:>6}  {doc['summary']}")

@@ -105,6 +105,15 @@ def time_bound(value: str | None, *, end_of_day: bool = False) -> datetime | Non
     return moment
 
 
+def time_range(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
+    """``--since`` and ``--until`` as bounds (``time_bound``); raises ``FormatError``
+    when the first comes after the second, which no time can be between."""
+    start, end = time_bound(since), time_bound(until, end_of_day=True)
+    if start is not None and end is not None and start > end:
+        raise FormatError(f"since {since} is after until {until}: no time is between them")
+    return start, end
+
+
 def as_datetime(day: date, end: bool = False) -> datetime:
     """A day's first moment (its last with ``end``), without a zone."""
     return datetime.combine(day, datetime.max.time() if end else datetime.min.time())

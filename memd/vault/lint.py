@@ -100,8 +100,11 @@ def _lint_size(vault: Vault, name: str, document: Document) -> list[Problem]:
     touches it splits it): worth knowing, never an error."""
     from memd.core.tokens import count_tokens
 
-    tokens = sum(count_tokens(block.full_text) for block in document.blocks if isinstance(block, Entry))
-    if tokens <= vault.config.split_tokens:
+    entries = [block for block in document.blocks if isinstance(block, Entry)]
+    tokens = sum(count_tokens(entry.full_text) for entry in entries)
+    # One entry is never cut: a topic of one long entry stays as it is, and a warning
+    # that nothing can answer would stand for good.
+    if tokens <= vault.config.split_tokens or len(entries) < 2:
         return []
     return [
         Problem(
