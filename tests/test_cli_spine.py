@@ -300,6 +300,10 @@ def test_lint_of_single_files_and_warnings_only_exit_zero(memd: Memd) -> None:
     hidden.write_text("- <seq=zz> not memory\n")
     result = memd("lint", str(hidden))
     assert ".obsidian/draft.md:1: warning: not memory memd reads" in result.output
+    elsewhere = memd.vault.root.parent / "notes.md"
+    elsewhere.write_text("- a note outside any vault\n")
+    outside = memd("lint", str(elsewhere), ok=False)
+    assert outside.output.strip() == f"memd: {elsewhere} is not inside a memd vault (lint checks a vault's files)"
 
 
 def test_help_carries_examples_and_stays_light() -> None:

@@ -273,7 +273,12 @@ def lint(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
     if len(paths) == 1 and paths[0].is_dir():
         memory, files = Memory.open(paths[0], recover=False), None
     elif paths:
-        memory, files = Memory.open(cwd=paths[0].resolve().parent, recover=False), list(paths)
+        from memd.core.errors import VaultNotFound
+
+        try:
+            memory, files = Memory.open(cwd=paths[0].resolve().parent, recover=False), list(paths)
+        except VaultNotFound:
+            raise VaultNotFound(f"{paths[0]} is not inside a memd vault (lint checks a vault's files)") from None
     else:
         memory, files = get_memory(ctx), None
     problems = memory.lint(files)
