@@ -83,11 +83,17 @@ def memd(vault: Vault) -> Iterator[Memd]:
     yield Memd(vault)
 
 
+def copy_example(dest: Path) -> Path:
+    """Copy the repository's example vault to ``dest``, without what trying it leaves there
+    (its index, and a warm search server's socket and lock while it waits for a search)."""
+    shutil.copytree(REPO / "vault", dest, ignore=shutil.ignore_patterns("index", "lock", "*.local", "*.sock", "*.lock"))
+    return dest
+
+
 @pytest.fixture
 def example(tmp_path: Path) -> Vault:
     """A copy of the repository's example vault."""
-    shutil.copytree(REPO / "vault", tmp_path / "example", ignore=shutil.ignore_patterns("index"))
-    return find_vault(tmp_path / "example")
+    return find_vault(copy_example(tmp_path / "example"))
 
 
 def snapshot(vault: Vault) -> dict[str, bytes]:

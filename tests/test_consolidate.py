@@ -14,7 +14,7 @@ from memd.engine.offline import OfflineEngine
 from memd.vault.journal import HandEditConflict
 from memd.vault.vault import Vault
 
-from .conftest import Memd, snapshot
+from .conftest import Memd, copy_example, snapshot
 
 COFFEE = ["Takes coffee with oat milk", "Prefers a flat white coffee in the morning", "Drinks decaf coffee after 2pm"]
 RUNNING = [
@@ -429,12 +429,8 @@ def test_verify_still_accounts_when_a_topic_has_invalid_frontmatter(memd: Memd) 
 
 
 def test_the_example_vaults_buffer_goes_where_a_person_would_file_it(tmp_path: Path) -> None:
-    import shutil
-
-    from .conftest import REPO
-
     root = tmp_path / "example"
-    shutil.copytree(REPO / "vault", root, ignore=shutil.ignore_patterns("index", "lock"))
+    copy_example(root)
     outcome = consolidate(Vault(root), dry_run=True)
     # 35 (an Atlas demo) and 36 (vegan dinners in Kyoto) both name Dana and
     # follow each other, but were written a day apart: no shared sitting.
@@ -462,14 +458,11 @@ ATLAS_LAUNCH = [
 
 
 def test_notes_on_a_project_join_its_topic(tmp_path: Path) -> None:
-    import shutil
 
     from memd.app.memory import Memory
 
-    from .conftest import REPO
-
     root = tmp_path / "example"
-    shutil.copytree(REPO / "vault", root, ignore=shutil.ignore_patterns("index", "lock"))
+    copy_example(root)
     memory = Memory.open(root)
     memory.add(ATLAS_LAUNCH)
     outcome = consolidate(Vault(root), dry_run=True)

@@ -15,11 +15,7 @@ from click.testing import CliRunner
 from memd.cli import main
 from memd.vault.vault import Vault
 
-from .conftest import REPO
-
-# What trying the README's first command leaves in the example vault: its index, and a
-# warm search server's socket and lock while it waits for the next search.
-RUNTIME = shutil.ignore_patterns("index", "lock", "*.local", "*.sock", "*.lock")
+from .conftest import REPO, copy_example
 
 
 def git(root: Path, *args: str) -> str:
@@ -31,7 +27,7 @@ def checkout(tmp_path: Path) -> Path:
     """A copy of the checkout's example vault and README, committed as a repository of its own."""
     root = tmp_path / "memd"
     root.mkdir()
-    shutil.copytree(REPO / "vault", root / "vault", ignore=RUNTIME)
+    copy_example(root / "vault")
     shutil.copy(REPO / "README.md", root / "README.md")
     shutil.copy(REPO / ".gitignore", root / ".gitignore")
     git(root, "init", "-q")
@@ -74,7 +70,7 @@ def test_trying_the_example_vault_leaves_the_checkout_as_it_was(
 
 def test_the_example_vault_commits_once_it_has_a_repository_of_its_own(tmp_path: Path) -> None:
     copy = tmp_path / "memory"
-    shutil.copytree(REPO / "vault", copy, ignore=RUNTIME)
+    copy_example(copy)
     git(copy, "init", "-q")
     git(copy, "add", "-A")
     git(copy, "commit", "-qm", "the example")

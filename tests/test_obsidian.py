@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
 import subprocess
 from datetime import date, datetime
 from pathlib import Path
@@ -23,7 +22,7 @@ from markdown_it import MarkdownIt
 
 from memd.vault.vault import Vault
 
-from .conftest import REPO, Memd
+from .conftest import REPO, Memd, copy_example
 
 SCALARS = (str, bool, int, float, date, datetime)
 LIST_PROPERTIES = ("tags", "aliases", "cssclasses")  # Obsidian's own properties are lists of text
@@ -226,7 +225,7 @@ def test_consolidated_signatures_and_headings_render_visibly(consolidated: Vault
     ],
 )
 def test_the_checks_catch_what_obsidian_would_trip_on(tmp_path: Path, text: str, problem: str) -> None:
-    shutil.copytree(REPO / "vault", tmp_path / "v", ignore=shutil.ignore_patterns("index"))
+    copy_example(tmp_path / "v")
     (tmp_path / "v" / "topics" / "broken.md").write_text(text, encoding="utf-8")
     problems, _ = obsidian_problems(tmp_path / "v")
     assert len(problems) == 1 and problem in problems[0], problems

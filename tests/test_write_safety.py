@@ -657,3 +657,14 @@ def test_forget_keeps_a_topic_left_empty_when_a_person_edited_it_since_the_last_
     memd("forget", seq)
     assert topic.exists() and "diy" in topic.read_text() and "leaks" not in topic.read_text()
     assert json.loads(memd("verify", "--json").output)["ok"]
+
+
+def test_an_entry_deleted_from_a_topic_and_put_back_counts_as_live_not_deleted(memd: Memd) -> None:
+    for text in ("Takes coffee with oat milk", "Drinks decaf coffee after 2pm", "Coffee beans from the market"):
+        memd("add", text)
+    memd("consolidate")
+    [topic] = memd.vault.topic_files()
+    topic.write_text("".join(line for line in topic.read_text().splitlines(True) if "decaf" not in line))
+    assert "put back 1 entries" in memd("consolidate").output
+    report = json.loads(memd("verify", "--json").output)
+    assert report["ok"] and report["live"] == 3 and report["deleted_by_hand"] == 0

@@ -234,7 +234,7 @@ def _verify(vault: Vault, full: bool) -> Report:
     return Report(
         len(live),
         len(superseded),
-        len(deleted_by_hand),
+        len(deleted_by_hand - set(live)),  # a seq put back since is live, not deleted
         tuple(problems),
         commits,
         len(buffered),
