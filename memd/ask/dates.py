@@ -15,8 +15,6 @@ from datetime import date, timedelta
 
 from memd.core.asked import dates_named, season_said
 from memd.core.timeexpr import (
-    DAY_NAMES,
-    MONTH_NAMES,
     WEEKDAY_PATTERN,
     WEEKDAYS,
     Span,
@@ -24,7 +22,7 @@ from memd.core.timeexpr import (
     resolve,
     tense_at,
 )
-from memd.core.timeutil import time_or_none
+from memd.core.timeutil import DAY_NAMES, MONTH_NAMES, time_or_none
 from memd.index.records import Record, when_spans
 
 _ON_WEEKDAY = re.compile(rf"\bon\s+({WEEKDAY_PATTERN})\b", re.IGNORECASE)

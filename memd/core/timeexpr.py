@@ -26,13 +26,8 @@ from datetime import date, timedelta
 from functools import cache
 
 from memd.core.errors import FormatError
+from memd.core.timeutil import DAY_NAMES, MONTH_NAMES
 
-# English names, whatever the locale (the calendar module's follow it, and importing it costs every add).
-MONTH_NAMES = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
-)  # fmt: skip
-DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 MONTHS = {name.lower(): i for i, name in enumerate(MONTH_NAMES, 1)}
 MONTHS.update({name[:3].lower(): i for i, name in enumerate(MONTH_NAMES, 1) if name != "May"})
 MONTHS["sept"] = 9

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -62,6 +60,8 @@ def start(root: Path) -> bool:
     # The one setting a request may carry is the command's, not the server's: a server started by
     # a words-only search answers the next searches with the vault's own model.
     env = {name: value for name, value in os.environ.items() if name != serve.EMBEDDING_ENV}
+    import subprocess  # here: a search that starts no server need not load it (3 ms with locale)
+
     try:
         subprocess.Popen(
             command,
@@ -115,6 +115,8 @@ def run(vault: Vault, idle: float, log: Callable[[str], None] = lambda _: None, 
             return 1
         mine = os.stat(server.path).st_ino
         # SIGTERM (`kill`, a logout) ends it as an idle time does: its socket goes with it.
+        import signal  # here: a search process, which only starts a server, need not load it
+
         stopped = threading.Event()
         main = threading.current_thread() is threading.main_thread()  # (only there may a handler be set)
         signals = (signal.SIGTERM, signal.SIGINT) if main else ()

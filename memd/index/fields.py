@@ -5,14 +5,13 @@ record is read back from. Imports no search engine.
 
 from __future__ import annotations
 
-import calendar
 import json
 import sys
 from dataclasses import asdict
 from dataclasses import fields as dataclass_fields
 from datetime import datetime
 
-from memd.core.timeutil import time_or_none
+from memd.core.timeutil import DAY_NAMES, MONTH_NAMES, time_or_none
 from memd.index.bytecache import ByteLRU, budget_bytes, keyed_record_bytes, stored_record_bytes
 from memd.index.records import Record, when_spans
 
@@ -30,7 +29,7 @@ def date_words(time: str | None) -> str:
     moment = naive_time(time)
     if moment is None:
         return ""
-    return f"{calendar.month_name[moment.month]} {moment.year} {calendar.day_name[moment.weekday()]}"
+    return f"{MONTH_NAMES[moment.month - 1]} {moment.year} {DAY_NAMES[moment.weekday()]}"
 
 
 def naive_time(time: str | None) -> datetime | None:

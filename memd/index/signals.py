@@ -11,12 +11,11 @@ evidence before context.
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
-from memd.core.timeutil import time_or_none
+from memd.core.timeutil import MONTH_NAMES, time_or_none
 from memd.index.base import Backend, Filters, Hit
 from memd.index.records import Record, when_spans
 from memd.index.sentences import speaker
@@ -270,7 +269,7 @@ def _close(a: Record, b: Record, hours: float) -> bool:
     return abs((first - second).total_seconds()) <= hours * 3600
 
 
-_MONTH_NAMES = {calendar.month_name[i].lower(): i for i in range(1, 13)}
+_MONTH_NAMES = {name.lower(): i for i, name in enumerate(MONTH_NAMES, 1)}
 
 
 _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")

@@ -17,9 +17,8 @@ one module; reading and writing the index is ``tantivy_backend``'s.
 
 from __future__ import annotations
 
-import calendar
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +38,13 @@ B_TOLERANCE = 0.05  # re-pad every record when a field's effective b strays this
 TEXT_FIELDS = tuple(FIELD_BOOSTS)  # text, headings, context
 
 
+_EPOCH = datetime(1970, 1, 1)
+_MICROSECOND = timedelta(microseconds=1)
+
+
 def micros(moment: datetime) -> int:
     """A naive time as microseconds since 1970 (the wall-clock time is compared, as Whoosh does)."""
-    return calendar.timegm(moment.timetuple()) * 1_000_000 + moment.microsecond
+    return (moment.replace(tzinfo=None) - _EPOCH) // _MICROSECOND
 
 
 def make_schema() -> Any:
