@@ -134,3 +134,47 @@ def test_scrub_returns_the_very_bytes_it_was_given_when_nothing_in_them_is_forgo
 ) -> None:
     pieces = tuple(p for p in pieces_of(texts) if p.encode() not in data)
     assert scrub(data, frozenset({987654}), pieces) is data or b"<seq=" in data
+
+
+def machine_copies(root: Path, words: str) -> list[str]:
+    """The files outside git on this machine that still hold ``words`` (the index, the catalog, the logs)."""
+    found = []
+    for path in (root / ".memd").rglob("*"):
+        if path.is_file() and not path.is_symlink() and words.encode() in path.read_bytes():
+            found.append(str(path.relative_to(root)))
+    return found
+
+
+def test_a_value_superseded_in_the_buffer_is_purged_from_the_message_that_records_it(memd: Memd) -> None:
+    # Superseded before it was ever filed, the old number is in no file of any commit:
+    # only the consolidation's message records it, with its words.
+    memd("add", "Dana's phone number is 555-0101")
+    memd("add", "Dana's phone number is 555-0199")
+    memd("consolidate")
+    assert "555-0101" in history(memd.vault.root)
+    memd("forget", "1", "--purge")
+    assert "555-0101" not in everything(memd.vault.root) and not machine_copies(memd.vault.root, "555-0101")
+    # Undoing that consolidation puts back the newer number, never the purged one.
+    undone = memd("undo").output
+    assert "555-0199" in undone and "seq 1" not in undone and "forgotten" not in undone
+    memd("consolidate")
+    assert "555-0101" not in everything(memd.vault.root)
+    assert json.loads(memd("verify", "--json").output)["ok"]
+
+
+def test_a_purge_leaves_no_copy_on_this_machine_and_undo_cannot_bring_it_back(memd: Memd) -> None:
+    memd("add", "Dana's phone number is 555-0101")
+    memd("add", "Locker code is Marmalade-4412")
+    memd("consolidate")
+    memd("add", "Dana's phone number is 555-0199")
+    memd("consolidate")  # seq 3 supersedes seq 1, filed before
+    memd("search", "Marmalade", "--as-of", "HEAD")  # a snapshot of the past, kept to be searched again
+    memd("forget", "1", "--purge")
+    memd("forget", "2", "--purge")
+    for words in ("555-0101", "Marmalade"):
+        assert words not in everything(memd.vault.root) and not machine_copies(memd.vault.root, words)
+    memd("undo")
+    memd("consolidate")
+    assert "555-0101" not in everything(memd.vault.root)
+    assert "555-0199" in "".join(path.read_text() for path in memd.vault.topic_files())
+    assert json.loads(memd("verify", "--json").output)["ok"]

@@ -229,7 +229,11 @@ class Memory(Reading, Documents, Watching):
         from memd.consolidation.purge import purge
 
         texts = [text for _, _, text in result.entries]
-        return replace(result, purged=purge(self.vault, seqs, texts, paths=(copy,) if copy else ()))
+        done = replace(result, purged=purge(self.vault, seqs, texts, paths=(copy,) if copy else ()))
+        # The search index built from the files as they were may still hold the words
+        # (a deleted record stays in its segment until a merge): built anew from them now.
+        self.reindex()
+        return done
 
     def commit_hand_edits(self, hold: Collection[str] = ()) -> str | None:
         """Commit what people changed by hand, under their name (all but the paths in ``hold``)."""

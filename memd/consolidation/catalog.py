@@ -384,6 +384,11 @@ def _connect(where: str) -> sqlite3.Connection:
     return db
 
 
+def remove(vault: Vault) -> None:
+    """Delete the catalog (it is rebuilt from the files when next opened). Call under the vault lock."""
+    _remove(vault.index_dir / FILE)
+
+
 def _remove(path: Path) -> None:
     for suffix in ("", "-journal", "-wal", "-shm"):
         with contextlib.suppress(OSError):

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -135,6 +136,25 @@ def said_in_history(vault: Vault, seqs: frozenset[int], revisions: Iterable[str]
     return texts
 
 
+def said_in_messages(vault: Vault, seqs: frozenset[int], revisions: Iterable[str] = ("--all",)) -> list[str]:
+    """The words commit messages quote of entries holding one of ``seqs`` (a
+    consolidation records, with its words, what it superseded while both were in
+    the buffer: such an entry is in no file of any commit)."""
+    log = run_git(vault, "log", "--format=%B", *revisions).stdout
+    texts: list[str] = []
+    for match in _QUOTED.finditer(log):
+        try:
+            held = set(SeqSet.parse(match.group(1)))
+        except MemdError:
+            continue
+        if held & seqs and match.group(2).strip():
+            texts.append(match.group(2).strip())
+    return texts
+
+
+_QUOTED = re.compile(r"<seq=([0-9+\-]+)(?:,[^>\n]*)?>[ \t]*([^\n]*)")
+
+
 def purged(vault: Vault) -> frozenset[int]:
     """The seqs purged from this clone's history."""
     try:
@@ -158,11 +178,12 @@ def purge(vault: Vault, seqs: frozenset[int], texts: Iterable[str] = (), *, path
     if head(vault) is None:
         raise GitError("the vault's repository has no commit to purge")
     span = str(SeqSet.of(seqs))
-    pieces = pieces_of([*texts, *said_in_history(vault, seqs)])
+    pieces = pieces_of([*texts, *said_in_history(vault, seqs), *said_in_messages(vault, seqs)])
     before = _tips(vault)
     with git_lock(vault):  # no memd commit lands half-way through
         rewritten = rewrite(vault, seqs, pieces, tuple(paths))
     _remember(vault, seqs)
+    forget_copies(vault, seqs)
     message = f"purge: seq {span}\n\n{TRAILER}: {span}"
     with git_lock(vault):  # the person's act, under their name, as forget's commit is
         check(run_git(vault, "commit", "-q", "--allow-empty", "-m", message, env=author_env(None, vault)), "commit")
@@ -204,10 +225,27 @@ def after_fetch(vault: Vault, theirs: str | None, tracking: str) -> tuple[str | 
             forget(vault, SeqSet.of(wanted))
     seqs = mine | wanted
     with git_lock(vault):
-        rewrite(vault, seqs, pieces_of(said_in_history(vault, seqs)))
+        rewrite(vault, seqs, pieces_of([*said_in_history(vault, seqs), *said_in_messages(vault, seqs)]))
     _remember(vault, seqs)
+    forget_copies(vault, seqs)
     now = _tips(vault).get(tracking, theirs)
     return now, (theirs if now != theirs else None)
+
+
+def forget_copies(vault: Vault, seqs: frozenset[int]) -> None:
+    """The copies of the words this machine keeps outside git, gone too: the
+    acknowledgement of each forgotten entry (which put an entry an editor's save
+    wiped back, and an undo back in the buffer), the consolidation catalog's
+    record of the topics and the snapshots ``--as-of`` searches read. The
+    catalog and the snapshots are derived: the next consolidation or search
+    builds them again from what the files hold now."""
+    from memd.consolidation.catalog import remove
+    from memd.vault import acks
+
+    with vault.locked():
+        acks.settle(vault, seqs)
+        remove(vault)
+        shutil.rmtree(vault.index_dir / "asof", ignore_errors=True)
 
 
 def _tips(vault: Vault) -> dict[str, str]:
