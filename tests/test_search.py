@@ -165,3 +165,16 @@ def test_a_huge_limit_returns_what_there_is(vault: Vault, memd) -> None:
     # tantivy sizes its collector by the limit: 10^9 made it allocate 32 GB and abort the process.
     found = Memory.open(vault.root).search("coffee", limit=10**9).results
     assert [hit["text"] for hit in found] == ["Takes coffee with oat milk"]
+
+
+def test_what_a_person_writes_in_a_section_of_entries_is_found_and_answers(vault: Vault, memd) -> None:
+    memd("add", "Atlas owner is Priya")
+    memd("consolidate")
+    [topic] = vault.topic_files()
+    topic.write_text(topic.read_text() + "Priya's deputy is Okonkwo.\n")
+    [hit] = hits(memd, "Okonkwo")
+    assert hit["text"] == "Priya's deputy is Okonkwo." and hit["line"] == len(topic.read_text().splitlines())
+    assert "Priya's deputy is Okonkwo." in memd("ask", "who is Priya's deputy?").output.split("\n\n")[0]
+    # A numbered item in the buffer is no entry: lint says so, with the fix.
+    vault.current.write_text(vault.current.read_text() + "1. Renew the Okonkwo contract in March\n")
+    assert "a numbered item is no entry" in memd("lint").output

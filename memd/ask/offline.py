@@ -89,7 +89,7 @@ def ask(
             topic = read
         if alias:
             results = _aliases_first(backend, read, results)
-        matched = [r for r in results if r.record.kind == "entry"] or [r for r in recent if r.record.kind == "entry"]
+        matched = [r for r in results if _said(r.record)] or [r for r in recent if _said(r.record)]
         if timed:  # what the question asks about, from the time it names
             matched = timed
         evidence = _gather(backend, [*matched, *results, *recent] if timed else [*results, *recent], budget)
@@ -153,6 +153,12 @@ _WHEN_ASKED = re.compile(
 )
 TIME_CANDIDATES = 200  # entries of the time a question names that are read, at most
 TIME_ENTRIES = 5  # quoted for a question about a time alone ("what did I do in May?")
+
+
+def _said(record: Record) -> bool:
+    """A record that answers in its own words: an entry, or lines a person wrote with
+    no entry among them (a section of entries is quoted through its entries)."""
+    return record.kind == "entry" or not record.seqs
 
 
 def _content(backend: Any, question: str) -> set[str]:

@@ -206,6 +206,12 @@ def _partitions(
     for start, headings, lines in parts:
         for chunk_start, chunk in _chunks(start, lines):
             records.append(_partition_record(rel, doc, headings, chunk_start, chunk, by_line))
+        # A section holding entries is found through them (``retrieve``), so what a person
+        # wrote there besides them ("Priya's deputy is Okonkwo.") is a record of its own.
+        prose = [(line, text) for line, text in lines if line not in by_line]
+        if prose and len(prose) < len(lines):
+            for chunk_start, chunk in _chunks(prose[0][0], prose):
+                records.append(_partition_record(rel, doc, headings, chunk_start, chunk, {}, "R"))
     return records
 
 
@@ -218,7 +224,13 @@ def _chunks(start: int, lines: list[tuple[int, str]]) -> list[tuple[int, list[tu
 
 
 def _partition_record(
-    rel: str, doc: str, headings: tuple[str, ...], start: int, lines: list[tuple[int, str]], by_line: dict[int, Record]
+    rel: str,
+    doc: str,
+    headings: tuple[str, ...],
+    start: int,
+    lines: list[tuple[int, str]],
+    by_line: dict[int, Record],
+    mark: str = "P",  # "R": the prose lines of a section that holds entries too
 ) -> Record:
     members = [by_line[line] for line, _ in lines if line in by_line]
     seqs: list[int] = []
@@ -230,7 +242,7 @@ def _partition_record(
     if last in by_line:
         last = by_line[last].end_line
     return Record(
-        rid=f"{rel}#P{start}",
+        rid=f"{rel}#{mark}{start}",
         kind="partition",
         doc=doc,
         path=rel,

@@ -133,6 +133,8 @@ def _lint_document(vault: Vault, path: Path, kind: str, seen: dict[int, str]) ->
     problems += _lint_frontmatter(vault, path, name, document, is_topic)
     if is_topic:
         problems += _lint_size(vault, name, document)
+    if kind == "current":
+        problems += _lint_ordered(name, document)
     for located in document.signed():
         signature = located.entry.signature
         assert signature is not None
@@ -153,6 +155,23 @@ def _lint_document(vault: Vault, path: Path, kind: str, seen: dict[int, str]) ->
             else:
                 seen[seq] = where
     return problems
+
+
+def _lint_ordered(name: str, document: Document) -> list[Problem]:
+    """A numbered item in the buffer ("1. Renew the contract") is no entry: memd
+    neither signs, searches nor files it, so it would stay there for good."""
+    from memd.core.document import Line
+
+    return [
+        Problem(
+            name, line, "a numbered item is no entry: memd neither files nor finds it; write it as '- …'", "warning"
+        )
+        for line, block in document.located()
+        if isinstance(block, Line) and _ORDERED.match(block.raw)
+    ]
+
+
+_ORDERED = re.compile(r"^\s{0,3}\d{1,9}[.)]\s+\S")
 
 
 def duplicate_places(vault: Vault, limit: int = 3) -> list[str]:
