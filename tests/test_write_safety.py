@@ -668,3 +668,16 @@ def test_an_entry_deleted_from_a_topic_and_put_back_counts_as_live_not_deleted(m
     assert "put back 1 entries" in memd("consolidate").output
     report = json.loads(memd("verify", "--json").output)
     assert report["ok"] and report["live"] == 3 and report["deleted_by_hand"] == 0
+
+
+def test_an_entry_whose_signature_a_person_took_off_is_signed_anew_not_put_back_beside_it(memd: Memd) -> None:
+    # What `memd sync` asks for when two clones gave one seq to two entries.
+    memd("add", "D wrote this")
+    current = memd.vault.current
+    current.write_text(re.sub(r"<seq=1,[^>]*> ", "", current.read_text()))
+    assert current.read_text().endswith("- D wrote this\n")
+    result = memd("consolidate")
+    assert "put back" not in result.output
+    entries = [line for line in all_text(memd.vault).splitlines() if line.startswith("- ")]
+    assert sum(1 for line in entries if line.endswith("D wrote this")) == 1
+    assert json.loads(memd("verify", "--json").output)["ok"]

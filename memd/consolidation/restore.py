@@ -29,6 +29,7 @@ from pathlib import Path
 
 from memd.core.atomic import append_bytes, read_bytes, read_text
 from memd.core.document import Document
+from memd.core.errors import MemdError
 from memd.core.signature import SeqSet
 from memd.vault import acks
 from memd.vault.journal import HandEditConflict
@@ -117,6 +118,21 @@ def on_purpose(vault: Vault, gone: list[acks.Ack]) -> set[int]:
         since = min(ack.at for ack in gone if ack.seq in rest)
         deliberate |= removed_in_own_commits(vault, rest, since)
     return deliberate
+
+
+def _signature_taken_off(vault: Vault, gone: list[acks.Ack]) -> set[int]:
+    """The vanished seqs whose words still stand in CURRENT.md as an item without
+    a signature: a person took the signature off (as ``memd sync`` asks when two
+    clones gave one seq to two entries), and memd signs the item anew, never
+    puts the old one back beside it."""
+    from memd.core.document import parse_document
+
+    try:
+        document = parse_document(read_text(vault.current, "CURRENT.md"))
+    except MemdError:
+        return set()
+    unsigned = {located.entry.full_text.strip() for located in document.entries() if located.entry.signature is None}
+    return {ack.seq for ack in gone if acks.words_of(ack).strip() in unsigned} if unsigned else set()
 
 
 SETTLE = 0.5  # seconds a just-saved CURRENT.md is left alone before entries it lacks count as gone
@@ -213,7 +229,7 @@ def restore(vault: Vault, held: Callable[[set[int]], set[int]] | None = None) ->
     gone = vanished(vault, waiting, held)
     if gone and (_stamp(vault.current) != before or _half_written(vault.current)):
         raise Unsettled("CURRENT.md was saved a moment ago and lacks entries memd acknowledged; starting over")
-    deliberate = on_purpose(vault, gone) if gone else set()
+    deliberate = (on_purpose(vault, gone) | _signature_taken_off(vault, gone)) if gone else set()
     back = [(ack.seq, ack.entry) for ack in gone if ack.seq not in deliberate]
     # Entries with a recent acknowledgement are the ack log's to put back (above); the
     # rest, older, are what a stale save of a topic can still drop. The two never overlap.

@@ -45,7 +45,9 @@ class SyncConflict(SyncError):
     def __init__(self, report: SyncReport, remote: Remote, others: tuple[str, ...] = ()) -> None:
         lines = "\n".join(f"  {c}" for c in report.conflicts)
         advice = []
-        if len(others) < len(report.conflicts):
+        # A seq two clones gave to two entries says its own fix, which --take does not settle.
+        clashes = [c for c in report.conflicts if "was given to two different entries" in c]
+        if len(others) + len(clashes) < len(report.conflicts):
             # memd's own files (CURRENT.md, topics): memd settles them when told which version wins.
             advice.append(
                 "To decide, keep one version of each entry and line changed on both devices: "
