@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memd.consolidation.purge import LITERAL, pieces_of, scrub
+from memd.consolidation.purge import LITERAL, pieces_of, scrub, scrub_message
 
 from .conftest import Memd
 from .sync_helpers import add, bare_remote, clone_device, first_device, git, json_of
@@ -154,7 +154,9 @@ def test_a_value_superseded_in_the_buffer_is_purged_from_the_message_that_record
     assert "555-0101" in history(memd.vault.root)
     memd("forget", "1", "--purge")
     assert "555-0101" not in everything(memd.vault.root) and not machine_copies(memd.vault.root, "555-0101")
-    # Undoing that consolidation puts back the newer number, never the purged one.
+    # Undoing that consolidation puts back the newer number, never the purged one, in a
+    # clone made after the purge too (its history names the purge; it keeps no record of it).
+    (memd.vault.meta_dir / "purged.json").unlink()
     undone = memd("undo").output
     assert "555-0199" in undone and "seq 1" not in undone and "forgotten" not in undone
     memd("consolidate")
@@ -178,3 +180,21 @@ def test_a_purge_leaves_no_copy_on_this_machine_and_undo_cannot_bring_it_back(me
     assert "555-0101" not in everything(memd.vault.root)
     assert "555-0199" in "".join(path.read_text() for path in memd.vault.topic_files())
     assert json.loads(memd("verify", "--json").output)["ok"]
+
+
+def test_a_message_loses_every_line_it_quotes_of_a_purged_entry_and_the_reason_naming_its_value() -> None:
+    message = (
+        "consolidate: 3 entries -> 1 topics\n\n"
+        "seq 7 supersedes seq 4: dana's phone: now '555 0199'\n"
+        "    - <seq=4,time=2026-12-01T10:00Z,source=user> Dana's phone:\n"
+        "      home line 555-0101, ask for Bob\n"
+        "    - <seq=5,time=2026-12-01T10:00Z,source=user> PIN 4521\n"
+        "seq 9 supersedes seq 3: garden: now 'roses'\n\n"
+        "Memd-Seq: 1-9"
+    )
+    old = scrub_message(message, frozenset({4, 5}), ())
+    assert "555-0101" not in old and "4521" not in old and "Dana's phone:" not in old
+    assert "now '555 0199'" in old and "now 'roses'" in old and "<seq=4," in old  # the rest stays as it was
+    new = scrub_message(message, frozenset({7}), ())
+    assert "555 0199" not in new and "555-0101" in new
+    assert scrub_message(message, frozenset({12}), ()) == message

@@ -229,10 +229,15 @@ class Memory(Reading, Documents, Watching):
         from memd.consolidation.purge import purge
 
         texts = [text for _, _, text in result.entries]
+        from memd.core.errors import MemdError
+
         done = replace(result, purged=purge(self.vault, seqs, texts, paths=(copy,) if copy else ()))
         # The search index built from the files as they were may still hold the words
         # (a deleted record stays in its segment until a merge): built anew from them now.
-        self.reindex()
+        try:
+            self.reindex()
+        except MemdError as err:
+            self._warn(f"the search index may still hold the words until `memd reindex` runs: {err}")
         return done
 
     def commit_hand_edits(self, hold: Collection[str] = ()) -> str | None:
@@ -323,9 +328,16 @@ class Memory(Reading, Documents, Watching):
 
         if take not in ("here", "remote", None):
             raise FormatError(f"take must be 'here' or 'remote', not {take!r}")
+        from memd.consolidation.purge import purged
+
         self.recover()
         self.may_commit()
-        return sync(self.vault, remote, branch=branch, take=cast("Take | None", take))
+        before = purged(self.vault)
+        report = sync(self.vault, remote, branch=branch, take=cast("Take | None", take))
+        if purged(self.vault) - before:
+            # Another device purged words: the index built from the files as they were may hold them.
+            self.reindex()
+        return report
 
     @staticmethod
     def init_from(url: str, path: str | os.PathLike[str], branch: str | None = None) -> Cloned:

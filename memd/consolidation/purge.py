@@ -137,22 +137,56 @@ def said_in_history(vault: Vault, seqs: frozenset[int], revisions: Iterable[str]
 
 
 def said_in_messages(vault: Vault, seqs: frozenset[int], revisions: Iterable[str] = ("--all",)) -> list[str]:
-    """The words commit messages quote of entries holding one of ``seqs`` (a
-    consolidation records, with its words, what it superseded while both were in
-    the buffer: such an entry is in no file of any commit)."""
-    log = run_git(vault, "log", "--format=%B", *revisions).stdout
-    texts: list[str] = []
-    for match in _QUOTED.finditer(log):
-        try:
-            held = set(SeqSet.parse(match.group(1)))
-        except MemdError:
+    """The words consolidation messages quote of entries holding one of ``seqs``
+    (a consolidation records, with its words, what it superseded while both were
+    in the buffer: such an entry is in no file of any commit)."""
+    log = run_git(vault, "log", "--format=%B%x00", *revisions).stdout
+    return [said for message in log.split("\0") for said in _quoted(message, seqs)[1]]
+
+
+def scrub_message(message: str, seqs: frozenset[int], pieces: tuple[str, ...]) -> str:
+    """A commit message without what it says of the entries holding ``seqs``: an
+    entry it quotes (every line of it, however short), the reason of a
+    supersession by one of them (it names the new value), and each of ``pieces``."""
+    out = _quoted(message, seqs)[0]
+    for piece in pieces:
+        out = out.replace(piece, _MARK)
+    return out
+
+
+def _quoted(message: str, seqs: frozenset[int]) -> tuple[str, list[str]]:
+    """``message`` with the words it says of ``seqs`` marked forgotten, and those words."""
+    lines = message.split("\n")
+    said: list[str] = []
+    quoting = -1  # the indentation of an entry being taken out: its continuation lines go with it
+    for index, line in enumerate(lines):
+        depth = len(line) - len(line.lstrip(" "))
+        if quoting >= 0 and line.strip() and depth > quoting and not _QUOTED.match(line):
+            said.append(line.strip())
+            lines[index] = " " * depth + _MARK
             continue
-        if held & seqs and match.group(2).strip():
-            texts.append(match.group(2).strip())
-    return texts
+        quoting = -1
+        quoted, reason = _QUOTED.match(line), _REASON.match(line)
+        if quoted and _holds(quoted.group(2), seqs):
+            said.append(quoted.group(3).strip())
+            lines[index] = line[: quoted.start(3)] + _MARK
+            quoting = depth
+        elif reason and _holds(reason.group(1), seqs):
+            lines[index] = line[: reason.start(2)] + _MARK
+    return "\n".join(lines), [text for text in said if text and text != _MARK]
 
 
-_QUOTED = re.compile(r"<seq=([0-9+\-]+)(?:,[^>\n]*)?>[ \t]*([^\n]*)")
+def _holds(value: str, seqs: frozenset[int]) -> bool:
+    try:
+        return not seqs.isdisjoint(SeqSet.parse(value))
+    except MemdError:
+        return False
+
+
+# An entry a message quotes ("    - <seq=4,time=...> Dana's phone is 555-0101"), and a
+# supersession's line ("seq 7 supersedes seq 4: dana's phone: now '555 0199'").
+_QUOTED = re.compile(r"^(\s*[-*+] )<seq=([0-9+\-]+)(?:,[^>\n]*)?>[ \t]*(.*)$")
+_REASON = re.compile(r"^seq ([0-9+\-]+) supersedes seq [0-9+\-]+: (.*)$")
 
 
 def purged(vault: Vault) -> frozenset[int]:
@@ -162,6 +196,16 @@ def purged(vault: Vault) -> frozenset[int]:
         return frozenset(SeqSet.parse(str(raw["seqs"]))) if raw.get("seqs") else frozenset()
     except (OSError, ValueError, KeyError, TypeError, AttributeError, MemdError):
         return frozenset()
+
+
+def purged_in_history(vault: Vault) -> frozenset[int]:
+    """The seqs every ``Memd-Purged`` trailer of this clone's history names: a clone
+    made after a purge has no record of its own (``purged``), its history has."""
+    found: set[int] = set()
+    for value in run_git(vault, "log", f"--format=%(trailers:key={TRAILER},valueonly)").stdout.split():
+        with contextlib.suppress(MemdError):
+            found |= set(SeqSet.parse(value))
+    return frozenset(found)
 
 
 def _remember(vault: Vault, seqs: frozenset[int]) -> None:
@@ -183,10 +227,10 @@ def purge(vault: Vault, seqs: frozenset[int], texts: Iterable[str] = (), *, path
     with git_lock(vault):  # no memd commit lands half-way through
         rewritten = rewrite(vault, seqs, pieces, tuple(paths))
     _remember(vault, seqs)
-    forget_copies(vault, seqs)
     message = f"purge: seq {span}\n\n{TRAILER}: {span}"
     with git_lock(vault):  # the person's act, under their name, as forget's commit is
         check(run_git(vault, "commit", "-q", "--allow-empty", "-m", message, env=author_env(None, vault)), "commit")
+    forget_copies(vault, seqs)  # after the record other clones act on, which nothing may delay
     after = _tips(vault)
     moved = {ref for ref, sha in before.items() if ref.startswith("refs/remotes/") and after.get(ref) != sha}
     remotes = sorted({ref.split("/")[2] for ref in moved})
@@ -317,7 +361,6 @@ def _child(spec_path: str) -> None:
         spec = json.load(stream)
     seqs = frozenset(int(seq) for seq in spec["seqs"])
     pieces = tuple(spec["pieces"])
-    encoded = tuple(piece.encode("utf-8") for piece in pieces)
     dropped = {path.encode("utf-8") for path in spec.get("paths", ())}
 
     def filename(name: bytes) -> bytes | None:
@@ -327,8 +370,10 @@ def _child(spec_path: str) -> None:
         found.data = scrub(found.data, seqs, pieces)
 
     def commit(found: Any, _metadata: Any) -> None:
-        for piece in encoded:
-            found.message = found.message.replace(piece, _MARK.encode())
+        text = found.message.decode("utf-8", errors="surrogateescape")
+        clean = scrub_message(text, seqs, pieces)
+        if clean != text:
+            found.message = clean.encode("utf-8", errors="surrogateescape")
 
     class Filter(fr.RepoFilter):
         def cleanup(self, repo: Any, repack: Any, reset: Any, **rest: Any) -> None:

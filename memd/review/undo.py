@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from memd.consolidation.purge import purged
+from memd.consolidation.purge import purged, purged_in_history
 from memd.core.document import parse_document
 from memd.core.entry import Entry, make_entry
 from memd.core.errors import MemdError
@@ -163,7 +163,7 @@ def _plan(vault: Vault, repo: Repo, target: CommitInfo) -> _Plan:
     restored, warnings = _restored(message, old, new)
     # An entry purged since is gone for good: its words are out of every commit (a
     # superseded one's record in this commit's message reads "[forgotten]" now).
-    gone = purged(vault)
+    gone = purged(vault) | purged_in_history(vault)
     restored = [r for r in restored if gone.isdisjoint(r.signature.seq)]
     withdrawn = minus(minus(runs([s.signature.seq for s in new]), runs([s.signature.seq for s in old])), message.buffer)
 
