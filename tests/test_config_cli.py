@@ -241,3 +241,14 @@ def test_lint_reports_a_config_file_every_command_stops_on(memd: Memd, vault: Va
     assert lint.exit_code == 1
     assert f".memd/config.toml:{len(lines) + 1}: invalid TOML: Invalid value" in lint.output
     assert "ok: no problems" not in lint.output
+
+
+def test_a_shared_variable_memd_does_not_need_yet_stops_nothing(
+    memd: Memd, vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # OPENAI_BASE_URL is other tools' too: without a model it is never read, and a bad
+    # value is the model call's to report, not a reason for every command to stop.
+    monkeypatch.setenv("OPENAI_BASE_URL", "localhost:11434/v1")
+    assert memd("status").exit_code == 0
+    monkeypatch.setenv("MEMD_ENGINE", "banana")
+    assert "MEMD_ENGINE (in the environment): engine.name must be offline or llm" in memd("status", ok=False).output

@@ -121,17 +121,19 @@ def on_purpose(vault: Vault, gone: list[acks.Ack]) -> set[int]:
 
 
 def _signature_taken_off(vault: Vault, gone: list[acks.Ack]) -> set[int]:
-    """The vanished seqs whose words still stand in CURRENT.md as an item without
-    a signature: a person took the signature off (as ``memd sync`` asks when two
-    clones gave one seq to two entries), and memd signs the item anew, never
-    puts the old one back beside it."""
+    """The vanished seqs whose words still stand, in the buffer or a topic, as an item
+    without a signature: a person took the signature off (as ``memd sync`` asks when
+    two clones gave one seq to two entries), and memd signs the item anew, never puts
+    the old one back beside it. (Read only when an acknowledged entry is gone.)"""
     from memd.core.document import parse_document
 
-    try:
-        document = parse_document(read_text(vault.current, "CURRENT.md"))
-    except MemdError:
-        return set()
-    unsigned = {located.entry.full_text.strip() for located in document.entries() if located.entry.signature is None}
+    unsigned: set[str] = set()
+    for path in vault.entry_files():
+        try:
+            document = parse_document(read_text(path, vault.rel_of(path)))
+        except MemdError:
+            continue
+        unsigned |= {item.entry.full_text.strip() for item in document.entries() if item.entry.signature is None}
     return {ack.seq for ack in gone if acks.words_of(ack).strip() in unsigned} if unsigned else set()
 
 

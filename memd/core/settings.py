@@ -41,9 +41,18 @@ class SettingSpec:
     def key(self) -> str:
         return f"{self.table}.{self.name}"
 
-    def convert(self, value: Any) -> Any:
+    def convert(self, value: Any, *, from_env: bool = False) -> Any:
         """The typed value of a raw one (from TOML, the environment or a CLI argument).
-        Raises FormatError naming the setting when it does not fit."""
+        Raises FormatError naming the setting when it does not fit; a value from the
+        environment is named by its variable."""
+        try:
+            return self._convert(value, from_env)
+        except FormatError as err:
+            if from_env:
+                raise FormatError(f"{self.env} (in the environment): {err}") from None
+            raise
+
+    def _convert(self, value: Any, from_env: bool) -> Any:
         if self.kind == "patterns":  # a list of patterns (one string is one pattern)
             value = [] if value is None else [value] if isinstance(value, str) else value
             if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
@@ -75,7 +84,9 @@ class SettingSpec:
             return str(value)
         if not isinstance(value, str):
             raise FormatError(f"{self.key} must be a string, got {value!r}")
-        if self.kind == "url" and value:
+        if self.kind == "url" and value.strip() and not from_env:
+            # (A variable other tools share, such as OPENAI_BASE_URL, is theirs to check: it
+            # matters to memd only once a model is called, which then says what went wrong.)
             from urllib.parse import urlsplit
 
             try:
@@ -87,6 +98,7 @@ class SettingSpec:
                 raise FormatError(
                     f"{self.key} must be an http:// or https:// address, e.g. {self.example}; got {value!r}"
                 )
+            return value.strip()
         return value or None
 
 
@@ -355,13 +367,14 @@ def resolve(raw: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for spec in SETTINGS:
         table = raw.get(spec.table, {})
-        if spec.env and env.get(spec.env):
-            value: Any = env[spec.env]
+        from_env = bool(spec.env and env.get(spec.env))
+        if from_env:
+            value: Any = env[spec.env]  # type: ignore[index]
         elif isinstance(table, dict) and spec.name in table:
             value = table[spec.name]
         else:
             value = spec.default
-        values[spec.key] = spec.convert(value)
+        values[spec.key] = spec.convert(value, from_env=from_env)
     for spec in SETTINGS:
         if spec.kind == "choice" and values[spec.key] is None and spec.needs:
             # The default choice is the first whose needs are met (a model set -> the llm engine).

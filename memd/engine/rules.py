@@ -52,12 +52,13 @@ def fold_duplicates(items: list[Item]) -> list[Item]:
         match = next((k for k in candidates if foldable(kept[k], item)), None)
         if match is None:
             kept.append(item)
-            match = len(kept) - 1
+            match, was = len(kept) - 1, None
         else:
+            was = kept[match].text
             kept[match] = combine(kept[match], item)
         # Listed again when a fold gives it the other's text: its old words stay
         # listed, which only adds a comparison.
-        if not holders.add(match, kept[match].text):
+        if kept[match].text != was and not holders.add(match, kept[match].text):
             wordless.append(match)
     return kept
 
@@ -197,13 +198,14 @@ def fold_into_existing(
         candidates = sorted(holders.candidates(item.text), key=lambda k: olds[k].seqs.first)
         match = next((k for k in candidates if now(k).seqs.last < item.seqs.first and foldable(now(k), item)), None)
         if match is not None:
+            was = now(match).text
             if match in became:
                 paired[became[match]] = (olds[match], combine(now(match), item))
             else:
                 became[match] = len(paired)
                 paired.append((olds[match], combine(olds[match], item)))
-            # It may now hold words it did not: a later item is looked for there too.
-            holders.add(match, now(match).text)
+            if now(match).text != was:  # it holds words it did not: a later item is looked for there too
+                holders.add(match, now(match).text)
             continue
         found = statement(item.text)
         if found and found[0] in subjects and subjects[found[0]][1] != found[1]:

@@ -206,12 +206,19 @@ def _partitions(
     for start, headings, lines in parts:
         for chunk_start, chunk in _chunks(start, lines):
             records.append(_partition_record(rel, doc, headings, chunk_start, chunk, by_line))
-        # A section holding entries is found through them (``retrieve``), so what a person
-        # wrote there besides them ("Priya's deputy is Okonkwo.") is a record of its own.
-        prose = [(line, text) for line, text in lines if line not in by_line]
-        if prose and len(prose) < len(lines):
-            for chunk_start, chunk in _chunks(prose[0][0], prose):
-                records.append(_partition_record(rel, doc, headings, chunk_start, chunk, {}, "R"))
+        # A section holding signed entries is found through them (``retrieve``), so what a
+        # person wrote there besides them ("Priya's deputy is Okonkwo.") is a record of its
+        # own: each run of such lines between entries, so no record's lines hold an entry's.
+        if not any(line in by_line and by_line[line].seqs for line, _ in lines):
+            continue  # a section of prose and unsigned items is a result itself
+        run: list[tuple[int, str]] = []
+        for line, text in [*lines, (0, "")]:
+            if line in by_line or not line:
+                for chunk_start, chunk in _chunks(run[0][0], run) if run else ():
+                    records.append(_partition_record(rel, doc, headings, chunk_start, chunk, {}, "R"))
+                run = []
+            else:
+                run.append((line, text))
     return records
 
 

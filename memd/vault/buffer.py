@@ -49,11 +49,12 @@ def redact_fields(item: NewEntry) -> NewEntry:
 
 
 def _one_word_time(time: str) -> str:
-    """``2026-12-01 10:00`` as a signature holds it (no spaces): ``2026-12-01T10:00``."""
-    return _DATE_SPACE_TIME.sub("T", time.strip(), count=1)
+    """``2026-12-01 10:00 +02:00`` as a signature holds it (no spaces): ``2026-12-01T10:00+02:00``."""
+    return _SPACE_ZONE.sub("", _DATE_SPACE_TIME.sub("T", time.strip(), count=1))
 
 
 _DATE_SPACE_TIME = re.compile(r"(?<=^\d{4}-\d{2}-\d{2})\s+(?=\d)")
+_SPACE_ZONE = re.compile(r"\s+(?=(?:Z|[+-]\d{2}(?::?\d{2})?)$)")
 
 
 def _valid(item: NewEntry) -> NewEntry:
