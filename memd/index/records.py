@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
+from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -211,14 +212,11 @@ def _partitions(
         # own: each run of such lines between entries, so no record's lines hold an entry's.
         if not any(line in by_line and by_line[line].seqs for line, _ in lines):
             continue  # a section of prose and unsigned items is a result itself
-        run: list[tuple[int, str]] = []
-        for line, text in [*lines, (0, "")]:
-            if line in by_line or not line:
-                for chunk_start, chunk in _chunks(run[0][0], run) if run else ():
+        for is_entry, group in groupby(lines, key=lambda numbered: numbered[0] in by_line):
+            if not is_entry:
+                run = list(group)
+                for chunk_start, chunk in _chunks(run[0][0], run):
                     records.append(_partition_record(rel, doc, headings, chunk_start, chunk, {}, "R"))
-                run = []
-            else:
-                run.append((line, text))
     return records
 
 
