@@ -229,16 +229,19 @@ class Memory(Reading, Documents, Watching):
         from memd.consolidation.purge import purge
 
         texts = [text for _, _, text in result.entries]
+        done = replace(result, purged=purge(self.vault, seqs, texts, paths=(copy,) if copy else ()))
+        self._reindex_after_purge()
+        return done
+
+    def _reindex_after_purge(self) -> None:
+        """The search index built from the files as they were may still hold purged words
+        (a deleted record stays in its segment until a merge): built anew from them now."""
         from memd.core.errors import MemdError
 
-        done = replace(result, purged=purge(self.vault, seqs, texts, paths=(copy,) if copy else ()))
-        # The search index built from the files as they were may still hold the words
-        # (a deleted record stays in its segment until a merge): built anew from them now.
         try:
             self.reindex()
         except MemdError as err:
             self._warn(f"the search index may still hold the words until `memd reindex` runs: {err}")
-        return done
 
     def commit_hand_edits(self, hold: Collection[str] = ()) -> str | None:
         """Commit what people changed by hand, under their name (all but the paths in ``hold``)."""
@@ -334,9 +337,8 @@ class Memory(Reading, Documents, Watching):
         self.may_commit()
         before = purged(self.vault)
         report = sync(self.vault, remote, branch=branch, take=cast("Take | None", take))
-        if purged(self.vault) - before:
-            # Another device purged words: the index built from the files as they were may hold them.
-            self.reindex()
+        if purged(self.vault) - before:  # another device purged words, and sync purged them here
+            self._reindex_after_purge()
         return report
 
     @staticmethod

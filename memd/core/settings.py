@@ -367,9 +367,10 @@ def resolve(raw: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for spec in SETTINGS:
         table = raw.get(spec.table, {})
-        from_env = bool(spec.env and env.get(spec.env))
+        said = env.get(spec.env) if spec.env else None
+        from_env = bool(said)
         if from_env:
-            value: Any = env[spec.env]  # type: ignore[index]
+            value: Any = said
         elif isinstance(table, dict) and spec.name in table:
             value = table[spec.name]
         else:
