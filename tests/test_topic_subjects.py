@@ -197,6 +197,33 @@ def test_after_memd_merges_two_topics_every_link_to_the_one_gone_points_at_the_o
     memd("verify")
 
 
+def test_a_topic_renamed_by_hand_keeps_the_links_to_it(memd: Memd, vault: Vault) -> None:
+    topics_dir = vault.topics_dir
+    (topics_dir / "garden-plan.md").write_text(
+        "---\nid: garden-plan\n---\n# Garden plan\n"
+        "- <seq=901,time=2026-09-01T09:00:00Z,source=user> Plan the raised beds for spring: garlic and beans.\n"
+    )
+    (topics_dir / "compost.md").write_text(
+        '---\nid: compost\nrelated:\n- "[[garden-plan]]"\n---\n# Compost\nThe beds are in [[garden-plan]].\n'
+        "- <seq=902,time=2026-09-02T09:00:00Z,source=user> Turn the compost heap every week.\n"
+    )
+    memd("init")
+    # Renamed in a file manager or an editor that does not follow links (Obsidian would).
+    (topics_dir / "garden-plan.md").rename(topics_dir / "raised-beds.md")
+    assert "[[garden-plan]] links to no document" in memd("lint", ok=False).output
+    memd("add", "Book the dentist for a check-up in March")  # filed in neither topic
+    result = memd("consolidate")
+    compost = (topics_dir / "compost.md").read_text(encoding="utf-8")
+    assert "[[garden-plan" not in compost  # memd's related list is made again, the link with it
+    assert "The beds are in [[raised-beds]]." in compost
+    renamed = vault.read(topics_dir / "raised-beds.md")
+    assert renamed.frontmatter.data["id"] == "raised-beds"  # type: ignore[union-attr]
+    assert renamed.title() == "Garden plan"  # the person's title stays
+    assert "renamed by hand from garden-plan" in str(renamed.frontmatter.data["update_log"])  # type: ignore[union-attr]
+    assert "links to no document" not in memd("lint").output, result.output
+    memd("verify")
+
+
 @needs_language
 def test_notes_headed_with_their_subject_are_filed_under_it_not_read_as_speakers(memd: Memd, vault: Vault) -> None:
     notes = [

@@ -41,7 +41,7 @@ from memd.engine.text import STOPWORDS, speakers, term_pairs
 from memd.vault.vault import Vault
 
 FILE = "catalog.sqlite"
-SCHEMA = 4
+SCHEMA = 5  # 5: the id a topic's frontmatter gives (``renamed``)
 # A row is trusted by size and mtime only when the file's mtime is this much
 # older than the moment the row was made (coarse clocks, same-tick rewrites).
 RACY_NS = 2_000_000_000
@@ -59,7 +59,8 @@ CREATE TABLE topics(
     problem TEXT,
     tokens INTEGER NOT NULL DEFAULT 0,
     length INTEGER NOT NULL DEFAULT 0,
-    unsigned INTEGER NOT NULL DEFAULT 0
+    unsigned INTEGER NOT NULL DEFAULT 0,
+    named TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE texts(n INTEGER PRIMARY KEY, summary TEXT NOT NULL, text TEXT NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, df INTEGER NOT NULL, small INTEGER NOT NULL,
@@ -230,11 +231,12 @@ class Catalog:
     ) -> int:
         """Write one topic's rows (a topic keeps its number: the holders stay sorted)."""
         tokens, length, unsigned = (record.tokens, record.length, record.unsigned) if record else (0, 0, 0)
+        named = record.named if record else ""
         if row is None:
             cursor = self.db.execute(
-                "INSERT INTO topics(id, size, mtime, seen, digest, problem, tokens, length, unsigned)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (topic_id, *identity, problem, tokens, length, unsigned),
+                "INSERT INTO topics(id, size, mtime, seen, digest, problem, tokens, length, unsigned, named)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (topic_id, *identity, problem, tokens, length, unsigned, named),
             )
             n = int(cursor.lastrowid or 0)
         else:
@@ -242,8 +244,8 @@ class Catalog:
             self._clear(n)
             self.db.execute(
                 "UPDATE topics SET size = ?, mtime = ?, seen = ?, digest = ?, problem = ?, tokens = ?, length = ?,"
-                " unsigned = ? WHERE n = ?",
-                (*identity, problem, tokens, length, unsigned, n),
+                " unsigned = ?, named = ? WHERE n = ?",
+                (*identity, problem, tokens, length, unsigned, named, n),
             )
         if record is not None:
             self.db.execute("INSERT INTO texts VALUES (?, ?, ?)", (n, record.summary, record.text))
@@ -352,6 +354,16 @@ class Catalog:
             "SELECT x.summary FROM topics t JOIN texts x ON x.n = t.n WHERE t.id = ?", (topic_id,)
         ).fetchone()
         return str(row[0]) if row else ""
+
+    def renamed(self) -> dict[str, str]:
+        """Topics a person renamed by hand, old id -> new: the file's frontmatter
+        still gives the ``id`` memd wrote, and no file of that name is left. A
+        name two files claim (a copy, then a rename) is no one's rename."""
+        rows = self.db.execute("SELECT id, named FROM topics WHERE named != '' AND named != id AND problem IS NULL")
+        claims: dict[str, list[str]] = {}
+        for topic_id, named in rows:
+            claims.setdefault(str(named), []).append(str(topic_id))
+        return {old: new[0] for old, new in claims.items() if len(new) == 1 and old not in self.known}
 
     def with_unsigned(self) -> list[str]:
         """Readable topics holding unsigned list items, in path order."""

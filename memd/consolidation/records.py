@@ -29,6 +29,7 @@ class Record:
     unsigned: int
     speakers: frozenset[str]
     pairs: Counter[tuple[str, str]]  # (word, term) -> count, over summary and text
+    named: str = ""  # the ``id`` its frontmatter gives: another file's name when a person renamed it
 
     @property
     def length(self) -> int:
@@ -56,7 +57,18 @@ def describe(document: Document, summary: str) -> Record:
                 seqs.update(block.signature.seq)
     text = topic_text(document)
     words = f"{summary}\n{text}"
-    return Record(summary, tokens, text, seqs, unsigned, speakers([words]), Counter(term_pairs(words)))
+    data = document.frontmatter.data if document.frontmatter is not None else {}
+    named = data.get("id")
+    return Record(
+        summary,
+        tokens,
+        text,
+        seqs,
+        unsigned,
+        speakers([words]),
+        Counter(term_pairs(words)),
+        named if isinstance(named, str) else "",
+    )
 
 
 def digest_of(data: bytes) -> str:

@@ -23,7 +23,7 @@ from memd.consolidation.restore import SETTLE, Unsettled, Vanished, restore
 from memd.consolidation.scrub import redacted_copy, without_secrets
 from memd.consolidation.sections import adopt_unsigned
 from memd.consolidation.stale import adopted_lines, drop_stale_copies, drop_topic_copies
-from memd.consolidation.upkeep import gather_subjects, merge_topics, split_topic
+from memd.consolidation.upkeep import follow_renames, gather_subjects, merge_topics, split_topic
 from memd.consolidation.verify import account, reworded
 from memd.consolidation.workspace import Workspace
 from memd.core import cancel, ledger
@@ -201,6 +201,8 @@ def _consolidate(
     stamp = format_time(moment)
     counter = iter(reserved) if not dry_run else itertools.count(max(state.next_seq, highest_seq(vault) + 1))
     current, adopted = adopt_unsigned(current, lambda: next(counter), stamp)
+    # Before the empty buffer's early return: a rename mended needs no new entry.
+    renames = follow_renames(space)
     # This round's entries only: a long import's first rounds have tens of thousands waiting.
     signed = current.signed_entries()
     items = [Item(e.signature, e.full_text) for e in itertools.islice(signed, PART_ENTRIES) if e.signature]
@@ -212,6 +214,8 @@ def _consolidate(
     epoch = state.epoch + 1
     engine.begin(f"consolidation {epoch}")
     run = Filing(warnings=warnings)
+    for old, new in renames:
+        run.logs.setdefault(new, []).append(f"renamed by hand from {old}")
     batches = batches_of(items, vault.config.buffer_tokens)
     done = 0
     for batch in batches:

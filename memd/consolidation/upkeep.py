@@ -203,6 +203,17 @@ def persons(document: Document, topic_id: str) -> bool:
 _MERGED = re.compile(r"merged topic (\S+)")
 
 
+def follow_renames(space: Workspace) -> list[tuple[str, str]]:
+    """Topics a person renamed by hand since memd last wrote them (old id, new
+    id): links to the old name point at the new one, and the renamed topic is
+    written again, so its frontmatter ``id`` is its new name."""
+    renames = sorted(space.catalog.renamed().items())
+    for old, new in renames:
+        relink(space, old, new)
+        space.set(new, space.doc(new))
+    return renames
+
+
 def relink(space: Workspace, old: str, new: str) -> None:
     """Every topic's links to ``old`` (merged into ``new``) point at ``new``:
     memd's ``related`` and the lines around entries (an entry's own words are its
