@@ -218,8 +218,9 @@ def test_a_step_that_loses_an_entry_is_refused_and_nothing_changes(memd: Memd) -
 
 def test_a_hand_edit_during_consolidation_wins(memd: Memd) -> None:
     topic = memd.vault.topics_dir / "coffee.md"
-    topic.write_text(
-        '---\nid: "coffee"\nsummary: "coffee, oat milk"\n---\n# Coffee\n- <seq=1> Takes coffee with oat milk\n'
+    topic.write_text(  # memd's summary (it quotes the entry), so memd makes it again
+        '---\nid: "coffee"\nsummary: "Takes coffee with oat milk"\n---\n'
+        "# Coffee\n- <seq=1> Takes coffee with oat milk\n"
     )
     memd("add", "Takes a flat white coffee with oat milk in the morning")
 
@@ -576,3 +577,47 @@ def test_a_note_headed_by_a_label_is_no_speakers_turn(memd: Memd) -> None:
     assert not stems & {"todo", "idea", "reminder"}
     [car] = [path for path in memd.vault.topic_files() if "insurance" in path.read_text()]
     assert "MOT" in car.read_text() and "todo" not in memd.vault.read(car).frontmatter.data.get("tags", [])  # type: ignore[union-attr]
+
+
+class Paraphrases(OfflineEngine):
+    """A model's summaries: its own words, quoting no entry."""
+
+    made = 0
+
+    def summarise(self, sections: list[Section]) -> str:
+        Paraphrases.made += 1
+        return f"How coffee is taken (summary {Paraphrases.made})"
+
+
+def test_a_summary_a_person_wrote_stays_and_memds_own_is_made_again(memd: Memd) -> None:
+    memd("add", "Takes coffee black with no sugar")
+    consolidate(memd.vault, engine=Paraphrases())
+    [topic] = memd.vault.topic_files()
+
+    def summary() -> str:
+        return str(memd.vault.read(topic).frontmatter.data["summary"])  # type: ignore[union-attr]
+
+    assert summary() == "How coffee is taken (summary 1)"
+    # The catalog is this machine's and may go (a new clone has none): history says the summary is memd's.
+    (memd.vault.index_dir / "catalog.sqlite").unlink()
+    memd("add", "Coffee after three in the afternoon is decaf")
+    consolidate(memd.vault, engine=Paraphrases())
+    assert "Coffee after three" in topic.read_text()
+    assert summary() == "How coffee is taken (summary 2)"
+
+    topic.write_text(topic.read_text().replace("How coffee is taken (summary 2)", "My coffee rules, by hand"))
+    memd("add", "Coffee with oat milk on weekends")
+    consolidate(memd.vault, engine=Paraphrases())
+    assert "oat milk" in topic.read_text()
+    assert summary() == "My coffee rules, by hand"
+    (memd.vault.index_dir / "catalog.sqlite").unlink()
+    memd("add", "Coffee beans from the market on Saturday")
+    consolidate(memd.vault, engine=Paraphrases())
+    assert "Coffee beans" in topic.read_text() and summary() == "My coffee rules, by hand"
+
+    # Emptied, the summary is memd's to write again.
+    topic.write_text(topic.read_text().replace('"My coffee rules, by hand"', '""'))
+    memd("add", "Coffee grinder set to medium fine")
+    consolidate(memd.vault)
+    assert "Coffee grinder" in topic.read_text() and "coffee" in summary().lower()
+    assert "ok:" in memd("verify").output

@@ -41,7 +41,7 @@ from memd.engine.text import STOPWORDS, speakers, term_pairs
 from memd.vault.vault import Vault
 
 FILE = "catalog.sqlite"
-SCHEMA = 5  # 5: the id a topic's frontmatter gives (``renamed``)
+SCHEMA = 5  # 5: the id a topic's frontmatter gives (``renamed``), the summaries memd wrote
 # A row is trusted by size and mtime only when the file's mtime is this much
 # older than the moment the row was made (coarse clocks, same-tick rewrites).
 RACY_NS = 2_000_000_000
@@ -63,6 +63,7 @@ CREATE TABLE topics(
     named TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE texts(n INTEGER PRIMARY KEY, summary TEXT NOT NULL, text TEXT NOT NULL);
+CREATE TABLE written(id TEXT PRIMARY KEY, summary TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE terms(term TEXT PRIMARY KEY, df INTEGER NOT NULL, small INTEGER NOT NULL,
                    topics BLOB NOT NULL, counts BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE words(topic INTEGER NOT NULL, word TEXT NOT NULL, term TEXT NOT NULL, count INTEGER NOT NULL,
@@ -282,13 +283,15 @@ class Catalog:
             raise
         self.db.execute("COMMIT")
 
-    def wrote(self, written: dict[str, tuple[str, Record] | None]) -> None:
+    def wrote(self, written: dict[str, tuple[str, Record] | None], summaries: dict[str, str] | None = None) -> None:
         """Topic files this process has just written (text and record; None:
         deleted), so the next refresh need not parse them again. A file that
-        differs from what was written by now is left for that refresh."""
+        differs from what was written by now is left for that refresh.
+        ``summaries``: those memd made for them (``written_summary``)."""
         now = time.time_ns()
         try:
             with self._writing():
+                self.db.executemany("INSERT OR REPLACE INTO written VALUES (?, ?)", (summaries or {}).items())
                 for topic_id, change in written.items():
                     row = self.known.get(topic_id)
                     path = self.vault.root / f"topics/{topic_id}.md"
@@ -364,6 +367,12 @@ class Catalog:
         for topic_id, named in rows:
             claims.setdefault(str(named), []).append(str(topic_id))
         return {old: new[0] for old, new in claims.items() if len(new) == 1 and old not in self.known}
+
+    def written_summary(self, topic_id: str) -> str | None:
+        """The summary memd last wrote into a topic (None: not known here; the
+        catalog is this machine's, so a sync's or a rebuilt one's are not)."""
+        row = self.db.execute("SELECT summary FROM written WHERE id = ?", (topic_id,)).fetchone()
+        return str(row[0]) if row else None
 
     def with_unsigned(self) -> list[str]:
         """Readable topics holding unsigned list items, in path order."""

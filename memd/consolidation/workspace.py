@@ -22,8 +22,9 @@ from memd.consolidation.routing import RoutingIndex
 from memd.consolidation.sections import Topic, adopt_unsigned, apply_sections, sections_of, with_frontmatter
 from memd.core.atomic import decode_markdown, read_bytes, refuse_read_only
 from memd.core.document import Document, Frontmatter, Heading, linked, parse_document
-from memd.core.errors import DocumentError, WriteError
+from memd.core.errors import DocumentError, MemdError, WriteError
 from memd.core.layout import doc_id
+from memd.core.summary import written_by_memd
 from memd.engine.base import Engine, Section, TopicInfo
 from memd.engine.text import slugify
 from memd.vault.journal import FileChange, HandEditConflict
@@ -44,7 +45,8 @@ class Workspace:
     deleted: set[str] = field(default_factory=set)
     adopted: list[int] = field(default_factory=list)
     skipped: set[str] = field(default_factory=set)
-    summaries: dict[str, str] = field(default_factory=dict)  # fresh ones, once finished
+    summaries: dict[str, str] = field(default_factory=dict)  # every touched topic's, once finished
+    made: dict[str, str] = field(default_factory=dict)  # those memd made (the rest a person wrote)
     _records: dict[str, tuple[Document, Record]] = field(default_factory=dict)
 
     @classmethod
@@ -228,8 +230,12 @@ class Workspace:
         consolidation (the rest are as they were read)."""
         live = [topic_id for topic_id in self.docs if topic_id not in self.deleted]
         touched = [topic_id for topic_id in live if topic_id in self.touched]
-        # One call for all summaries: a model engine batches them (fewer, larger calls).
-        summaries = dict(zip(touched, engine.summarise_many([sections_of(self.docs[t]) for t in touched]), strict=True))
+        # A summary a person wrote stays; the rest are made in one call (a model engine batches them).
+        theirs = {t: self.catalog.summary(t) for t in touched if self._persons_summary(t)}
+        mine = [t for t in touched if t not in theirs]
+        summaries = dict(zip(mine, engine.summarise_many([sections_of(self.docs[t]) for t in mine]), strict=True))
+        self.made = dict(summaries)
+        summaries.update(theirs)
         links = related(self.index(), touched) if touched else {}
         final = {}
         for topic_id in live:
@@ -243,6 +249,25 @@ class Workspace:
             final[topic_id] = document
         self.summaries = summaries
         return final
+
+    def _persons_summary(self, topic_id: str) -> bool:
+        original = self.originals.get(topic_id)
+        if original is None:
+            return False
+        summary = self.catalog.summary(topic_id)
+        texts = [e.entry.full_text for e in self.doc(topic_id).signed()]
+        if written_by_memd(summary, self.catalog.written_summary(topic_id), texts):
+            return False
+        # This machine did not write it: another clone's consolidation may have (a model's summary
+        # quotes nothing), or this catalog was built anew. History says which.
+        from memd.git.versions import as_consolidated
+
+        before = as_consolidated(self.vault, f"topics/{topic_id}.md", "summary")
+        try:
+            wrote = before.frontmatter.data.get("summary") if before and before.frontmatter else None
+        except MemdError:  # a frontmatter broken in that commit says nothing of this one
+            wrote = None
+        return not (isinstance(wrote, str) and written_by_memd(summary, wrote, ()))
 
     def changes(self, final: dict[str, Document]) -> list[FileChange]:
         changes = []
@@ -264,7 +289,7 @@ class Workspace:
                 continue
             summary = self.summaries.get(topic_id, self.catalog.summary(topic_id))
             written[topic_id] = (change.after, describe(final[topic_id], summary))
-        self.catalog.wrote(written)
+        self.catalog.wrote(written, {t: summary for t, summary in self.made.items() if t in written})
 
     def frontmatter_log(self, topic_id: str) -> list[str]:
         original = self.originals.get(topic_id)

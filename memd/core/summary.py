@@ -38,6 +38,25 @@ def without_quotes(frontmatter: Frontmatter | None, gone: Iterable[str]) -> Fron
     return Frontmatter.from_data(data)
 
 
+def pieces(summary: str) -> list[str]:
+    """A summary's sentences, each with its spaces made single."""
+    return [" ".join(piece.split()) for piece in summary.split(SEPARATOR) if piece.strip()]
+
+
+def written_by_memd(summary: str, wrote: str | None, texts: Iterable[str]) -> bool:
+    """Whether ``summary`` (a topic's, as read) is memd's to write again: empty, the
+    one memd last wrote there (``wrote``; None when unknown) with sentences taken
+    out, or sentences quoting the topic's entries (``texts``), as memd's own
+    offline summaries are. Anything else a person wrote, and it stays."""
+    said = pieces(summary)
+    if not said:
+        return True
+    if wrote is not None and set(said) <= set(pieces(wrote)):
+        return True
+    joined = "\n".join(" ".join(text.split()) for text in texts)
+    return all(_quotes(piece.split(": ", 1)[-1], joined) for piece in said)
+
+
 def _quotes(piece: str, text: str) -> bool:
     core = piece.strip().removesuffix("…").strip()  # a long sentence is cut, with an ellipsis
     return len(core) >= 3 and core in text

@@ -39,6 +39,24 @@ def versions_of(vault: Vault, rel: str, limit: int) -> list[Document]:
     return found
 
 
+def as_consolidated(vault: Vault, rel: str, key: str) -> Document | None:
+    """The vault file ``rel`` as the last consolidation commit that changed its
+    frontmatter's ``key`` left it, on any clone (None: none did, or it cannot be read)."""
+    from memd.core.document import parse_document
+    from memd.git.command import cat_file, decode
+
+    changed = f"-G^{key}:"  # commits whose diff adds or removes a line of that key
+    args = ("log", "-n1", "--grep=^Memd-Consolidation:", changed, "--format=%H", "--", rel)
+    shas = run_git(vault, *args).stdout.split()
+    for obj in cat_file(vault.root, [f"{sha}:./{rel}" for sha in shas]):
+        if obj is not None and obj.kind == "blob":
+            try:
+                return parse_document(decode(obj.data))
+            except FormatError:
+                return None
+    return None
+
+
 def paths_changed_by(vault: Vault, sha: str) -> tuple[str, ...]:
     """The memory files (CURRENT.md, topics) a single-parent commit changed."""
     out = run_git(vault, "diff-tree", "--no-commit-id", "--name-only", "-r", sha, "--", "CURRENT.md", "topics")
