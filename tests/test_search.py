@@ -178,3 +178,6 @@ def test_what_a_person_writes_in_a_section_of_entries_is_found_and_answers(vault
     # A numbered item in the buffer is no entry: lint says so, with the fix.
     vault.current.write_text(vault.current.read_text() + "1. Renew the Okonkwo contract in March\n")
     assert "a numbered item is no entry" in memd("lint").output
+    # In a fenced block it is code, not a list.
+    vault.current.write_text(vault.current.read_text().replace("1. Renew", "```\n1. Renew") + "```\n")
+    assert "numbered item" not in memd("lint").output

@@ -162,16 +162,28 @@ def _lint_ordered(name: str, document: Document) -> list[Problem]:
     neither signs, searches nor files it, so it would stay there for good."""
     from memd.core.document import Line
 
-    return [
-        Problem(
-            name, line, "a numbered item is no entry: memd neither files nor finds it; write it as '- …'", "warning"
-        )
-        for line, block in document.located()
-        if isinstance(block, Line) and _ORDERED.match(block.raw)
-    ]
+    problems = []
+    fence = ""  # inside a fenced block, its fence: what is there is code, not a list
+    for line, block in document.located():
+        if not isinstance(block, Line):
+            continue
+        opened = _FENCE.match(block.raw)
+        if opened and (not fence or opened.group(1).startswith(fence)):
+            fence = "" if fence else opened.group(1)
+        elif not fence and _ORDERED.match(block.raw):
+            problems.append(
+                Problem(
+                    name,
+                    line,
+                    "a numbered item is no entry: memd neither files nor finds it; write it as '- …'",
+                    "warning",
+                )
+            )
+    return problems
 
 
 _ORDERED = re.compile(r"^\s{0,3}\d{1,9}[.)]\s+\S")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 
 
 def duplicate_places(vault: Vault, limit: int = 3) -> list[str]:
