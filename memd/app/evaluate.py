@@ -32,123 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from memd.app.answer_marks import answer_marks
+from memd.app.eval_report import DEFAULT, LEXICAL, WORD_BUDGET, Abstention, Answers, Report, Scores, mean, rounded
 from memd.core.errors import FormatError
 from memd.ingest.locomo import CATEGORIES, UNANSWERABLE, Conversation, Question, load_locomo
 
-WORD_BUDGET = 300
-DEFAULT = "default"  # the retrieval `memd search` runs
-LEXICAL = "lexical"  # words only, measured beside it so the semantic lift shows
 Progress = Callable[[int, int, str], None]
-
-
-@dataclass(frozen=True)
-class Scores:
-    """What one retrieval setting achieved over the questions asked."""
-
-    recall: float
-    coverage: float  # share of the gold answers' content words in the text taken
-    by_category: dict[str, dict[str, float | int]]
-    words: float  # mean words of result text taken per question
-    latency_ms: dict[str, float]  # p50 and p95 of one retrieve call
-    by_conversation: dict[str, float]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "recall": round(self.recall, 4),
-            "coverage": round(self.coverage, 4),
-            "by_category": self.by_category,
-            "words": round(self.words, 1),
-            "latency_ms": self.latency_ms,
-            "by_conversation": self.by_conversation,
-        }
-
-
-@dataclass(frozen=True)
-class Abstention:
-    """How often the offline ``memd ask`` says nothing in memory answers: on
-    unanswerable questions (category 5) it should, on answerable ones not."""
-
-    unanswerable: float
-    answerable: float
-    unanswerable_questions: int
-    answerable_questions: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "unanswerable": round(self.unanswerable, 4),
-            "answerable": round(self.answerable, 4),
-            "unanswerable_questions": self.unanswerable_questions,
-            "answerable_questions": self.answerable_questions,
-        }
-
-
-@dataclass
-class _Answers:
-    """Offline answers of one category: contains the expected answer, holds half its words, refused."""
-
-    contains: list[float] = field(default_factory=list)
-    half: list[float] = field(default_factory=list)
-    refused: list[float] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, float | int | None]:
-        return {
-            "questions": len(self.refused),
-            "contains_answer": _mean(self.contains) if self.contains else None,  # None: no expected answers
-            "half_words": _mean(self.half) if self.half else None,
-            "refused": _mean(self.refused),
-        }
-
-
-@dataclass(frozen=True)
-class Report:
-    scores: dict[str, Scores]  # by setting name; DEFAULT is what `memd search` uses
-    retrieval: str  # "hybrid (<model>)" or "lexical (<why>)"
-    questions: int
-    entries: int
-    topics: int
-    seconds: float
-    consolidated: bool
-    conversations: list[dict[str, Any]] = field(default_factory=list)
-    index_backend: str = ""  # the search backend the retrieval ran on (memd/index/backends.py)
-    abstention: Abstention | None = None
-    # Distinct topics per evidence turn over multi-hop questions (see ``concentration``);
-    # None when no question had two evidence turns in topics.
-    evidence_concentration: float | None = None
-    # The offline answers per category ("5-unanswerable" too): see ``_Answers``.
-    answers: dict[str, dict[str, float | int | None]] | None = None
-
-    @property
-    def main(self) -> Scores:
-        return self.scores[DEFAULT]
-
-    @property
-    def recall(self) -> float:
-        return self.main.recall
-
-    @property
-    def by_category(self) -> dict[str, dict[str, float | int]]:
-        return self.main.by_category
-
-    def to_json(self) -> dict[str, Any]:
-        data = self.main.to_json()
-        data.update(
-            {
-                "retrieval": self.retrieval,
-                "index_backend": self.index_backend,
-                "questions": self.questions,
-                "entries": self.entries,
-                "topics": self.topics,
-                "seconds": round(self.seconds, 2),
-                "consolidated": self.consolidated,
-                "evidence_concentration": _round(self.evidence_concentration),
-                "word_budget": WORD_BUDGET,
-                "conversations": self.conversations,
-                "settings": {name: scores.to_json() for name, scores in self.scores.items() if name != DEFAULT},
-                "abstention": self.abstention.to_json() if self.abstention else None,
-                "answers": self.answers,
-            }
-        )
-        return data
 
 
 def _ingest(root: Path, conversation: Conversation) -> Any:
@@ -228,20 +116,20 @@ class _Tally:
         covered = [s for values in self.coverage.values() for s in values]
         by_category = {
             f"{c}-{name}": {
-                "recall": _mean(self.recall[c]),
-                "coverage": _mean(self.coverage[c]),
+                "recall": mean(self.recall[c]),
+                "coverage": mean(self.coverage[c]),
                 "questions": len(self.recall[c]),
             }
             for c, name in CATEGORIES.items()
         }
         latency = {"p50": _percentile(self.seconds, 50) * 1000, "p95": _percentile(self.seconds, 95) * 1000}
         return Scores(
-            _mean(every),
-            _mean(covered),
+            mean(every),
+            mean(covered),
             by_category,
             sum(self.words) / len(self.words) if self.words else 0.0,
             {key: round(value, 1) for key, value in latency.items()},
-            {key: _mean(values) for key, values in self.by_conversation.items()},
+            {key: mean(values) for key, values in self.by_conversation.items()},
         )
 
 
@@ -282,7 +170,7 @@ def run_locomo(
     if abstention:
         total_q += sum(len(c.questions) + len(c.unanswerable) for c in chosen)
     abstained: dict[bool, list[bool]] = {True: [], False: []}  # answerable? -> abstained per question
-    answered = {category: _Answers() for category in (*CATEGORIES, UNANSWERABLE)}
+    answered = {category: Answers() for category in (*CATEGORIES, UNANSWERABLE)}
     done = 0
     for conversation in chosen:
         with tempfile.TemporaryDirectory(prefix="memd-locomo-") as folder:
@@ -333,7 +221,7 @@ def run_locomo(
             "questions": len(c.questions),
             "recall": scores[DEFAULT].by_conversation.get(c.sample_id),
             "construction_tokens": tokens[c.sample_id],
-            "evidence_concentration": _round(_mean_or_none(spread[c.sample_id])),
+            "evidence_concentration": rounded(_mean_or_none(spread[c.sample_id])),
         }
         for c in chosen
     ]
@@ -348,8 +236,8 @@ def run_locomo(
         per_conversation,
         index_backend,
         Abstention(
-            _mean([float(a) for a in abstained[False]]),
-            _mean([float(a) for a in abstained[True]]),
+            mean([float(a) for a in abstained[False]]),
+            mean([float(a) for a in abstained[True]]),
             len(abstained[False]),
             len(abstained[True]),
         )
@@ -369,10 +257,6 @@ def _mean_or_none(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
-
-
 def _score(tally: _Tally, backend: Any, results: list[Any], question: Question, sample: str) -> None:
     shown = taken(results)
     found = evidence_found(shown, question.evidence)
@@ -390,10 +274,6 @@ def _describe(store: Any) -> str:
     if store.semantic_off:
         return f"lexical ({store.semantic_off})"
     return f"hybrid ({store.vault.config.embedding})"
-
-
-def _mean(values: list[float]) -> float:
-    return round(sum(values) / len(values), 4) if values else 0.0
 
 
 def _percentile(values: list[float], pct: float) -> float:
