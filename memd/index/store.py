@@ -36,7 +36,6 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from memd.core.atomic import _describe, own_folder
@@ -47,6 +46,7 @@ from memd.index.citations import cited
 from memd.index.freshness import Scan, scan
 from memd.index.records import Record, indexed_records
 from memd.index.store_vectors import Stamp, VectorSide, file_stamp
+from memd.index.sync_report import Cumulative, SyncReport
 from memd.index.watch import Freshness
 from memd.vault.vault import Vault
 
@@ -55,34 +55,6 @@ Progress = Callable[[int, int], None]
 # waiting writer in (a search whose files changed, the daemon); a search of unchanged
 # files never waits. Each slice plans again, from the records read once (``rebuild``).
 REBUILD_SLICE = 10.0
-
-
-class _Cumulative:
-    """A progress callback over slices: each slice counts from 0 over what is left, the
-    callback sees one count over the whole build."""
-
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-        self.before = 0  # done in the slices before this one
-        self.done = 0
-
-    def __call__(self, done: int, total: int) -> None:
-        self.done = done
-        self.progress(self.before + done, self.before + total)
-
-    def next_slice(self) -> None:
-        self.before += self.done
-        self.done = 0
-
-
-@dataclass(frozen=True)
-class SyncReport:
-    rebuilt: bool
-    updated: tuple[str, ...]
-    removed: tuple[str, ...]
-    records: int
-    seconds: float
-    embedded: int = 0  # texts the embedding model read in this sync
 
 
 def _one_line_errors(method: Callable[..., SyncReport]) -> Callable[..., SyncReport]:
@@ -252,7 +224,7 @@ class IndexStore(VectorSide):
         # Every slice plans from the records the words were indexed from (the files as this
         # rebuild read them), not from the files read again: a slice costs what it embeds.
         read = self._just_read
-        counted = _Cumulative(embedding) if embedding is not None else None
+        counted = Cumulative(embedding) if embedding is not None else None
         if self.vault.config.grouping == "meaning":
             from memd.index.meaning import Meaning
 

@@ -16,7 +16,7 @@ from memd.core.layout import classify
 from memd.index.records import Record
 
 if TYPE_CHECKING:
-    from memd.index.store import SyncReport
+    from memd.index.sync_report import SyncReport
     from memd.vault.vault import Vault
 
 Progress = Callable[[int, int], None]
