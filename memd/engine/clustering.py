@@ -1,5 +1,6 @@
 """Offline grouping by the cosine of tf-idf vectors: the buffer's entries into
-blocks, a big section into parts, small topics into merge pairs.
+blocks, a big section into parts, small topics into merge pairs, a new entry
+into the section of a topic it shares most words with.
 
 Each is the same judgement (which texts are about one subject) made from the
 texts' words alone with fixed thresholds, so the same input always gives the
@@ -19,6 +20,7 @@ from memd.engine.titles import title
 GROUP_THRESHOLD = 0.16  # the least cosine that joins an entry to a running group
 CONTINUITY_BONUS = 0.12  # consecutive entries usually continue one subject
 MERGE_THRESHOLD = 0.15  # the least cosine that makes two small topics one
+PLACE_THRESHOLD = 0.12  # the least cosine that places a new entry in an existing section
 MIN_GROUP = 3
 FRAGMENT_MIN = 0.05  # a fragment joins a group only if they share something
 LOW_CONTENT = 3  # fewer distinct content terms than this: a remark, not a memory
@@ -156,3 +158,18 @@ def merge_groups(topics: list[TopicInfo], limit_tokens: int, background: Backgro
 def _same_sitting(a: datetime | None, b: datetime | None) -> bool:
     """Unknown times count as one sitting (no evidence of a break)."""
     return a is None or b is None or abs(b - a) <= SITTING
+
+
+def by_words(sections: list[Section], lists: list[list[Item]], items: list[Item]) -> list[int | None]:
+    """For each item, the section whose words (title and entries) it shares
+    most, by tf-idf cosine, when at least PLACE_THRESHOLD; else None."""
+    texts = ["\n".join([sec.title, *(i.text for i in members)]) for sec, members in zip(sections, lists, strict=True)]
+    everything = vocabulary(texts + [item.text for item in items])
+    weights = Weights(everything)
+    centroids = [weights.vector(w) for w in everything[: len(texts)]]
+    targets: list[int | None] = []
+    for item_words in everything[len(texts) :]:
+        vec = weights.vector(item_words)
+        score, target = max(((cosine(vec, c), s) for s, c in enumerate(centroids)), default=(0.0, -1))
+        targets.append(target if score >= PLACE_THRESHOLD else None)
+    return targets

@@ -18,9 +18,7 @@ from typing import TYPE_CHECKING
 from memd.engine import clustering, coverage, language, people, subjects, summaries, themes, titles, unread
 from memd.engine.base import Background, Block, Extracted, Item, Rewrite, Route, Scored, Section, TopicInfo, TopicUpdate
 from memd.engine.rules import fold_duplicates, fold_into_existing, is_filler, supersede
-from memd.engine.text import SENTENCE_BREAK, Weights, cosine, speaker, speakers, vocabulary
-
-PLACE_THRESHOLD = 0.12  # the least cosine that places a new entry in an existing section
+from memd.engine.text import SENTENCE_BREAK, speaker, speakers
 
 if TYPE_CHECKING:
     from memd.index.meaning import Meaning
@@ -302,7 +300,7 @@ class OfflineEngine:
         elif own is not None:  # a person's part of a block keeps its heading (people.py)
             targets = [people.section_for(sections, block)] * len(incoming)
         else:
-            targets = _by_words(sections, lists, [item for _, item in incoming])
+            targets = clustering.by_words(sections, lists, [item for _, item in incoming])
         for (old, item), target in zip(incoming, targets, strict=True):
             if old is not None:  # a duplicate of an existing entry: take its place
                 s = next(s for s, it in existing if it is old)
@@ -397,18 +395,3 @@ def _is_note(item: Item, meaning: Meaning) -> bool:
     """Whether an entry goes by meaning among words: a note (not a turn of a
     transcript, "Dana: ...") in a language the model reads."""
     return speaker(item.text) is None and meaning.reads(item.text)
-
-
-def _by_words(sections: list[Section], lists: list[list[Item]], items: list[Item]) -> list[int | None]:
-    """For each item, the section whose words (title and entries) it shares
-    most, by tf-idf cosine, when at least PLACE_THRESHOLD; else None."""
-    texts = ["\n".join([sec.title, *(i.text for i in members)]) for sec, members in zip(sections, lists, strict=True)]
-    everything = vocabulary(texts + [item.text for item in items])
-    weights = Weights(everything)
-    centroids = [weights.vector(w) for w in everything[: len(texts)]]
-    targets: list[int | None] = []
-    for item_words in everything[len(texts) :]:
-        vec = weights.vector(item_words)
-        score, target = max(((cosine(vec, c), s) for s, c in enumerate(centroids)), default=(0.0, -1))
-        targets.append(target if score >= PLACE_THRESHOLD else None)
-    return targets
