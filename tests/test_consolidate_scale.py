@@ -30,9 +30,9 @@ from memd.core.document import Heading, parse_document
 from memd.core.entry import make_entry
 from memd.core.signature import Signature
 from memd.engine.base import Background, Block, Item, TopicInfo
-from memd.engine.offline import OfflineEngine, vocabulary
+from memd.engine.offline import OfflineEngine
 from memd.engine.shortlist import merge_shortlist, route_shortlist
-from memd.engine.text import speakers, term_pairs, terms
+from memd.engine.text import speakers, term_pairs, terms, vocabulary
 from memd.vault.buffer import NewEntry, append_entries
 from memd.vault.state import State, write_state
 from memd.vault.vault import Vault
