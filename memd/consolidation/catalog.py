@@ -26,9 +26,9 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
-from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from memd.consolidation.catalog_db import FILE, TABLES, chunks, connect, remove_file, rules
 from memd.consolidation.postings import TermEdits
 from memd.consolidation.records import Record, describe, digest_of, topic_files
 from memd.core.atomic import decode_markdown
@@ -36,45 +36,11 @@ from memd.core.document import parse_document
 from memd.core.errors import DocumentError, FormatError
 from memd.core.layout import doc_id
 from memd.core.signature import MAX_SEQ
-from memd.core.tokens import count_tokens
-from memd.engine.text import STOPWORDS, speakers, term_pairs
 from memd.vault.vault import Vault
 
-FILE = "catalog.sqlite"
-SCHEMA = 5  # 5: the id a topic's frontmatter gives (``renamed``), the summaries memd wrote
 # A row is trusted by size and mtime only when the file's mtime is this much
 # older than the moment the row was made (coarse clocks, same-tick rewrites).
 RACY_NS = 2_000_000_000
-_PROBE = "Caroline: Runs running planned studies tiles 東京タワー 1234 42 don't x-ray"
-
-_TABLES = """
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE topics(
-    n INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    size INTEGER NOT NULL,
-    mtime INTEGER NOT NULL,
-    seen INTEGER NOT NULL,
-    digest TEXT NOT NULL,
-    problem TEXT,
-    tokens INTEGER NOT NULL DEFAULT 0,
-    length INTEGER NOT NULL DEFAULT 0,
-    unsigned INTEGER NOT NULL DEFAULT 0,
-    named TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE texts(n INTEGER PRIMARY KEY, summary TEXT NOT NULL, text TEXT NOT NULL);
-CREATE TABLE written(id TEXT PRIMARY KEY, summary TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE terms(term TEXT PRIMARY KEY, df INTEGER NOT NULL, small INTEGER NOT NULL,
-                   topics BLOB NOT NULL, counts BLOB NOT NULL) WITHOUT ROWID;
-CREATE TABLE words(topic INTEGER NOT NULL, word TEXT NOT NULL, term TEXT NOT NULL, count INTEGER NOT NULL,
-                   PRIMARY KEY(topic, word, term)) WITHOUT ROWID;
-CREATE INDEX words_by_word ON words(word);
-CREATE TABLE speakers(name TEXT NOT NULL, topic INTEGER NOT NULL, PRIMARY KEY(name, topic)) WITHOUT ROWID;
-CREATE INDEX speakers_by_topic ON speakers(topic);
-CREATE TABLE seqs(seq INTEGER NOT NULL, topic INTEGER NOT NULL, count INTEGER NOT NULL,
-                  PRIMARY KEY(seq, topic)) WITHOUT ROWID;
-CREATE INDEX seqs_by_topic ON seqs(topic);
-"""
 
 
 class Known(NamedTuple):
@@ -112,11 +78,11 @@ class Catalog:
             tries = (":memory:",)  # never written through a link (it may lead out of the vault)
         for where in tries:
             if where is None:  # the file is damaged: start again from the files
-                _remove(path)
+                remove_file(path)
                 continue
             db = None
             try:
-                db = _connect(where)
+                db = connect(where)
                 catalog = cls(vault, db)
                 catalog.refresh()
                 return catalog
@@ -181,20 +147,20 @@ class Catalog:
         return changed
 
     def _check_rules(self) -> None:
-        rules = _rules(self.small_below)
+        wanted = rules(self.small_below)
         try:
             found = dict(self.db.execute("SELECT key, value FROM meta"))
         except sqlite3.OperationalError:
             found = {}
-        if found.get("rules") == rules:
+        if found.get("rules") == wanted:
             return
         with self._writing():
             names = [r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
             for name in names:
                 self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
-            for statement in filter(str.strip, _TABLES.split(";")):
+            for statement in filter(str.strip, TABLES.split(";")):
                 self.db.execute(statement)
-            self.db.execute("INSERT INTO meta VALUES ('rules', ?)", (rules,))
+            self.db.execute("INSERT INTO meta VALUES ('rules', ?)", (wanted,))
 
     def _read(self, topic_id: str, rel: str, stat: os.stat_result, row: Known | None, now: int) -> Known:
         problem: str | None
@@ -321,7 +287,7 @@ class Catalog:
     def holders(self, seqs: Iterable[int]) -> set[str]:
         """Topics holding any of these seqs."""
         found: set[int] = set()
-        for chunk in _chunks(sorted(set(seqs))):
+        for chunk in chunks(sorted(set(seqs))):
             marks = ",".join("?" * len(chunk))
             found.update(n for (n,) in self.db.execute(f"SELECT topic FROM seqs WHERE seq IN ({marks})", chunk))
         return {topic_id for topic_id, row in self.known.items() if row.n in found}
@@ -345,7 +311,7 @@ class Catalog:
         skip = {self.known[t].n for t in besides if t in self.known}
         found: set[int] = set()
         # No topic holds a seq out of range, and SQLite cannot even be asked about one past 2**63.
-        for chunk in _chunks(sorted(s for s in set(seqs) if 0 < s <= MAX_SEQ)):
+        for chunk in chunks(sorted(s for s in set(seqs) if 0 < s <= MAX_SEQ)):
             marks = ",".join("?" * len(chunk))
             rows = self.db.execute(f"SELECT seq, topic FROM seqs WHERE seq IN ({marks})", chunk)
             found.update(seq for seq, n in rows if n not in skip)
@@ -384,33 +350,3 @@ class Catalog:
         left = {self.known[t].n for t in besides if t in self.known}
         rows = self.db.execute("SELECT n, unsigned FROM topics WHERE unsigned > 0 AND problem IS NULL")
         return sum(count for n, count in rows if n not in left)
-
-
-def _rules(small_below: int) -> str:
-    """Changes when the schema, the term rules or the merge size change (then rows are rebuilt)."""
-    probe = f"{SCHEMA}|{small_below}|{sorted(STOPWORDS)}|{term_pairs(_PROBE)}|{speakers([_PROBE])}"
-    return digest_of(f"{probe}|{count_tokens(_PROBE)}".encode())
-
-
-def _chunks(values: list[Any], size: int = 500) -> Iterator[list[Any]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
-
-
-def _connect(where: str) -> sqlite3.Connection:
-    if where != ":memory:":
-        Path(where).parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(where, timeout=30, isolation_level=None, check_same_thread=False)
-    db.execute("PRAGMA temp_store = MEMORY")
-    return db
-
-
-def remove(vault: Vault) -> None:
-    """Delete the catalog (it is rebuilt from the files when next opened). Call under the vault lock."""
-    _remove(vault.index_dir / FILE)
-
-
-def _remove(path: Path) -> None:
-    for suffix in ("", "-journal", "-wal", "-shm"):
-        with contextlib.suppress(OSError):
-            Path(f"{path}{suffix}").unlink()

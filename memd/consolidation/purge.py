@@ -283,7 +283,7 @@ def forget_copies(vault: Vault, seqs: frozenset[int]) -> None:
     record of the topics and the snapshots ``--as-of`` searches read. The
     catalog and the snapshots are derived: the next consolidation or search
     builds them again from what the files hold now."""
-    from memd.consolidation.catalog import remove
+    from memd.consolidation.catalog_db import remove
     from memd.vault import acks
 
     with vault.locked():
