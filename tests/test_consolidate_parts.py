@@ -4,6 +4,7 @@ next run does only the rest."""
 
 from __future__ import annotations
 
+import gc
 import subprocess
 
 import pytest
@@ -42,6 +43,39 @@ def test_a_big_buffer_goes_in_parts_each_its_own_commit(vault: Vault, monkeypatc
     assert len(consolidations(vault)) == 3
     assert seen[-1] == (130, 130) and all(total == 130 for _, total in seen)  # one bar over every part
     assert not memory.verify().problems
+
+
+def test_between_parts_the_process_freezes_what_is_alive_and_lets_go_at_the_end(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(run_module, "PART_ENTRIES", 20)
+    fill(vault, 50)
+    frozen: list[int] = []
+    attempt = run_module._with_retries
+
+    def counting(*args: object) -> object:
+        frozen.append(gc.get_freeze_count())
+        return attempt(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(run_module, "_with_retries", counting)
+    assert gc.get_freeze_count() == 0
+    assert Memory.open(vault.root).consolidate().entries == 50
+    assert frozen[0] == 0 and frozen[1] > 0 and frozen[2] > 0  # parts after the first run frozen
+    assert gc.get_freeze_count() == 0  # released when the run ends
+
+
+def test_a_process_that_freezes_objects_itself_keeps_its_own_policy(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(run_module, "PART_ENTRIES", 20)
+    fill(vault, 50)
+    gc.freeze()  # as the daemon's and the MCP server's heap policy does between requests
+    try:
+        before = gc.get_freeze_count()
+        assert Memory.open(vault.root).consolidate().entries == 50
+        assert gc.get_freeze_count() == before
+    finally:
+        gc.unfreeze()
 
 
 def test_an_interrupted_big_consolidation_resumes_where_it_stopped(
