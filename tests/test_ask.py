@@ -35,7 +35,9 @@ def test_answer_quotes_supporting_entries_newest_first_and_cites_blocks(food: Va
     assert data["answer"].splitlines()[0].startswith("Switched coffee to a flat white")
     # The entry hit widens to its heading block, cited as a line range.
     assert data["evidence"][0]["cite"] == "topics/food.md:5-7" and data["evidence"][0]["kind"] == "partition"
-    assert data["evidence"][0]["seq"] == "3+14"
+    # Two entries, listed; "3+14" would be one entry holding both seqs.
+    assert data["evidence"][0]["seq"] == "3, 14"
+    assert "  topics/food.md:5-7 seqs 3, 14" in memd("ask", "How does she take her coffee?").output.splitlines()
 
 
 def test_human_output_lists_evidence_with_path_lines_and_seq(food: Vault, memd) -> None:

@@ -77,7 +77,7 @@ def hit_lines(
 
 def signature(hit: dict[str, Any]) -> str:
     """A hit's signature as its file shows it (a heading block's: its headings)."""
-    if not hit.get("seq"):
+    if not hit.get("seq") or hit.get("kind") == "partition":
         return "[" + " > ".join(hit.get("headings") or [hit["doc"]]) + "]"
     # Written, not parsed: the hit's fields came from a signature memd read, and a process
     # printing what the daemon found need not import the Signature value type.

@@ -90,7 +90,7 @@ def _print_answer(
         return
     click.echo("\nevidence:" if data["found"] else "\nclosest:")
     for item in data["evidence"]:
-        seq = f" seq {item['seq']}" if item["seq"] else ""
+        seq = f" seq{'s' if ', ' in str(item['seq']) else ''} {item['seq']}" if item["seq"] else ""  # a block's
         click.echo(f"  {past.cite(item['cite']) if past else item['cite']}{seq}")
         for line in item["text"].splitlines()[:6]:
             click.echo(f"    {line[:200]}")

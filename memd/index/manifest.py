@@ -23,7 +23,7 @@ from memd.index.citations import held_in
 from memd.index.store_vectors import Stamp, file_stamp
 from memd.vault.vault import RACY_SECONDS
 
-SCHEMA_VERSION = 8  # 8: the prose of a section that holds entries; 7: cited source places, held anchors
+SCHEMA_VERSION = 9  # 9: a block's seqs listed with commas; 8: the prose among entries; 7: cited places
 # Parsed manifests by path, with the stamp they were read at.
 _MANIFESTS: dict[str, tuple[Stamp, dict[str, Any]]] = {}
 

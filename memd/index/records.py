@@ -255,7 +255,8 @@ def _partition_record(
         line=start,
         end_line=last,
         text="\n".join(text for _, text in lines),
-        seq="+".join(m.seq for m in members if m.seq) or None,
+        # Its entries' seqs, each as its signature writes it ("5+7" is one folded entry): a list.
+        seq=", ".join(m.seq for m in members if m.seq) or None,
         seqs=tuple(seqs[:MAX_SEQS]),
         time=times[-1] if times else None,
         source=None,
