@@ -122,6 +122,13 @@ def test_a_summary_is_verbatim_facts_not_a_keyword_list() -> None:
     assert "Wow" not in text and "photo" not in text.lower()
 
 
+def test_a_summary_keeps_a_title_before_a_name_with_its_sentence() -> None:
+    notes = items("Physio is Dr. Okafor; appointment on 2 December about the knee.", "Dentist on 10 December at 9:00.")
+    text = summary([Section("Health", tuple(notes))])
+    assert "Physio is Dr. Okafor; appointment on 2 December about the knee." in text.split(" · ")
+    assert not any(piece.startswith("Okafor") for piece in text.split(" · "))
+
+
 def test_a_summary_tells_what_happened_before_general_remarks() -> None:
     turns = items(
         "Caroline: Pets bring so much joy and love to a family.",

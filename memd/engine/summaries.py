@@ -36,6 +36,8 @@ _WHEN = re.compile(
     r"(?:last|next|this|every) (?:week|weekend|month|year|summer|winter|spring|fall|night|morning))\b",
     re.I,
 )
+# A title or an initial before a name ("Dr. Okafor", "St. Ives", "J. Smith") ends no sentence.
+_ABBREVIATION = re.compile(r"(?:^|\s)[A-Z][a-z]{0,2}\.$")
 SUMMARY_FACTS = 2  # sentences in a summary
 SUMMARY_CHARS = 110  # the most characters of each
 
@@ -49,7 +51,7 @@ def summary(sections: list[Section]) -> str:
     for n, item in enumerate(items):
         label, said = split_label(item.text)
         body = CAPTION.sub("", said)
-        for sentence in SENTENCE_BREAK.split(body):
+        for sentence in _sentences(body):
             sentence = " ".join(sentence.split())
             sentence = _OPENER.sub("", sentence, count=1) or sentence
             if sentence and not sentence.endswith("?"):
@@ -110,3 +112,16 @@ def _cut(text: str) -> str:
     if len(text) <= SUMMARY_CHARS:
         return text
     return text[: SUMMARY_CHARS - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of ``text``; a break after a short capitalised abbreviation
+    is none ("Physio is Dr. Okafor" stays whole: a summary quoting "Okafor;
+    appointment on 2 December" lost who the appointment is with)."""
+    found: list[str] = []
+    for piece in SENTENCE_BREAK.split(text):
+        if found and _ABBREVIATION.search(found[-1]) and piece[:1].isupper():
+            found[-1] = f"{found[-1]} {piece}"
+        else:
+            found.append(piece)
+    return found
