@@ -70,6 +70,10 @@ def test_a_week_of_notes_is_filed_under_the_subjects_they_name(memd: Memd, vault
     for stem, (_, text) in found.items():
         body = text.split("\n---\n", 1)[-1]
         assert sum(1 for line in body.splitlines() if line.startswith("# ")) == 1, stem
+    # Tags are subjects: never a label heading a note ("Correction:", "Laptop:") nor a month ("3 March").
+    for path in vault.topic_files():
+        tags = vault.read(path).frontmatter.data.get("tags") or []  # type: ignore[union-attr]
+        assert not {"correction", "laptop", "desktop", "march", "july", "december"} & set(tags), (path.name, tags)
 
 
 @needs_language

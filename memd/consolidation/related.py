@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from memd.core.timeutil import DAY_NAMES, MONTH_NAMES
 from memd.engine.base import TopicIndex
 from memd.engine.text import Weights, speakers, terms
 from memd.engine.themes import names, topic_subject
@@ -62,19 +63,27 @@ def related(index: TopicIndex, topic_ids: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def tags_of(text: str) -> list[str]:
+def tags_of(text: str, speaking: frozenset[str] | None = None) -> list[str]:
     """Whom a topic is about (the speaker of most of its turns) and the names
-    most of its entries mention, as Obsidian tags (lowercase, no spaces)."""
+    most of its entries mention, as Obsidian tags (lowercase, no spaces).
+    ``speaking``: the labels that name speakers (``subjects.talking``); a label
+    heading notes ("Correction:", "Laptop:") is no one. A month or a day is
+    when, not what about ("3 March")."""
     lines = [line for line in text.splitlines() if line.strip()]
-    counted = Counter(name for line in lines for name in names(line))
+    counted = Counter(name for line in lines for name in names(line) if name not in _CALENDAR)
     least = max(2, len(lines) // 10)
     who = topic_subject(text)
+    if who is not None and speaking is not None and who not in speaking:
+        who = None
     # The other people of a conversation are named in it as they are spoken to ("Thanks, Mel!"): not what it is about.
     talking = {name.lower() for name in speakers(lines)} - ({who.lower()} if who else set())
     named = [name for name, n in counted.most_common() if n >= least and name not in talking]
     chosen = ([who.lower()] if who else []) + named
     tags = [tag for name in chosen if (tag := _TAG.sub("-", name).strip("-")) and not tag.isdigit()]
     return list(dict.fromkeys(tags))[:TAGS]
+
+
+_CALENDAR = frozenset(name.lower() for name in (*MONTH_NAMES, *DAY_NAMES))
 
 
 def with_links(data: dict[str, Any], title: str | None, related_ids: list[str], tags: list[str]) -> dict[str, Any]:

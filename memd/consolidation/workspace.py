@@ -25,7 +25,8 @@ from memd.core.document import Document, Frontmatter, Heading, linked, parse_doc
 from memd.core.errors import DocumentError, MemdError, WriteError
 from memd.core.layout import doc_id
 from memd.core.summary import written_by_memd
-from memd.engine.base import Engine, Section, TopicInfo
+from memd.engine.base import Engine, Item, Section, TopicInfo
+from memd.engine.subjects import talking
 from memd.engine.text import slugify
 from memd.vault.journal import FileChange, HandEditConflict
 from memd.vault.state import seqs_in_files
@@ -315,9 +316,11 @@ def _with_obsidian(document: Document, topic_id: str, related_ids: list[str]) ->
     # none of them names the topic, so none becomes its alias.
     tops = sum(1 for block in document.blocks if isinstance(block, Heading) and block.level == 1)
     title = document.title() if tops < 2 else None
-    text = "\n".join(located.entry.text for located in document.signed())
+    signed = [located.entry for located in document.signed()]
+    text = "\n".join(entry.text for entry in signed)
+    speaking = talking(Item(entry.signature, entry.text) for entry in signed if entry.signature is not None)
     data = with_links(
-        document.frontmatter.data, title if title and title != topic_id else None, related_ids, tags_of(text)
+        document.frontmatter.data, title if title and title != topic_id else None, related_ids, tags_of(text, speaking)
     )
     return replace(document, frontmatter=Frontmatter.from_data(data))
 
