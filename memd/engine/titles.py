@@ -189,7 +189,7 @@ def salient(items: list[Item], count: int, people: frozenset[str] = frozenset(),
                 if name is not None:
                     names.setdefault(term, Counter())[name] += 1
         spread.update(seen)
-    floor = 2 if len(items) >= 3 else 1
+    floor = 2 if len(items) >= 2 else 1  # of two items, what both say
     # By meaning every recurring word is a candidate, the commonest too (see above).
     pool = surface if meaning is not None else weight
     candidates = [t for t in pool if t in surface and len(t) > 2 and not t.isdigit() and spread[t] >= floor]
