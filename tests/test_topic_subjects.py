@@ -59,6 +59,7 @@ def test_a_week_of_notes_is_filed_under_the_subjects_they_name(memd: Memd, vault
     # Project Heron is one topic titled with its name, though one of its notes opens "Laptop note:".
     [heron] = by_subject["heron"]
     assert "Heron" in found[heron][0]
+    assert "\n## " not in found[heron][1]  # six notes of one subject: one list under its title, no sections
     for person in ("bart", "lena"):
         [stem] = by_subject[person]
         assert person.title() in found[stem][0]

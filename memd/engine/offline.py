@@ -282,11 +282,14 @@ class OfflineEngine:
             own = None  # another topic (a model's route, a topic of notes): placed by words as before
         month = next((s for s, sec in enumerate(sections) if subjects.is_notes_title(sec.title)), None)
         notes = all(speaker(subjects.as_note(item, self._talking).text) is None for item in block.items)
-        if month is None and meaning is None and own is None and notes:
-            # A subject's topic (titled with a name) keeps its notes under its title until it is split.
-            month = next((s for s, sec in enumerate(sections) if sec.title), None)
+        titled = [s for s, sec in enumerate(sections) if sec.title]
+        if month is None and own is None and notes and (meaning is None or len(titled) == 1):
+            # A subject's topic (titled with a name) keeps its notes under its title until it is
+            # split; by meaning, while it has no section but its title (a person's sections stay).
+            month = titled[0] if titled else None
+            # Read with the notes coming in: a topic's first note may say its name only in its label.
             named = month is not None and subjects.is_name(
-                sections[month].title, (i.text for i in sections[month].items)
+                sections[month].title, (i.text for i in [*sections[month].items, *block.items])
             )
             month = month if named else None
         if month is not None:
