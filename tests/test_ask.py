@@ -38,6 +38,13 @@ def test_answer_quotes_supporting_entries_newest_first_and_cites_blocks(food: Va
     # Two entries, listed; "3+14" would be one entry holding both seqs.
     assert data["evidence"][0]["seq"] == "3, 14"
     assert "  topics/food.md:5-7 seqs 3, 14" in memd("ask", "How does she take her coffee?").output.splitlines()
+    # Passed back to get one entry, the list says what to do.
+    from memd import Memory
+    from memd.core.errors import FormatError
+
+    with pytest.raises(FormatError, match="lists several entries: ask for one of them"):
+        Memory.open(food.root).get("3, 14")
+    assert Memory.open(food.root).get("14").located.entry.text.startswith("Switched coffee")
 
 
 def test_human_output_lists_evidence_with_path_lines_and_seq(food: Vault, memd) -> None:

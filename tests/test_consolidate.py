@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -615,9 +616,25 @@ def test_a_summary_a_person_wrote_stays_and_memds_own_is_made_again(memd: Memd) 
     consolidate(memd.vault, engine=Paraphrases())
     assert "Coffee beans" in topic.read_text() and summary() == "My coffee rules, by hand"
 
-    # Emptied, the summary is memd's to write again.
-    topic.write_text(topic.read_text().replace('"My coffee rules, by hand"', '""'))
-    memd("add", "Coffee grinder set to medium fine")
-    consolidate(memd.vault)
-    assert "Coffee grinder" in topic.read_text() and "coffee" in summary().lower()
+    # Emptied, the summary is memd's to write again, however YAML writes empty.
+    for empty in ('""', "", "null", "~"):
+        topic.write_text(re.sub(r"(?m)^summary:.*$", f"summary: {empty}".rstrip(), topic.read_text()))
+        memd("add", f"Coffee grinder set to medium fine ({empty or 'blank'})")
+        consolidate(memd.vault, engine=Paraphrases())
+        assert summary().startswith("How coffee is taken"), empty
     assert "ok:" in memd("verify").output
+
+
+def test_a_topic_renamed_by_hand_keeps_memds_summary_memds(memd: Memd) -> None:
+    memd("add", "Takes coffee black with no sugar")
+    consolidate(memd.vault, engine=Paraphrases())
+    [topic] = memd.vault.topic_files()
+    renamed = topic.with_name("my-coffee.md")
+    topic.rename(renamed)
+    git = ["git", "-C", str(memd.vault.root)]
+    subprocess.run([*git, "add", "-A"], check=True)  # committed as the person's, as the daemon does
+    subprocess.run([*git, "commit", "-qm", "rename by hand"], check=True)
+    first = memd.vault.read(renamed).frontmatter.data["summary"]  # type: ignore[union-attr]
+    memd("add", "Coffee after three in the afternoon is decaf")
+    consolidate(memd.vault, engine=Paraphrases())
+    assert memd.vault.read(renamed).frontmatter.data["summary"] != first  # type: ignore[union-attr]

@@ -178,6 +178,10 @@ def test_what_a_person_writes_in_a_section_of_entries_is_found_and_answers(vault
     # A numbered item in the buffer is no entry: lint says so, with the fix.
     vault.current.write_text(vault.current.read_text() + "1. Renew the Okonkwo contract in March\n")
     assert "a numbered item is no entry" in memd("lint").output
-    # In a fenced block it is code, not a list.
+    # In a fenced block it is code, not a list; a fence with an info string opens one, never closes it.
     vault.current.write_text(vault.current.read_text().replace("1. Renew", "```\n1. Renew") + "```\n")
     assert "numbered item" not in memd("lint").output
+    buffer = vault.current.read_text()
+    vault.current.write_text(buffer + "```\n2. code\n```python\n3. code\n```\n4. Call Okonkwo\n")
+    warned = [line for line in memd("lint").output.splitlines() if "numbered item" in line]
+    assert len(warned) == 1 and f"CURRENT.md:{len(buffer.splitlines()) + 6}:" in warned[0]

@@ -127,6 +127,13 @@ def test_a_summary_keeps_a_title_before_a_name_with_its_sentence() -> None:
     text = summary([Section("Health", tuple(notes))])
     assert "Physio is Dr. Okafor; appointment on 2 December about the knee." in text.split(" · ")
     assert not any(piece.startswith("Okafor") for piece in text.split(" · "))
+    # A name of three letters ends its sentence: "Sam." is no title.
+    from memd.engine.summaries import _sentences
+
+    assert _sentences("I walked the dog with Sam. The vet said his hip is fine.") == [
+        "I walked the dog with Sam.",
+        "The vet said his hip is fine.",
+    ]
 
 
 def test_a_summary_tells_what_happened_before_general_remarks() -> None:

@@ -230,6 +230,29 @@ def test_a_topic_renamed_by_hand_keeps_the_links_to_it(memd: Memd, vault: Vault)
     memd("verify")
 
 
+def test_a_topic_renamed_by_hand_and_made_read_only_waits_and_blocks_nothing(memd: Memd, vault: Vault) -> None:
+    topics_dir = vault.topics_dir
+    (topics_dir / "garden-plan.md").write_text(
+        "---\nid: garden-plan\n---\n# Garden plan\n"
+        "- <seq=901,time=2026-09-01T09:00:00Z,source=user> Plan the raised beds for spring: garlic and beans.\n"
+    )
+    (topics_dir / "compost.md").write_text(
+        "---\nid: compost\n---\n# Compost\nThe beds are in [[garden-plan]].\n"
+        "- <seq=902,time=2026-09-02T09:00:00Z,source=user> Turn the compost heap every week.\n"
+    )
+    memd("init")
+    renamed = topics_dir / "raised-beds.md"
+    (topics_dir / "garden-plan.md").rename(renamed)
+    renamed.chmod(0o444)  # memd leaves a read-only topic alone, and files the buffer all the same
+    memd("add", "Book the dentist for a check-up in March")
+    assert "read-only" in memd("consolidate").output
+    assert "Book the dentist" not in vault.current.read_text()
+    renamed.chmod(0o644)
+    memd("add", "Renew the car insurance before April")
+    memd("consolidate")
+    assert "[[raised-beds]]" in (topics_dir / "compost.md").read_text()
+
+
 @needs_language
 def test_notes_headed_with_their_subject_are_filed_under_it_not_read_as_speakers(memd: Memd, vault: Vault) -> None:
     notes = [

@@ -106,6 +106,8 @@ def find(vault: Vault, value: str) -> Found:
     as a result shows a merged entry)."""
     from memd.review.pattern import signature_pattern
 
+    if "," in value:  # a block's seqs, as a search or an answer lists them
+        raise FormatError(f"{value.strip()!r} lists several entries: ask for one of them at a time")
     seqs = SeqSet.parse(value.strip(), MAX_SEQS_PER_ENTRY)
     wanted = set(seqs)
     pattern = re.compile(signature_pattern(seqs))  # only files that hold such a signature are parsed

@@ -180,7 +180,8 @@ class Catalog:
             try:
                 document = parse_document(decode_markdown(data, rel))
                 fields = document.frontmatter.data if document.frontmatter is not None else {}
-                record = describe(document, str(fields.get("summary", "")))
+                summary = fields.get("summary")  # `summary:` left empty reads as None: no summary
+                record = describe(document, summary if isinstance(summary, str) else "")
             except DocumentError as err:
                 problem = f"skipped {err}"
             except FormatError as err:
@@ -333,6 +334,11 @@ class Catalog:
         for topic_id, named in rows:
             claims.setdefault(str(named), []).append(str(topic_id))
         return {old: new[0] for old, new in claims.items() if len(new) == 1 and old not in self.known}
+
+    def renamed_written(self, old: str, new: str) -> None:
+        """What memd wrote into ``old`` it wrote into ``new``, a person's new name for it."""
+        with contextlib.suppress(sqlite3.Error):
+            self.db.execute("UPDATE OR REPLACE written SET id = ? WHERE id = ?", (new, old))
 
     def written_summary(self, topic_id: str) -> str | None:
         """The summary memd last wrote into a topic (None: not known here; the

@@ -207,9 +207,11 @@ def follow_renames(space: Workspace) -> list[tuple[str, str]]:
     """Topics a person renamed by hand since memd last wrote them (old id, new
     id): links to the old name point at the new one, and the renamed topic is
     written again, so its frontmatter ``id`` is its new name."""
-    renames = sorted(space.catalog.renamed().items())
+    # A topic memd leaves alone (read-only, held for a possible secret) is renamed when it can be written.
+    renames = [(old, new) for old, new in sorted(space.catalog.renamed().items()) if new not in space.skipped]
     for old, new in renames:
         relink(space, old, new)
+        space.catalog.renamed_written(old, new)  # the summary memd wrote there is still its own
         space.set(new, space.doc(new))
     return renames
 

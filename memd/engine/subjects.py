@@ -110,7 +110,7 @@ def talking(items: Iterable[Item]) -> frozenset[str]:
         said.setdefault(name, []).append(item.text)
         if item.signature.src:
             found.add(name)
-    return frozenset(found | {name for name, texts in said.items() if name not in found and speaks(texts)})
+    return frozenset(found | {name for name, texts in said.items() if name not in found and speaks(texts[-SAMPLE:])})
 
 
 def speaks(texts: list[str]) -> bool:

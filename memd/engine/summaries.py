@@ -36,8 +36,9 @@ _WHEN = re.compile(
     r"(?:last|next|this|every) (?:week|weekend|month|year|summer|winter|spring|fall|night|morning))\b",
     re.I,
 )
-# A title or an initial before a name ("Dr. Okafor", "St. Ives", "J. Smith") ends no sentence.
-_ABBREVIATION = re.compile(r"(?:^|\s)[A-Z][a-z]{0,2}\.$")
+# A title or an initial before a name ("Dr. Okafor", "St. Ives", "J. Smith") ends no sentence;
+# a name of three letters or more does ("with Sam. The vet said...").
+_ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Z][a-z]?|Mrs|Prof)\.$")
 SUMMARY_FACTS = 2  # sentences in a summary
 SUMMARY_CHARS = 110  # the most characters of each
 

@@ -46,7 +46,7 @@ def as_consolidated(vault: Vault, rel: str, key: str) -> Document | None:
     from memd.git.command import cat_file, decode
 
     changed = f"-G^{key}:"  # commits whose diff adds or removes a line of that key
-    args = ("log", "-n1", "--grep=^Memd-Consolidation:", changed, "--format=%H", "--", rel)
+    args = ("log", "-n1", "--follow", "--grep=^Memd-Consolidation:", changed, "--format=%H", "--", rel)
     shas = run_git(vault, *args).stdout.split()
     for obj in cat_file(vault.root, [f"{sha}:./{rel}" for sha in shas]):
         if obj is not None and obj.kind == "blob":

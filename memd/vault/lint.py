@@ -167,9 +167,11 @@ def _lint_ordered(name: str, document: Document) -> list[Problem]:
     for line, block in document.located():
         if not isinstance(block, Line):
             continue
-        opened = _FENCE.match(block.raw)
-        if opened and (not fence or opened.group(1).startswith(fence)):
-            fence = "" if fence else opened.group(1)
+        marks = _FENCE_MARK.match(block.raw)
+        if marks and not fence:
+            fence = marks.group(1)
+        elif marks and marks.group(1).startswith(fence) and not marks.group(2).strip():
+            fence = ""  # only a bare fence as long as the opening one, of its character, closes it
         elif not fence and _ORDERED.match(block.raw):
             problems.append(
                 Problem(
@@ -183,7 +185,7 @@ def _lint_ordered(name: str, document: Document) -> list[Problem]:
 
 
 _ORDERED = re.compile(r"^\s{0,3}\d{1,9}[.)]\s+\S")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_FENCE_MARK = re.compile(r"^\s{0,3}(`{3,}|~{3,})(.*)$")
 
 
 def duplicate_places(vault: Vault, limit: int = 3) -> list[str]:
