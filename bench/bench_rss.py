@@ -16,7 +16,7 @@ child process of its own (so RSS is its alone): ``Memory.open`` once, then
 agent keeping memd open would send them. The child reports its resident set
 size (``VmRSS``) after chosen numbers of calls, and the CPU time of each call
 (``time.process_time``: every thread of the process), and each full garbage
-collection's CPU (the pauses a server's caches make: memd/app/heap.py). CPU
+collection's CPU (the pauses a server's caches make: memd/core/heap.py). CPU
 percentiles leave out the first ``WARM_UP`` calls (model and index loading).
 
 With ``--against REV`` the ``memd`` package at that revision is extracted

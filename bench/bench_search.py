@@ -11,7 +11,7 @@ see the same load: it opens the vault with ``Memory`` as the daemon and the
 MCP server do (index and vectors in step first, one BLAS thread), runs the
 first few queries to warm up, then times ``Memory.search`` on the rest, CPU
 per query. Between two searches it settles the heap as those servers do
-(``memd.app.heap``: collect what the search left, freeze what is alive, so
+(``memd.core.heap``: collect what the search left, freeze what is alive, so
 no full collection walks the caches inside a search); that CPU is not the
 search's and is printed apart, as the mean per search. Printed per checkout:
 the median over rounds of each round's p50 and p95. The query's embedding
@@ -38,7 +38,7 @@ WARM = 5
 _ROUND = """
 import json, statistics, sys, time
 from memd.app import Memory
-from memd.app.heap import Heap
+from memd.core.heap import Heap
 from memd.index.embedding import one_blas_thread_from_now
 
 one_blas_thread_from_now()

@@ -35,7 +35,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(autouse=True)
 def heap_unfrozen() -> Iterator[None]:
-    """A server run inside a test freezes the heap between its calls (memd/app/heap.py):
+    """A server run inside a test freezes the heap between its calls (memd/core/heap.py):
     released after each test, so no test's garbage outlives it."""
     yield
     gc.unfreeze()

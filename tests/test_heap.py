@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from memd.app.heap import Heap
+from memd.core.heap import Heap
 
 
 class Node:

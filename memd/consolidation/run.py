@@ -96,7 +96,7 @@ def _settling() -> Iterator[Callable[[], None]]:
     frozen, so each full collection of a later part walks only what that part
     made; without it they walk everything, more with every part. What was
     frozen is released when the run ends. A process that freezes objects
-    already (the daemon, the MCP server: ``app/heap.py``) keeps its own policy."""
+    already (the daemon, the MCP server: ``core/heap.py``) keeps its own policy."""
     import gc
 
     froze = False

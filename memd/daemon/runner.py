@@ -19,8 +19,8 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
-from memd.app.heap import Heap
 from memd.core.errors import MemdError
+from memd.core.heap import Heap
 from memd.daemon.handler import Handler
 from memd.daemon.status import DaemonLock, StatusBook
 

@@ -26,8 +26,8 @@ from mcp_types import ToolAnnotations
 
 from memd import __version__
 from memd.app import Memory
-from memd.app.heap import Heap
 from memd.core.errors import MemdError
+from memd.core.heap import Heap
 from memd.core.redact import redact_data
 from memd.mcp.catalog import TOOLS, Effect
 from memd.mcp.resources import Pages, add_resources
