@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 
 from memd.consolidation.filing import Filing, batches_of, file_batch
@@ -31,6 +31,7 @@ from memd.core.atomic import atomic_write, read_text
 from memd.core.document import Document, parse_document
 from memd.core.entry import Entry
 from memd.core.errors import GitError, MemdError
+from memd.core.heap import settling
 from memd.core.layout import classify, doc_id
 from memd.core.signature import SeqSet
 from memd.core.timeutil import format_time, now
@@ -75,7 +76,8 @@ def consolidate(
     notes = [n for n in [finish_commit(vault)[1]] if n]
     total = buffered_entries(vault) if progress else 0  # only a progress bar needs the length up front
     parts: list[Outcome] = []
-    with _settling() as settle:
+    # Between parts the heap is settled: later parts' collections skip what earlier ones left alive.
+    with settling() as settle:
         while True:
             # A huge buffer goes in parts, each written and committed before the
             # next is judged: an interrupted run keeps every part it finished.
@@ -87,34 +89,6 @@ def consolidate(
             if dry_run or part.skipped or not part.left:
                 return Outcome.joined(parts)
             settle()
-
-
-@contextlib.contextmanager
-def _settling() -> Iterator[Callable[[], None]]:
-    """Between the parts of a long buffer: what the last part left is collected,
-    and what is alive then (the language pipeline, the model, the caches) is
-    frozen, so each full collection of a later part walks only what that part
-    made; without it they walk everything, more with every part. What was
-    frozen is released when the run ends. A process that freezes objects
-    already (the daemon, the MCP server: ``core/heap.py``) keeps its own policy."""
-    import gc
-
-    froze = False
-    theirs = gc.get_freeze_count() > 0
-
-    def settle() -> None:
-        nonlocal froze
-        if theirs:
-            return
-        gc.collect()
-        gc.freeze()
-        froze = True
-
-    try:
-        yield settle
-    finally:
-        if froze:
-            gc.unfreeze()
 
 
 def _with_retries(

@@ -1,4 +1,5 @@
-"""Garbage collection in a process that keeps serving (the daemon, the MCP server).
+"""Garbage collection in a long process: one that keeps serving (the daemon, the
+MCP server), and one consolidation filing a long buffer in parts (``settling``).
 
 Python's full collection walks every container object that has lived long;
 a long-lived reader keeps hundreds of thousands of them (decoded records,
@@ -20,7 +21,9 @@ the frozen objects are released and collected once with the rest.
 
 from __future__ import annotations
 
+import contextlib
 import gc
+from collections.abc import Callable, Iterator
 
 RESET_EVERY = 1000  # settles between two full collections
 
@@ -39,3 +42,29 @@ class Heap:
             gc.unfreeze()  # this once, the full walk: cycles that died while frozen are found
         gc.collect()
         gc.freeze()
+
+
+@contextlib.contextmanager
+def settling() -> Iterator[Callable[[], None]]:
+    """A settle to call between the parts of a long piece of work: what the last
+    part left is collected, and what is alive then (the language pipeline, the
+    model, the caches) is frozen, so each full collection of a later part walks
+    only what that part made; without it they walk everything, more with every
+    part. What was frozen is released when the work ends. A process that freezes
+    objects already (``Heap``) keeps its own policy: the settle does nothing there."""
+    froze = False
+    theirs = gc.get_freeze_count() > 0
+
+    def settle() -> None:
+        nonlocal froze
+        if theirs:
+            return
+        gc.collect()
+        gc.freeze()
+        froze = True
+
+    try:
+        yield settle
+    finally:
+        if froze:
+            gc.unfreeze()
