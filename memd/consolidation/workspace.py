@@ -232,7 +232,7 @@ class Workspace:
         live = [topic_id for topic_id in self.docs if topic_id not in self.deleted]
         touched = [topic_id for topic_id in live if topic_id in self.touched]
         # A summary a person wrote stays; the rest are made in one call (a model engine batches them).
-        theirs = {t: self.catalog.summary(t) for t in touched if self._persons_summary(t)}
+        theirs = {t: summary for t in touched if (summary := self._persons_summary(t)) is not None}
         mine = [t for t in touched if t not in theirs]
         summaries = dict(zip(mine, engine.summarise_many([sections_of(self.docs[t]) for t in mine]), strict=True))
         self.made = dict(summaries)
@@ -251,14 +251,14 @@ class Workspace:
         self.summaries = summaries
         return final
 
-    def _persons_summary(self, topic_id: str) -> bool:
-        original = self.originals.get(topic_id)
-        if original is None:
-            return False
+    def _persons_summary(self, topic_id: str) -> str | None:
+        """The summary a person wrote in a topic read here (None: memd's to make)."""
+        if topic_id not in self.originals:
+            return None
         summary = self.catalog.summary(topic_id)
-        texts = [e.entry.full_text for e in self.doc(topic_id).signed()]
+        texts = (e.entry.full_text for e in self.doc(topic_id).signed())  # read only if it comes to quotes
         if written_by_memd(summary, self.catalog.written_summary(topic_id), texts):
-            return False
+            return None
         # This machine did not write it: another clone's consolidation may have (a model's summary
         # quotes nothing), or this catalog was built anew. History says which.
         from memd.git.versions import as_consolidated
@@ -268,7 +268,7 @@ class Workspace:
             wrote = before.frontmatter.data.get("summary") if before and before.frontmatter else None
         except MemdError:  # a frontmatter broken in that commit says nothing of this one
             wrote = None
-        return not (isinstance(wrote, str) and written_by_memd(summary, wrote, ()))
+        return None if isinstance(wrote, str) and written_by_memd(summary, wrote, ()) else summary
 
     def changes(self, final: dict[str, Document]) -> list[FileChange]:
         changes = []
