@@ -203,19 +203,28 @@ def test_after_memd_merges_two_topics_every_link_to_the_one_gone_points_at_the_o
     memd("verify")
 
 
-def test_a_topic_renamed_by_hand_keeps_the_links_to_it(memd: Memd, vault: Vault) -> None:
+def rename_a_linked_topic(memd: Memd, vault: Vault, related: str = "") -> Path:
+    """``garden-plan.md``, which ``compost.md`` links to (in ``related`` too, when
+    given), renamed ``raised-beds.md`` as a file manager or an editor that does
+    not follow links would (Obsidian would); the renamed file."""
     topics_dir = vault.topics_dir
     (topics_dir / "garden-plan.md").write_text(
         "---\nid: garden-plan\n---\n# Garden plan\n"
         "- <seq=901,time=2026-09-01T09:00:00Z,source=user> Plan the raised beds for spring: garlic and beans.\n"
     )
     (topics_dir / "compost.md").write_text(
-        '---\nid: compost\nrelated:\n- "[[garden-plan]]"\n---\n# Compost\nThe beds are in [[garden-plan]].\n'
+        f"---\nid: compost\n{related}---\n# Compost\nThe beds are in [[garden-plan]].\n"
         "- <seq=902,time=2026-09-02T09:00:00Z,source=user> Turn the compost heap every week.\n"
     )
     memd("init")
-    # Renamed in a file manager or an editor that does not follow links (Obsidian would).
-    (topics_dir / "garden-plan.md").rename(topics_dir / "raised-beds.md")
+    renamed = topics_dir / "raised-beds.md"
+    (topics_dir / "garden-plan.md").rename(renamed)
+    return renamed
+
+
+def test_a_topic_renamed_by_hand_keeps_the_links_to_it(memd: Memd, vault: Vault) -> None:
+    topics_dir = vault.topics_dir
+    rename_a_linked_topic(memd, vault, related='related:\n- "[[garden-plan]]"\n')
     assert "[[garden-plan]] links to no document" in memd("lint", ok=False).output
     memd("add", "Book the dentist for a check-up in March")  # filed in neither topic
     result = memd("consolidate")
@@ -232,17 +241,7 @@ def test_a_topic_renamed_by_hand_keeps_the_links_to_it(memd: Memd, vault: Vault)
 
 def test_a_topic_renamed_by_hand_and_made_read_only_waits_and_blocks_nothing(memd: Memd, vault: Vault) -> None:
     topics_dir = vault.topics_dir
-    (topics_dir / "garden-plan.md").write_text(
-        "---\nid: garden-plan\n---\n# Garden plan\n"
-        "- <seq=901,time=2026-09-01T09:00:00Z,source=user> Plan the raised beds for spring: garlic and beans.\n"
-    )
-    (topics_dir / "compost.md").write_text(
-        "---\nid: compost\n---\n# Compost\nThe beds are in [[garden-plan]].\n"
-        "- <seq=902,time=2026-09-02T09:00:00Z,source=user> Turn the compost heap every week.\n"
-    )
-    memd("init")
-    renamed = topics_dir / "raised-beds.md"
-    (topics_dir / "garden-plan.md").rename(renamed)
+    renamed = rename_a_linked_topic(memd, vault)
     renamed.chmod(0o444)  # memd leaves a read-only topic alone, and files the buffer all the same
     memd("add", "Book the dentist for a check-up in March")
     assert "read-only" in memd("consolidate").output
