@@ -47,11 +47,8 @@ def walk(monkeypatch: pytest.MonkeyPatch, vault: Vault, whole: bool) -> tuple[di
         parsed += len(text)
         return parse(text, known)
 
-    def every_version(self: CommitWords, vault: Vault, parent: str, commit: str, paths: Any, held: Any) -> Any:
-        from memd.git.command import cat_file
-
-        objects = cat_file(vault.root, [f"{rev}:{path}" for rev in (parent, commit) for path in paths])
-        return self._whole(objects[: len(paths)], objects[len(paths) :])
+    def every_version(self: CommitWords, olds: Any, news: Any, held: Any) -> Any:
+        return self._whole(olds, news)
 
     with monkeypatch.context() as patched:
         patched.setattr(document, "parse_document", counted)

@@ -19,13 +19,12 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from memd.core.entry import ENTRY_START
+from memd.git.changes import changed_pieces
 from memd.git.versions import ParsedBlobs
 
 if TYPE_CHECKING:
     from memd.core.document import Document, Known
-    from memd.git.command import GitObject
-    from memd.vault.vault import Vault
+    from memd.git.changes import Blob
 
 Texts = dict[int, list[str]]  # seq -> the texts of the entries holding it
 
@@ -48,29 +47,23 @@ class CommitWords:
         elsewhere (``acks.words_of``)."""
         return self.whole.items()
 
-    def compare(
-        self, vault: Vault, parent: str, commit: str, paths: tuple[str, ...], held: set[int]
-    ) -> tuple[Texts, Texts]:
-        """(before, after) over ``paths`` (the memory files ``commit`` changed):
-        ``after`` the texts of each seq in an entry the commit wrote anew or
-        moved, ``before`` the same seqs' texts in ``parent`` (a seq absent there
-        was filed for the first time). ``held``: the seqs ``parent`` holds."""
+    def compare(self, olds: list[Blob | None], news: list[Blob | None], held: set[int]) -> tuple[Texts, Texts]:
+        """(before, after) over the files a commit changed (``olds`` and ``news``: each
+        one's version in its parent and in it, None where there is none): ``after`` the
+        texts of each seq in an entry the commit wrote anew or moved, ``before`` the same
+        seqs' texts in the parent (a seq absent there was filed for the first time).
+        ``held``: the seqs the parent holds."""
         from memd.core.document import parse_document
-        from memd.git.command import cat_file
 
-        objects = cat_file(vault.root, [f"{rev}:{path}" for rev in (parent, commit) for path in paths])
-        olds, news = objects[: len(paths)], objects[len(paths) :]
-        texts = [_text(obj) for obj in objects]
-        if any(fence in text for text in texts for fence in _FENCES):
+        versions = [blob for blob in (*olds, *news) if blob is not None]
+        if any(fence in blob.text for blob in versions for fence in _FENCES):
             return self._whole(olds, news)
         added: list[str] = []
         removed: list[str] = []
-        for old, new in zip(texts[: len(paths)], texts[len(paths) :], strict=True):
-            old_pieces = ENTRY_START.split(old) if old else []
-            new_pieces = ENTRY_START.split(new) if new else []
-            was, now = set(old_pieces), set(new_pieces)
-            added += [piece for piece in new_pieces if piece not in was]
-            removed += [piece for piece in old_pieces if piece not in now]
+        for old, new in zip(olds, news, strict=True):
+            more, fewer = changed_pieces(old, new)
+            added += more
+            removed += fewer
         # The pieces' items are kept within the same bound as the whole files' (ParsedBlobs.items).
         after = texts_of(parse_document("\n".join(added), self.items())) if added else {}
         gone = texts_of(parse_document("\n".join(removed), self.items())) if removed else {}
@@ -80,18 +73,12 @@ class CommitWords:
             before = {seq: whole[seq] for seq in after if seq in whole}
         return before, after
 
-    def _whole(self, olds: Iterable[GitObject | None], news: Iterable[GitObject | None]) -> tuple[Texts, Texts]:
+    def _whole(self, olds: Iterable[Blob | None], news: Iterable[Blob | None]) -> tuple[Texts, Texts]:
         """(before, after) of every entry of the files, each blob parsed whole."""
         return (
-            joined([self.whole.get(obj.data) or {} for obj in olds if obj is not None and obj.kind == "blob"]),
-            joined([self.whole.get(obj.data) or {} for obj in news if obj is not None and obj.kind == "blob"]),
+            joined([self.whole.get(blob.data) or {} for blob in olds if blob is not None]),
+            joined([self.whole.get(blob.data) or {} for blob in news if blob is not None]),
         )
-
-
-def _text(obj: GitObject | None) -> str:
-    from memd.git.command import decode
-
-    return decode(obj.data) if obj is not None and obj.kind == "blob" else ""
 
 
 def texts_of(document: Document) -> Texts:

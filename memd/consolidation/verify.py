@@ -7,9 +7,9 @@ import contextlib
 import json
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memd.core.atomic import _describe, atomic_write, read_bytes
 from memd.core.document import Document, Known, parse_document
@@ -17,6 +17,9 @@ from memd.core.errors import FormatError, MemdError
 from memd.core.signature import MAX_SEQS_PER_ENTRY, SeqSet
 from memd.engine.base import Supersession
 from memd.vault.vault import Vault
+
+if TYPE_CHECKING:
+    from memd.vault.acks import Ack
 
 _SUPERSEDES = re.compile(r"seq (\S+) supersedes seq ([0-9+\-]+)")
 
@@ -79,7 +82,7 @@ def changed_words(before: dict[int, list[str]], after: dict[int, list[str]]) -> 
     return {
         seq
         for seq, texts in after.items()
-        if seq in before and not all(any(contains(text, old) for old in before[seq]) for text in texts)
+        if seq in before and not all(any(text == old or contains(text, old) for old in before[seq]) for text in texts)
     }
 
 
@@ -185,8 +188,9 @@ def _verify(vault: Vault, full: bool) -> Report:
     problems = unread + problems
     deleted_by_hand: set[int] = set()
     commits = 0
+    buffered = acks.pending(vault)
     if blocked(vault) is None:
-        walk = _walk(vault, full, known)
+        walk = _walk(vault, full, buffered, known)
         commits = walk.commits
         deleted_by_hand = walk.deleted | removed_by_person(vault)
         undone = undone_by(vault) if walk.vanished else {}
@@ -215,7 +219,6 @@ def _verify(vault: Vault, full: bool) -> Report:
                 f"seqs {_span(unrecorded)} are missing from the files and no commit removed them "
                 "(commit the deletion, or restore the lines with git)"
             )
-    buffered = acks.pending(vault)
     missing = {seq for seq in buffered if seq not in live and seq not in superseded and seq not in deleted_by_hand}
     if missing and not unread:
         problems.append(
@@ -256,11 +259,13 @@ class _Walk:
 CHECKPOINT = "verify.json"
 
 
-def _walk(vault: Vault, full: bool, known: Known | None = None) -> _Walk:
+def _walk(vault: Vault, full: bool, acknowledged: Mapping[int, Ack], known: Known | None = None) -> _Walk:
+    """The history since the checkpoint (all of it when ``full``) read commit by commit;
+    ``acknowledged``: the entries memd acknowledged that no commit holds yet (``acks.pending``)."""
     from memd.consolidation.commit_words import CommitWords
+    from memd.git import changes
     from memd.git.command import head, is_ancestor
-    from memd.git.log import consolidation_commits, seqs_at, seqs_by_commit
-    from memd.git.versions import paths_changed_by
+    from memd.git.log import consolidation_commits, machine_email, seqs_at
     from memd.vault import acks
 
     start = None if full else _load(vault)
@@ -271,32 +276,33 @@ def _walk(vault: Vault, full: bool, known: Known | None = None) -> _Walk:
     deleted = set(start.deleted) if start else set()
     vanished = list(start.vanished) if start else []
     reworded = list(start.reworded) if start else []
-    history = seqs_by_commit(vault, start.head if start else None)
+    history = changes.steps(vault, machine_email(vault), start.head if start else None)
     # A consolidation may fold entries, never change their words: each one is
-    # compared with its parent over the files it changed (read once, in one stream).
+    # compared with its parent over the files it changed.
     consolidations = consolidation_commits(vault, start.head if start else None) if history else set()
     held: dict[str, set[int]] = {start.head: previous} if start and start.head else {}
     # Only what a commit wrote anew is parsed, each entry once in the walk (commit_words.py).
     words = CommitWords(known)
-    # An entry a consolidation files for the first time has no earlier commit to be
-    # compared with: the words memd acknowledged are (``acks.reread`` keeps a person's edit).
-    acknowledged = acks.pending(vault) if history else {}
-    for commit, parents, seqs, by_hand in history:
+    for step, seqs, blobs in changes.walk(vault, history):
+        commit, parents = step.sha, step.parents
         # A merge (two devices' histories joined) is compared with all its parents at once;
         # a parent from before the checkpoint is read from git.
         before = set().union(*(held[p] if p in held else seqs_at(vault, p) for p in parents)) if parents else set()
         held[commit] = seqs
         dropped = before - seqs
-        if by_hand:
+        if step.by_hand:
             deleted |= dropped
         elif dropped:
             vanished.append((commit, dropped))
         if commit in consolidations and len(parents) == 1:
-            paths = paths_changed_by(vault, commit)
-            old, new = words.compare(vault, parents[0], commit, paths, before)
+            olds = [blobs.get(old) if old else None for old, _ in step.changed]
+            news = [blobs.get(new) if new else None for _, new in step.changed]
+            old, new = words.compare(olds, news, before)
             # An entry whose text is as it was keeps its words (``contains`` holds for equal texts).
             new = {seq: texts for seq, texts in new.items() if not all(text in old.get(seq, ()) for text in texts)}
             changed = changed_words(old, new)
+            # An entry a consolidation files for the first time has no earlier commit to be
+            # compared with: the words memd acknowledged are (``acks.reread`` keeps a person's edit).
             first = {
                 seq: [acks.words_of(acknowledged[seq], words.items())]
                 for seq in new

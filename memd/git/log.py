@@ -8,6 +8,7 @@ lives inside a larger repository never commits anything else.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -200,35 +201,6 @@ def vault_specs(vault: Vault) -> list[str]:
     return _specs(vault)
 
 
-_SEQ_VALUE = re.compile(r"<seq=([0-9+\-]+)")
-
-
-def seqs_by_commit(vault: Vault, after: str | None = None) -> list[tuple[str, list[str], set[int], bool]]:
-    """(sha, parents, seqs present, made by a person) for each commit that
-    changed CURRENT.md or topics, and every merge, parents before children
-    (only those after commit ``after`` when given)."""
-    machine = machine_email(vault)
-    span = [f"{after}..HEAD"] if after else []
-    listing = run_git(
-        vault,
-        "log",
-        "--full-history",
-        "--parents",
-        "--topo-order",
-        "--reverse",
-        "--format=%H%x1f%P%x1f%ae",
-        *span,
-        "--",
-        "CURRENT.md",
-        "topics",
-    )
-    history = []
-    for line in listing.stdout.splitlines():
-        sha, parents, email = [*line.split("\x1f"), "", ""][:3]
-        history.append((sha, parents.split(), seqs_at(vault, sha), email != machine))
-    return history
-
-
 def machine_email(vault: Vault) -> str:
     """The email of memd's own commits (anything else was made by a person)."""
     match = _AUTHOR.match(vault.config.git_author)
@@ -275,27 +247,38 @@ def removed_in_own_commits(vault: Vault, seqs: set[int], since: str) -> set[int]
 
 def seqs_at(vault: Vault, rev: str, paths: tuple[str, ...] = ("CURRENT.md", "topics")) -> set[int]:
     """Every seq a signature names in ``paths`` at commit ``rev`` (read from git objects)."""
+    return set(counted_at(vault, rev, paths))
+
+
+# Only where an entry can start (as memd/vault/state.py counts them):
+# a signature quoted in an entry's text names nothing.
+_ENTRY_LINE = "^[-*+][[:blank:]]+<seq=[0-9+-]+"
+_ENTRY_SEQS = re.compile(r"^[-*+][ \t]+<seq=([0-9+\-]+)", re.MULTILINE)
+
+
+def counted_at(vault: Vault, rev: str, paths: tuple[str, ...] = ("CURRENT.md", "topics")) -> Counter[int]:
+    """How many entry lines name each seq in ``paths`` at commit ``rev``."""
+    if not paths:
+        return Counter()
+    out = run_git(vault, "grep", "-h", "-o", "-E", _ENTRY_LINE, rev, "--", *paths).stdout
+    return Counter(seqs_named(out))
+
+
+def seqs_named(text: str) -> list[int]:
+    """The seqs the entry lines of ``text`` name, once per line that names them."""
     from memd.core.signature import MAX_SEQS_PER_ENTRY, SeqSet
 
-    if not paths:
-        return set()
-    # Only where an entry can start (as memd/vault/state.py counts them):
-    # a signature quoted in an entry's text names nothing.
-    out = run_git(vault, "grep", "-h", "-o", "-E", "^[-*+][[:blank:]]+<seq=[0-9+-]+", rev, "--", *paths).stdout
-    seqs: set[int] = set()
-    for value in _SEQ_VALUE.findall(out):
+    seqs: list[int] = []
+    for value in _ENTRY_SEQS.findall(text):
         if value.isdigit() and value[0] != "0" and len(value) <= 15:
-            seqs.add(int(value))  # one seq (ASCII digits: _SEQ_VALUE), as SeqSet.parse reads it
+            seqs.append(int(value))  # one seq (ASCII digits: _ENTRY_SEQS), as SeqSet.parse reads it
             continue
         try:
             parts = SeqSet.parse(value, MAX_SEQS_PER_ENTRY).parts  # as typed in a file: a typo is not expanded
         except FormatError:
             continue
         for start, end in parts:
-            if start == end:
-                seqs.add(start)
-            else:
-                seqs.update(range(start, end + 1))
+            seqs.extend(range(start, end + 1))
     return seqs
 
 

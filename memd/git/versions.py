@@ -57,12 +57,6 @@ def as_consolidated(vault: Vault, rel: str, key: str) -> Document | None:
     return None
 
 
-def paths_changed_by(vault: Vault, sha: str) -> tuple[str, ...]:
-    """The memory files (CURRENT.md, topics) a single-parent commit changed."""
-    out = run_git(vault, "diff-tree", "--no-commit-id", "--name-only", "-r", sha, "--", "CURRENT.md", "topics")
-    return tuple(out.stdout.split("\n")[:-1]) if out.stdout else ()
-
-
 class _Aging(dict[tuple[str, tuple[str, ...]], tuple["Entry | None", "str | None"]]):
     """Known items, and the generation before them: an item found there moves up."""
 
@@ -91,9 +85,10 @@ class ParsedBlobs(Generic[T]):
 
     ITEM_BYTES = 1536  # an item's lines, entry and signature in memory (1.4 KB measured for 90-byte lines)
     # The items may take this many times the budget: the entries of a vault's buffer and
-    # topics at once (80,000 items for a 40,000-turn import). Cleared sooner, they are parsed
-    # again at every version of the buffer, which repeats all but the entries a round filed.
-    KNOWN_SHARE = 4
+    # topics at once (80,000 items for a 40,000-turn import, a generation holds 87,000).
+    # Cleared sooner, they are parsed again at every version of the buffer, which repeats all
+    # but the entries a round filed; at 4, a 40,000-turn import's walk parsed 48,000 twice.
+    KNOWN_SHARE = 8
 
     def __init__(
         self,

@@ -250,6 +250,13 @@ def words_of(ack: Ack, known: Known | None = None) -> str:
     ``known`` as for ``parse_document``: an entry read already is not parsed again."""
     from memd.core.document import parse_document
 
+    line = ack.entry.removesuffix("\n")
+    if known is not None and "\n" not in line and "\r" not in line and not line.startswith("\ufeff"):
+        # An entry of one line read before (a walk through history meets each): its parse, as
+        # ``parse_document`` would find it there; a line ``known`` lacks is parsed below.
+        parsed = known.get((line, ()))
+        if parsed is not None and parsed[0] is not None and parsed[0].signature is not None:
+            return parsed[0].full_text
     entry = next(parse_document(ack.entry, known).signed_entries(), None)
     return entry.full_text if entry is not None else ack.entry
 

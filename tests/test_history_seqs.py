@@ -1,0 +1,159 @@
+"""The seqs `verify` counts at each commit from what the commit changed are the
+seqs grepping that commit's whole tree finds (`git.log.seqs_at`), whatever the
+files hold: entries a person deleted or copied, signed lines in fences, tabs,
+ranges, Windows line ends, files added and removed, merges."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memd.git import changes
+from memd.git.log import machine_email, seqs_at
+from memd.vault.vault import Vault
+
+
+def git(vault: Vault, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(vault.root), *args], capture_output=True, text=True, check=True).stdout
+
+
+def commit(vault: Vault, files: dict[str, str | None], message: str = "edit") -> None:
+    """Write (or, for None, delete) each file and commit them as a person."""
+    for rel, text in files.items():
+        path = vault.root / rel
+        if text is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(text.encode())
+    git(vault, "add", "-A", "CURRENT.md", "topics")
+    git(
+        vault, "-c", "user.name=Ada", "-c", "user.email=ada@example.org", "commit", "-q", "--allow-empty", "-m", message
+    )
+
+
+def counted(vault: Vault, after: str | None = None) -> dict[str, set[int]]:
+    history = changes.steps(vault, machine_email(vault), after)
+    return {step.sha: seqs for step, seqs, _ in changes.walk(vault, history)}
+
+
+def grepped(vault: Vault, shas: list[str]) -> dict[str, set[int]]:
+    return {sha: seqs_at(vault, sha) for sha in shas}
+
+
+FOOD = "- <seq=11> tea\n-\t<seq=4> jam\n```\n- <seq=3> bread\n```\n"
+
+
+def test_each_commit_holds_the_seqs_its_whole_tree_names(vault: Vault) -> None:
+    head = "# CURRENT\n\n"
+    commit(vault, {"CURRENT.md": head + "- <seq=1> milk\n- <seq=2> eggs\n- <seq=3> bread\n"})
+    # Moved to a topic, one copied twice, one in a fence (still a line git counts), a tab.
+    commit(
+        vault,
+        {
+            "CURRENT.md": head + "- <seq=2> eggs\n",
+            "topics/food.md": f"# Food\n- <seq=1> milk\n- <seq=1> milk\n{FOOD}",
+        },
+    )
+    # One of the two copies deleted by hand: seq 1 is still held by the other.
+    commit(
+        vault, {"topics/food.md": "# Food\n- <seq=1> milk\n- <seq=11> tea\n-\t<seq=4> jam\n```\n- <seq=3> bread\n```\n"}
+    )
+    # Ranges and folds, Windows line ends, a topic in a folder, a quoted signature that names nothing.
+    commit(
+        vault,
+        {
+            "topics/home/chores.md": "# Chores\r\n- <seq=5-7> dishes\r\n* <seq=8+12> floors\r\n  said <seq=9>\r\n",
+            "CURRENT.md": head + "- <seq=2> eggs\n+ <seq=10> not a list we write, still an entry line\n",
+        },
+    )
+    commit(vault, {"topics/food.md": None})  # a topic deleted
+    commit(vault, {"CURRENT.md": head})  # the buffer emptied
+    # A person's settings that change what `git log` prints leave the count as it is.
+    for key, value in (("log.showRoot", "false"), ("diff.renames", "copies"), ("core.abbrev", "12")):
+        git(vault, "config", key, value)
+    shas = git(vault, "rev-list", "--reverse", "HEAD").split()
+    walked = counted(vault)
+    assert set(walked) <= set(shas)
+    assert walked == grepped(vault, list(walked))
+    assert walked[shas[-1]] == {5, 6, 7, 8, 12}
+
+
+def test_a_merge_and_the_branches_before_it_are_counted_as_grep_counts_them(vault: Vault) -> None:
+    commit(vault, {"CURRENT.md": "- <seq=1> one\n"})
+    git(vault, "checkout", "-q", "-b", "other")
+    commit(vault, {"topics/a.md": "- <seq=2> two\n"})
+    commit(vault, {"topics/a.md": "- <seq=2> two\n- <seq=3> three\n"})
+    git(vault, "checkout", "-q", "-")
+    commit(vault, {"CURRENT.md": "- <seq=1> one\n- <seq=4> four\n"})
+    git(vault, "-c", "user.name=Ada", "-c", "user.email=ada@example.org", "merge", "-q", "--no-edit", "other")
+    commit(vault, {"CURRENT.md": "- <seq=4> four\n"})
+    walked = counted(vault)
+    assert walked == grepped(vault, list(walked))
+    assert walked[git(vault, "rev-parse", "HEAD").strip()] == {2, 3, 4}
+
+
+def test_a_walk_resumed_after_a_commit_counts_from_there(vault: Vault) -> None:
+    commit(vault, {"CURRENT.md": "- <seq=1> one\n- <seq=2> two\n"})
+    middle = git(vault, "rev-parse", "HEAD").strip()
+    commit(vault, {"topics/t.md": "- <seq=2> two\n", "CURRENT.md": "- <seq=1> one\n"})
+    commit(vault, {"CURRENT.md": "- <seq=1> one\n- <seq=3> three\n"})
+    walked = counted(vault, after=middle)
+    assert middle not in walked and len(walked) == 2
+    assert walked == grepped(vault, list(walked))
+
+
+LINES = st.sampled_from(
+    [
+        "- <seq=1> a",
+        "- <seq=2> b",
+        "* <seq=3-4> c",
+        "-\t<seq=5+6> d",
+        "  - <seq=7> indented, no entry",
+        "text <seq=8> quoted",
+        "```",
+        "# Heading",
+        "",
+        "- <seq=1> a",
+    ]
+)
+VERSIONS = st.lists(st.lists(LINES, max_size=8).map(lambda lines: "\n".join(lines) + "\n"), min_size=1, max_size=4)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(current=VERSIONS, topic=VERSIONS)
+def test_any_sequence_of_versions_is_counted_as_grep_counts_it(
+    tmp_path: Path, current: list[str], topic: list[str]
+) -> None:
+    from memd.app import Memory
+
+    vault = Memory.init(tmp_path / f"v{len(list(tmp_path.iterdir()))}").vault
+    for n in range(max(len(current), len(topic))):
+        files: dict[str, str | None] = {}
+        if n < len(current):
+            files["CURRENT.md"] = current[n]
+        if n < len(topic):
+            files["topics/t.md"] = topic[n] if topic[n].strip() else None
+        commit(vault, files)
+    walked = counted(vault)
+    assert walked == grepped(vault, list(walked))
+
+
+def test_a_first_commit_that_holds_entries_is_counted_whatever_git_is_told_to_show(tmp_path: Path) -> None:
+    from memd.app import Memory
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "CURRENT.md").write_text("- <seq=1> one\n- <seq=2> two\n")
+    person = ("-c", "user.name=Ada", "-c", "user.email=ada@example.org")
+    subprocess.run(["git", "-C", str(root), "add", "CURRENT.md"], check=True)
+    subprocess.run(["git", "-C", str(root), *person, "commit", "-qm", "my notes"], check=True)
+    vault = Memory.init(root).vault
+    git(vault, "config", "log.showRoot", "false")  # git log would print no files for a first commit
+    walked = counted(vault)
+    assert walked == grepped(vault, list(walked))
+    assert all(seqs == {1, 2} for seqs in walked.values())
