@@ -126,3 +126,18 @@ def test_a_seq_of_no_device_is_named_with_a_fix_that_works(memd: Memd, vault: Va
     assert "notes.md:2" in report and "`memd forget 1000000005`" in report
     memd("forget", "1000000005")
     keeps_working(memd)
+
+
+def test_lint_sees_a_fence_where_the_reader_does(memd: Memd, vault: Vault) -> None:
+    from memd.core.document import parse_document
+
+    memd("add", "first")
+    stamp = "time=2026-01-01T00:00:00Z,source=user"
+    # Indented, three backticks are no fence to memd: the signed line after them is an entry.
+    typed = f"  ```\n- <seq=79,{stamp}> after an indented fence\n  ```\n```\n- <seq=80,{stamp}> fenced\n```\n"
+    with vault.current.open("a") as buffer:
+        buffer.write(typed)
+    text = vault.current.read_text()
+    assert {seq for e in parse_document(text).signed() for seq in e.entry.signature.seq} >= {79}  # type: ignore[union-attr]
+    warned = [line for line in memd("lint", ok=False).output.splitlines() if "fence is text" in line]
+    assert len(warned) == 1 and f"CURRENT.md:{text.splitlines().index(f'- <seq=80,{stamp}> fenced') + 1}:" in warned[0]

@@ -36,7 +36,6 @@ _HEADING = re.compile(r"^#{1,6}(?:[ \t].*)?$")
 # Far more seqs than any real document names (one per entry, a few per merged one).
 MAX_SEQS_PER_DOCUMENT = 1_000_000
 OVER_BUDGET = f"this file names more than {MAX_SEQS_PER_DOCUMENT} seqs; entry not read"
-_FENCE = re.compile(r"^(```|~~~)")
 _CONTINUATION = re.compile(r"^[ \t]+\S")
 _KEYED = re.compile(r"^<[A-Za-z_]+=")
 
@@ -196,6 +195,30 @@ class Document:
         return None
 
 
+FENCE_MARKS = ("```", "~~~")
+
+
+class Fence:
+    """Where the parser sees a fenced block, for a reader that must see it the same way
+    (``memd lint``, fed the document's lines in order): a line that opens with three
+    backticks or tildes opens one, and inside, the next line that opens with the same
+    three closes it. What is inside is kept as lines of text, never read as entries."""
+
+    def __init__(self) -> None:
+        self.mark: str | None = None  # the open block's three characters
+
+    def read(self, raw: str) -> bool:
+        """Whether ``raw`` is a line of a fenced block, its fences included."""
+        if self.mark is not None:
+            if raw.startswith(self.mark):
+                self.mark = None
+            return True
+        if raw.startswith(FENCE_MARKS):
+            self.mark = raw[:3]
+            return True
+        return False
+
+
 # An item's parse by its line and continuation lines (``parse_document``'s ``known``).
 Known = dict[tuple[str, tuple[str, ...]], tuple[Entry | None, str | None]]
 
@@ -229,19 +252,11 @@ def parse_document(text: str, known: Known | None = None) -> Document:
     blocks: list[Block] = []
     problems: list[tuple[int, str]] = []
     named = 0  # seqs named by the signed entries so far
-    in_fence: str | None = None
+    fences = Fence()
     i = start
     while i < len(lines):
         raw = lines[i]
-        fence = _FENCE.match(raw)
-        if in_fence is not None:
-            blocks.append(Line(raw))
-            if fence and raw.startswith(in_fence):
-                in_fence = None
-            i += 1
-            continue
-        if fence:
-            in_fence = fence.group(1)
+        if (fences.mark is not None or raw.startswith(FENCE_MARKS)) and fences.read(raw):
             blocks.append(Line(raw))
             i += 1
             continue

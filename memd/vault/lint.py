@@ -128,7 +128,7 @@ def _lint_document(vault: Vault, path: Path, kind: str, seen: dict[int, str]) ->
         return [Problem(name, 1, "empty file where a topic document is expected")]
     document = parse_document(text)
     problems = [Problem(name, line, message) for line, message in document.problems]
-    problems += _lint_fenced(name, text)
+    problems += _lint_fenced(name, document)
     problems += _lint_secrets(name, text)
     problems += _lint_frontmatter(vault, path, name, document, is_topic)
     if is_topic:
@@ -211,27 +211,28 @@ def duplicate_places(vault: Vault, limit: int = 3) -> list[str]:
     return places
 
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SIGNED = re.compile(r"^[-*+][ \t]+<seq=")
 
 
-def _lint_fenced(name: str, text: str) -> list[Problem]:
+def _lint_fenced(name: str, document: Document) -> list[Problem]:
     """A signed line inside a code fence is text, not an entry: memd keeps it as it
-    is (and counts its seq as taken), but never files it."""
+    is (and counts its seq as taken), but never files it. Fences as the parser sees
+    them (``core.document.Fence``), which decides what is an entry."""
+    from memd.core.document import Fence, Line
+
     problems: list[Problem] = []
-    if "```" not in text and "~~~" not in text:
-        return problems
-    fence: str | None = None
-    for number, line in enumerate(text.split("\n"), start=1):
-        opened = _FENCE.match(line)
-        if opened and (fence is None or opened.group(1).startswith(fence)):
-            fence = opened.group(1)[:3] if fence is None else None
-        elif fence is not None and _SIGNED.match(line):
+    fences = Fence()
+    for number, block in document.located():
+        if not isinstance(block, Line):
+            continue  # a heading or an entry: never in a fence, never a fence's line
+        inside = fences.mark
+        fences.read(block.raw)
+        if inside is not None and fences.mark is not None and _SIGNED.match(block.raw):
             problems.append(
                 Problem(
                     name,
                     number,
-                    f"a signed line inside a {fence} fence is text, not an entry; "
+                    f"a signed line inside a {inside} fence is text, not an entry; "
                     "close the fence above it to make it one",
                     "warning",
                 )
