@@ -44,6 +44,15 @@ def grepped(vault: Vault, shas: list[str]) -> dict[str, set[int]]:
     return {sha: seqs_at(vault, sha) for sha in shas}
 
 
+SETTINGS = (
+    ("log.showRoot", "false"),
+    ("diff.renames", "copies"),
+    ("core.abbrev", "12"),
+    ("grep.lineNumber", "true"),
+    ("grep.column", "true"),
+    ("color.ui", "always"),
+    ("color.grep", "always"),
+)
 FOOD = "- <seq=11> tea\n-\t<seq=4> jam\n```\n- <seq=3> bread\n```\n"
 
 
@@ -72,8 +81,8 @@ def test_each_commit_holds_the_seqs_its_whole_tree_names(vault: Vault) -> None:
     )
     commit(vault, {"topics/food.md": None})  # a topic deleted
     commit(vault, {"CURRENT.md": head})  # the buffer emptied
-    # A person's settings that change what `git log` prints leave the count as it is.
-    for key, value in (("log.showRoot", "false"), ("diff.renames", "copies"), ("core.abbrev", "12")):
+    # A person's settings that change what `git log` and `git grep` print leave the count as it is.
+    for key, value in SETTINGS:
         git(vault, "config", key, value)
     shas = git(vault, "rev-list", "--reverse", "HEAD").split()
     walked = counted(vault)
@@ -94,6 +103,43 @@ def test_a_merge_and_the_branches_before_it_are_counted_as_grep_counts_them(vaul
     walked = counted(vault)
     assert walked == grepped(vault, list(walked))
     assert walked[git(vault, "rev-parse", "HEAD").strip()] == {2, 3, 4}
+
+
+def test_copies_of_an_entry_are_counted_line_by_line_across_a_merge(vault: Vault) -> None:
+    # The merge is counted whole (by grep, line by line); the commit after it, from the
+    # merge's count: deleting both copies of seq 5 leaves none.
+    commit(vault, {"CURRENT.md": "- <seq=1> one\n"})
+    git(vault, "checkout", "-q", "-b", "other")
+    commit(vault, {"topics/a.md": "- <seq=2> two\n"})
+    git(vault, "checkout", "-q", "-")
+    commit(vault, {"CURRENT.md": "- <seq=5> five\n- <seq=5> five\n- <seq=1> one\n"})
+    git(vault, "-c", "user.name=Ada", "-c", "user.email=ada@example.org", "merge", "-q", "--no-edit", "other")
+    commit(vault, {"CURRENT.md": "- <seq=1> one\n"})
+    walked = counted(vault)
+    assert walked == grepped(vault, list(walked))
+    assert walked[git(vault, "rev-parse", "HEAD").strip()] == {1, 2}
+
+
+def test_what_git_does_not_read_as_a_file_s_text_is_counted_as_grep_counts_it(vault: Vault) -> None:
+    commit(vault, {"CURRENT.md": "- <seq=1> one\n"})
+    # A file git takes for binary (a NUL byte, or by .gitattributes) is text to memd, and to grep here.
+    commit(vault, {"topics/nul.md": "- <seq=2> two\n\x00\n", "topics/marked.md": "- <seq=3> three\n"})
+    (vault.root / ".gitattributes").write_text("topics/marked.md binary\n")
+    git(vault, "add", ".gitattributes")
+    commit(vault, {"topics/marked.md": "- <seq=3> three\n- <seq=4> four\n"})
+    # A symbolic link is never followed: its target names nothing, even one that looks like an entry.
+    (vault.root / "topics" / "nul.md").unlink()
+    (vault.root / "topics" / "nul.md").symlink_to("- <seq=2> two")
+    commit(vault, {"topics/sub.md": "- <seq=7> seven\n"})
+    # A file that becomes a submodule (a commit, no text) takes its entries' lines with it.
+    head = git(vault, "rev-parse", "HEAD").strip()
+    git(vault, "rm", "-q", "--cached", "topics/sub.md")
+    git(vault, "update-index", "--add", "--cacheinfo", f"160000,{head},topics/sub.md")
+    git(vault, "-c", "user.name=Ada", "-c", "user.email=ada@example.org", "commit", "-qm", "a submodule")
+    walked = counted(vault)
+    assert walked == grepped(vault, list(walked))
+    assert walked[head] == {1, 3, 4, 7}
+    assert walked[git(vault, "rev-parse", "HEAD").strip()] == {1, 3, 4}
 
 
 def test_a_walk_resumed_after_a_commit_counts_from_there(vault: Vault) -> None:
@@ -124,9 +170,9 @@ VERSIONS = st.lists(st.lists(LINES, max_size=8).map(lambda lines: "\n".join(line
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(current=VERSIONS, topic=VERSIONS)
+@given(current=VERSIONS, topic=VERSIONS, resumed=st.integers(min_value=0, max_value=4))
 def test_any_sequence_of_versions_is_counted_as_grep_counts_it(
-    tmp_path: Path, current: list[str], topic: list[str]
+    tmp_path: Path, current: list[str], topic: list[str], resumed: int
 ) -> None:
     from memd.app import Memory
 
@@ -138,7 +184,9 @@ def test_any_sequence_of_versions_is_counted_as_grep_counts_it(
         if n < len(topic):
             files["topics/t.md"] = topic[n] if topic[n].strip() else None
         commit(vault, files)
-    walked = counted(vault)
+    # Walked from the start, or resumed after a commit (its first step counted by grep).
+    shas = git(vault, "rev-list", "--reverse", "HEAD").split()
+    walked = counted(vault, after=shas[resumed] if resumed < len(shas) - 1 else None)
     assert walked == grepped(vault, list(walked))
 
 

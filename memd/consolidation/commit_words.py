@@ -19,7 +19,6 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from memd.git.changes import changed_pieces
 from memd.git.versions import ParsedBlobs
 
 if TYPE_CHECKING:
@@ -61,9 +60,10 @@ class CommitWords:
         added: list[str] = []
         removed: list[str] = []
         for old, new in zip(olds, news, strict=True):
-            more, fewer = changed_pieces(old, new)
-            added += more
-            removed += fewer
+            was = old.pieces if old is not None else {}
+            now = new.pieces if new is not None else {}
+            added += [piece for piece in now if piece not in was]
+            removed += [piece for piece in was if piece not in now]
         # The pieces' items are kept within the same bound as the whole files' (ParsedBlobs.items).
         after = texts_of(parse_document("\n".join(added), self.items())) if added else {}
         gone = texts_of(parse_document("\n".join(removed), self.items())) if removed else {}

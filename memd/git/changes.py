@@ -24,8 +24,9 @@ from memd.git.command import run_git
 if TYPE_CHECKING:
     from memd.vault.vault import Vault
 
-_ABSENT = "0" * 40
-_SUBMODULE = "160000"  # a commit, not a file: no entries
+# A version that is not a file's text to memd (``git grep`` reads none of them either):
+# a submodule (a commit), a symbolic link (memd never follows one).
+_NOT_TEXT = ("160000", "120000")
 
 
 @dataclass(frozen=True)
@@ -51,19 +52,20 @@ class Blob:
         return decode(self.data)
 
     @cached_property
-    def pieces(self) -> dict[str, None]:
-        """The file cut where its entries start, each distinct piece once (in order)."""
+    def pieces(self) -> Counter[str]:
+        """The file cut where its entries start: each piece, with how many times it is there."""
         from memd.core.entry import ENTRY_START
 
-        return dict.fromkeys(ENTRY_START.split(self.text)) if self.text else {}
+        return Counter(ENTRY_START.split(self.text)) if self.text else Counter()
 
 
 def changed_pieces(old: Blob | None, new: Blob | None) -> tuple[list[str], list[str]]:
-    """The pieces ``new`` has that ``old`` has not, and those ``old`` has that ``new`` has not.
-    (A second copy of a piece is no change: a seq is held while any line names it.)"""
-    was = old.pieces if old is not None else {}
-    now = new.pieces if new is not None else {}
-    return [piece for piece in now if piece not in was], [piece for piece in was if piece not in now]
+    """The pieces ``new`` has that ``old`` has not, and those ``old`` has that ``new`` has not:
+    as many times as there are more copies (seqs are counted by the lines naming them, as
+    ``git grep`` counts them, so a walk may go on from a count it made)."""
+    was = old.pieces if old is not None else Counter[str]()
+    now = new.pieces if new is not None else Counter[str]()
+    return list((now - was).elements()), list((was - now).elements())
 
 
 def steps(vault: Vault, machine: str, after: str | None = None) -> list[Step]:
@@ -93,11 +95,18 @@ def steps(vault: Vault, machine: str, after: str | None = None) -> list[Step]:
                 continue
             # ":<mode> <mode> <blob> <blob> <status>\t<path>" (the path is not needed: versions pair up by line)
             fields = line[1:].split("\t", 1)[0].split(" ")
-            if len(fields) < 5 or _SUBMODULE in fields[:2]:
+            if len(fields) < 5:
                 continue
-            changed.append((None if fields[2] == _ABSENT else fields[2], None if fields[3] == _ABSENT else fields[3]))
+            pair = (_file(fields[0], fields[2]), _file(fields[1], fields[3]))
+            if pair != (None, None):
+                changed.append(pair)
         found.append(Step(sha, tuple(parents.split()), email != machine, tuple(changed)))
     return found
+
+
+def _file(mode: str, blob: str) -> str | None:
+    """A side of a raw diff line: the blob, or None where there is no file's text."""
+    return None if mode in _NOT_TEXT or not blob.strip("0") else blob  # all zeros: no file (either hash)
 
 
 class Versions:
@@ -126,8 +135,7 @@ class Versions:
 
 
 class SeqCounts:
-    """For each seq, how many distinct pieces of the files name it at the commit last counted
-    (in a file, copies of one piece count once: each copy comes and goes with the piece)."""
+    """For each seq, how many entry lines name it at the commit last counted."""
 
     def __init__(self) -> None:
         self.at: str | None = None

@@ -260,7 +260,10 @@ def counted_at(vault: Vault, rev: str, paths: tuple[str, ...] = ("CURRENT.md", "
     """How many entry lines name each seq in ``paths`` at commit ``rev``."""
     if not paths:
         return Counter()
-    out = run_git(vault, "grep", "-h", "-o", "-E", _ENTRY_LINE, rev, "--", *paths).stdout
+    # Each match alone on its line, whatever the person's settings (line numbers, columns,
+    # colours), and in every file memd reads as text (git would skip one it takes for binary).
+    plain = ("--no-color", "--no-line-number", "--no-column", "--text", "-h", "-o")
+    out = run_git(vault, "grep", *plain, "-E", _ENTRY_LINE, rev, "--", *paths).stdout
     return Counter(seqs_named(out))
 
 
