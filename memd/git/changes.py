@@ -167,7 +167,7 @@ class SeqCounts:
 def walk(vault: Vault, history: list[Step]) -> Iterator[tuple[Step, set[int], dict[str, Blob]]]:
     """Each step with the seqs its commit holds in CURRENT.md and topics (as
     ``git.log.seqs_at`` reads them) and the versions of the files it changed
-    (empty where it was counted whole)."""
+    (none for a merge; those git could give where it could not give them all)."""
     from memd.git.log import counted_at
 
     versions = Versions(vault)
