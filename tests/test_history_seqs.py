@@ -20,6 +20,9 @@ def git(vault: Vault, *args: str) -> str:
     return subprocess.run(["git", "-C", str(vault.root), *args], capture_output=True, text=True, check=True).stdout
 
 
+PERSON = ("-c", "user.name=Ada", "-c", "user.email=ada@example.org")
+
+
 def commit(vault: Vault, files: dict[str, str | None], message: str = "edit") -> None:
     """Write (or, for None, delete) each file and commit them as a person."""
     for rel, text in files.items():
@@ -30,9 +33,17 @@ def commit(vault: Vault, files: dict[str, str | None], message: str = "edit") ->
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(text.encode())
     git(vault, "add", "-A", "CURRENT.md", "topics")
-    git(
-        vault, "-c", "user.name=Ada", "-c", "user.email=ada@example.org", "commit", "-q", "--allow-empty", "-m", message
-    )
+    git(vault, *PERSON, "commit", "-q", "--allow-empty", "-m", message)
+
+
+def merge_a_branch(vault: Vault, theirs: list[dict[str, str | None]], ours: dict[str, str | None]) -> None:
+    """Commit ``theirs`` on a branch and ``ours`` beside it, then merge the branch (as a sync does)."""
+    git(vault, "checkout", "-q", "-b", "other")
+    for files in theirs:
+        commit(vault, files)
+    git(vault, "checkout", "-q", "-")
+    commit(vault, ours)
+    git(vault, *PERSON, "merge", "-q", "--no-edit", "other")
 
 
 def counted(vault: Vault, after: str | None = None) -> dict[str, set[int]]:
@@ -93,12 +104,11 @@ def test_each_commit_holds_the_seqs_its_whole_tree_names(vault: Vault) -> None:
 
 def test_a_merge_and_the_branches_before_it_are_counted_as_grep_counts_them(vault: Vault) -> None:
     commit(vault, {"CURRENT.md": "- <seq=1> one\n"})
-    git(vault, "checkout", "-q", "-b", "other")
-    commit(vault, {"topics/a.md": "- <seq=2> two\n"})
-    commit(vault, {"topics/a.md": "- <seq=2> two\n- <seq=3> three\n"})
-    git(vault, "checkout", "-q", "-")
-    commit(vault, {"CURRENT.md": "- <seq=1> one\n- <seq=4> four\n"})
-    git(vault, "-c", "user.name=Ada", "-c", "user.email=ada@example.org", "merge", "-q", "--no-edit", "other")
+    branch: list[dict[str, str | None]] = [
+        {"topics/a.md": "- <seq=2> two\n"},
+        {"topics/a.md": "- <seq=2> two\n- <seq=3> three\n"},
+    ]
+    merge_a_branch(vault, branch, {"CURRENT.md": "- <seq=1> one\n- <seq=4> four\n"})
     commit(vault, {"CURRENT.md": "- <seq=4> four\n"})
     walked = counted(vault)
     assert walked == grepped(vault, list(walked))
@@ -109,11 +119,8 @@ def test_copies_of_an_entry_are_counted_line_by_line_across_a_merge(vault: Vault
     # The merge is counted whole (by grep, line by line); the commit after it, from the
     # merge's count: deleting both copies of seq 5 leaves none.
     commit(vault, {"CURRENT.md": "- <seq=1> one\n"})
-    git(vault, "checkout", "-q", "-b", "other")
-    commit(vault, {"topics/a.md": "- <seq=2> two\n"})
-    git(vault, "checkout", "-q", "-")
-    commit(vault, {"CURRENT.md": "- <seq=5> five\n- <seq=5> five\n- <seq=1> one\n"})
-    git(vault, "-c", "user.name=Ada", "-c", "user.email=ada@example.org", "merge", "-q", "--no-edit", "other")
+    copies = "- <seq=5> five\n- <seq=5> five\n- <seq=1> one\n"
+    merge_a_branch(vault, [{"topics/a.md": "- <seq=2> two\n"}], {"CURRENT.md": copies})
     commit(vault, {"CURRENT.md": "- <seq=1> one\n"})
     walked = counted(vault)
     assert walked == grepped(vault, list(walked))
@@ -135,7 +142,7 @@ def test_what_git_does_not_read_as_a_file_s_text_is_counted_as_grep_counts_it(va
     head = git(vault, "rev-parse", "HEAD").strip()
     git(vault, "rm", "-q", "--cached", "topics/sub.md")
     git(vault, "update-index", "--add", "--cacheinfo", f"160000,{head},topics/sub.md")
-    git(vault, "-c", "user.name=Ada", "-c", "user.email=ada@example.org", "commit", "-qm", "a submodule")
+    git(vault, *PERSON, "commit", "-qm", "a submodule")
     walked = counted(vault)
     assert walked == grepped(vault, list(walked))
     assert walked[head] == {1, 3, 4, 7}
@@ -197,9 +204,8 @@ def test_a_first_commit_that_holds_entries_is_counted_whatever_git_is_told_to_sh
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     (root / "CURRENT.md").write_text("- <seq=1> one\n- <seq=2> two\n")
-    person = ("-c", "user.name=Ada", "-c", "user.email=ada@example.org")
     subprocess.run(["git", "-C", str(root), "add", "CURRENT.md"], check=True)
-    subprocess.run(["git", "-C", str(root), *person, "commit", "-qm", "my notes"], check=True)
+    subprocess.run(["git", "-C", str(root), *PERSON, "commit", "-qm", "my notes"], check=True)
     vault = Memory.init(root).vault
     git(vault, "config", "log.showRoot", "false")  # git log would print no files for a first commit
     walked = counted(vault)

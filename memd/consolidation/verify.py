@@ -283,7 +283,7 @@ def _walk(vault: Vault, full: bool, acknowledged: Mapping[int, Ack], known: Know
     held: dict[str, set[int]] = {start.head: previous} if start and start.head else {}
     # Only what a commit wrote anew is parsed, each entry once in the walk (commit_words.py).
     words = CommitWords(known)
-    for step, seqs, blobs in changes.walk(vault, history):
+    for step, seqs, versions in changes.walk(vault, history):
         commit, parents = step.sha, step.parents
         # A merge (two devices' histories joined) is compared with all its parents at once;
         # a parent from before the checkpoint is read from git.
@@ -295,9 +295,7 @@ def _walk(vault: Vault, full: bool, acknowledged: Mapping[int, Ack], known: Know
         elif dropped:
             vanished.append((commit, dropped))
         if commit in consolidations and len(parents) == 1:
-            olds = [blobs.get(old) if old else None for old, _ in step.changed]
-            news = [blobs.get(new) if new else None for _, new in step.changed]
-            old, new = words.compare(olds, news, before)
+            old, new = words.compare([was for was, _ in versions], [now for _, now in versions], before)
             # An entry whose text is as it was keeps its words (``contains`` holds for equal texts).
             new = {seq: texts for seq, texts in new.items() if not all(text in old.get(seq, ()) for text in texts)}
             changed = changed_words(old, new)

@@ -135,51 +135,49 @@ class Versions:
 
 
 class SeqCounts:
-    """For each seq, how many entry lines name it at the commit last counted."""
+    """For each seq, how many entry lines name it at the commit last counted
+    (a seq no line names any more is not there)."""
 
     def __init__(self) -> None:
         self.at: str | None = None
         self.counts: Counter[int] = Counter()
-        self.live: set[int] = set()
 
     def start(self, sha: str, counts: Counter[int]) -> None:
-        self.at, self.counts, self.live = sha, counts, {seq for seq, n in counts.items() if n > 0}
+        self.at, self.counts = sha, counts
 
     def step(self, sha: str, changed: Iterable[tuple[Blob | None, Blob | None]]) -> None:
         from memd.git.log import seqs_named
 
-        touched: set[int] = set()
         for old, new in changed:
             added, removed = changed_pieces(old, new)
             for pieces, sign in ((added, 1), (removed, -1)):
                 for seq in seqs_named("\n".join(pieces)):
                     self.counts[seq] += sign
-                    touched.add(seq)
-        for seq in touched:
-            if self.counts[seq] > 0:
-                self.live.add(seq)
-            else:
-                self.live.discard(seq)
-                del self.counts[seq]
+                    if self.counts[seq] <= 0:
+                        del self.counts[seq]
         self.at = sha
 
 
-def walk(vault: Vault, history: list[Step]) -> Iterator[tuple[Step, set[int], dict[str, Blob]]]:
+Versioned = list[tuple[Blob | None, Blob | None]]  # (before, after) of each file a commit changed
+
+
+def walk(vault: Vault, history: list[Step]) -> Iterator[tuple[Step, set[int], Versioned]]:
     """Each step with the seqs its commit holds in CURRENT.md and topics (as
-    ``git.log.seqs_at`` reads them) and the versions of the files it changed
-    (none for a merge; those git could give where it could not give them all)."""
+    ``git.log.seqs_at`` reads them) and the versions of the files it changed,
+    in the order ``step.changed`` lists them (None for a version git could not
+    give; a merge lists none)."""
     from memd.git.log import counted_at
 
     versions = Versions(vault)
     counts = SeqCounts()
     for step in history:
         blobs, complete = versions.read(step) if len(step.parents) <= 1 else ({}, False)
+        pairs = [(blobs.get(old) if old else None, blobs.get(new) if new else None) for old, new in step.changed]
         # A first commit counts from nothing; any other from the step before it, its parent.
         if complete and (not step.parents or step.parents == (counts.at,)):
             if not step.parents:
                 counts.start(step.sha, Counter())
-            pairs = [(blobs.get(old) if old else None, blobs.get(new) if new else None) for old, new in step.changed]
             counts.step(step.sha, pairs)
         else:
             counts.start(step.sha, counted_at(vault, step.sha))
-        yield step, set(counts.live), blobs
+        yield step, set(counts.counts), pairs
