@@ -48,13 +48,14 @@ def consolidator(vault: str, seconds: float, out: str | None = None) -> None:
 
     memory = Memory.open(vault)
     deadline = time.monotonic() + seconds
-    tally = {"ok": 0, "failed": 0}
+    tally: dict[str, int | list[str]] = {"ok": 0, "failed": 0, "errors": []}
     while time.monotonic() < deadline:
         try:
             memory.consolidate()
-            tally["ok"] += 1
+            tally["ok"] += 1  # type: ignore[operator]
         except MemdError as err:
-            tally["failed"] += 1
+            tally["failed"] += 1  # type: ignore[operator]
+            tally["errors"].append(str(err))  # type: ignore[union-attr]
             if out is None:
                 print(f"consolidate: {err}", file=sys.stderr)
         time.sleep(0.05)
