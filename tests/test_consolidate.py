@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memd import Memory
 from memd.consolidation.run import ConsolidationError, consolidate
 from memd.engine.base import Block, Section, TopicUpdate
 from memd.engine.offline import OfflineEngine
@@ -236,6 +237,72 @@ def test_a_hand_edit_during_consolidation_wins(memd: Memd) -> None:
     assert topic.read_text().endswith("- typed in an editor while memd ran\n")
     assert memd.vault.current.read_bytes() == current_before
     assert not (memd.vault.meta_dir / "journal" / "pending.json").exists()
+
+
+def _subjects(vault: Vault) -> list[str]:
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=vault.root, capture_output=True, text=True, check=True)
+    return log.stdout.splitlines()[::-1]
+
+
+def test_after_a_save_made_it_start_over_consolidation_files_a_batch_at_a_time(memd: Memd) -> None:
+    # A person saving every few seconds would make a long run start over for
+    # ever: once one save did, the next part is one batch, done before their next save.
+    memd.vault.config_path.write_text("[consolidate]\nbuffer_tokens = 200\n")
+    memd("add", "\n".join(varied_notes(60)))
+
+    class SavedOnce(OfflineEngine):
+        saved = False
+
+        def summarise(self, sections: list[Section]) -> str:
+            if not SavedOnce.saved:
+                SavedOnce.saved = True
+                with memd.vault.current.open("a") as buffer:
+                    buffer.write("- Typed in the buffer while memd ran\n")
+            return super().summarise(sections)
+
+    outcome = consolidate(memd.vault, engine=SavedOnce())
+    assert outcome.filed == 61 and outcome.left == 0
+    subjects = _subjects(memd.vault)
+    parts = [s for s in subjects if s.startswith("consolidate:")]
+    assert subjects[-1 - len(parts)] == "edit: CURRENT.md"  # the person's save, as theirs
+    # One batch (200 tokens: 20 of these notes), then parts twice as big; one part when nobody edits (below).
+    assert [int(s.split()[1]) for s in parts] == [20, 40, 1]
+    assert "Typed in the buffer while memd ran" in "".join(p.read_text() for p in memd.vault.topic_files())
+    assert json.loads(memd("verify", "--json").output)["ok"]
+
+
+def test_without_edits_the_same_buffer_is_one_part(memd: Memd) -> None:
+    memd.vault.config_path.write_text("[consolidate]\nbuffer_tokens = 200\n")
+    memd("add", "\n".join(varied_notes(60)))
+    assert consolidate(memd.vault).filed == 60
+    assert sum(s.startswith("consolidate:") for s in _subjects(memd.vault)) == 1
+
+
+def test_a_consolidation_files_the_buffer_it_found_not_what_arrives_meanwhile(memd: Memd) -> None:
+    memd.vault.config_path.write_text("[consolidate]\nbuffer_tokens = 200\n")
+    memd("add", "\n".join(varied_notes(60)))
+    memory = Memory.open(memd.vault.root)
+
+    class BusyVault(OfflineEngine):
+        """A person saves once, so parts are small; agents add notes faster than a part files them."""
+
+        added = 0
+
+        def summarise(self, sections: list[Section]) -> str:
+            if BusyVault.added == 0:
+                with memd.vault.current.open("a") as buffer:
+                    buffer.write("- Typed in the buffer while memd ran\n")
+            for _ in range(25 if BusyVault.added < 500 else 0):  # faster than a part files them; a bound
+                BusyVault.added += 1
+                memory.add(f"Arrived meanwhile {BusyVault.added}: the kettle, the porch light and the bins")
+            return super().summarise(sections)
+
+    outcome = consolidate(memd.vault, engine=BusyVault())
+    # The buffer as the first part found it (notes the attempt that started over saw are in it).
+    waiting = memd.vault.current.read_text().count("Arrived meanwhile")
+    assert outcome.filed + waiting == 61 + BusyVault.added
+    assert waiting > 0 and BusyVault.added < 500
+    assert json.loads(memd("verify", "--json").output)["ok"]
 
 
 def test_two_consolidations_at_once_file_the_buffer_once_and_neither_fails(memd: Memd) -> None:

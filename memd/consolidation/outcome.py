@@ -44,6 +44,7 @@ class Outcome:
     skipped: str | None = None
     consolidation: int = 0
     fallbacks: int = 0  # model steps done by the offline engine instead (the warnings say why)
+    filed: int = 0  # buffer entries filed (one can hold several seqs)
     left: int = 0  # buffer entries left for the next part of a big consolidation
 
     @classmethod
@@ -71,6 +72,7 @@ class Outcome:
             skipped=last.skipped if all(p.skipped for p in parts) else None,
             consolidation=last.consolidation,
             fallbacks=sum(p.fallbacks for p in parts),
+            filed=sum(p.filed for p in parts),
             left=last.left,
         )
 

@@ -69,13 +69,16 @@ def consolidate(
     3. without the lock: every judgement step, in memory;
     4. under the lock: compare-and-swap every file against the snapshot
        (appends to CURRENT.md meanwhile are kept; any other change means a
-       person is editing, and the run starts over from 1), journal, write;
+       person is editing, and the run starts over from 1 with one batch,
+       then parts twice as big after each that lands), journal, write;
     5. without the lock: commit exactly what was written.
     """
     engine = engine or get_engine(vault)
     notes = [n for n in [finish_commit(vault)[1]] if n]
     total = buffered_entries(vault) if progress else 0  # only a progress bar needs the length up front
     parts: list[Outcome] = []
+    pace = 0  # batches a part files (0: a whole part), cut to one when a person's edit makes an attempt start over
+    owed = 0  # buffer entries the first part found: the call files those, not what arrives meanwhile
     # Between parts the heap is settled: later parts' collections skip what earlier ones left alive.
     with settling() as settle:
         while True:
@@ -83,10 +86,12 @@ def consolidate(
             # next is judged: an interrupted run keeps every part it finished.
             base = sum(part.entries for part in parts)
             step = _offset(progress, base, total) if progress else None
-            part = _with_retries(vault, engine, trigger, dry_run, if_due and not parts, notes, step)
+            part, pace = _with_retries(vault, engine, trigger, dry_run, if_due and not parts, notes, step, pace)
             parts.append(part)
             notes = []
-            if dry_run or part.skipped or not part.left:
+            filed = sum(p.filed for p in parts)
+            owed = owed or part.filed + part.left
+            if dry_run or part.skipped or not part.left or filed >= owed:
                 return Outcome.joined(parts)
             settle()
 
@@ -99,17 +104,22 @@ def _with_retries(
     if_due: bool,
     notes: list[str],
     progress: Callable[[int, int], None] | None,
-) -> Outcome:
+    pace: int,
+) -> tuple[Outcome, int]:
+    """A part's outcome, and how many batches the next part files (0: a whole part)."""
     for attempt in range(1, ATTEMPTS + 1):
         try:
             cancel.check()
             with contextlib.ExitStack() as cleanup:  # the workspace's catalog is closed however the attempt ends
-                return _attempt(vault, engine, trigger, dry_run, if_due, notes, progress, cleanup)
+                outcome = _attempt(vault, engine, trigger, dry_run, if_due, notes, progress, cleanup, pace)
+            return outcome, pace * 2  # the person may have stopped: parts grow back
         except HandEditConflict as conflict:
             # A person is editing: their edit is committed as theirs and the
-            # consolidation is redone on top of it; after a few tries, later.
+            # consolidation is redone on top of it, one batch at a time (a short
+            # run ends before their next save); after a few tries, later.
             if attempt == ATTEMPTS:
                 raise
+            pace = 1
             if isinstance(conflict, Unsettled):
                 time.sleep(SETTLE)  # without the vault lock: the editor's save finishes meanwhile
     raise AssertionError("unreachable")
@@ -136,6 +146,7 @@ def _attempt(
     notes: list[str],
     progress: Callable[[int, int], None] | None,
     cleanup: contextlib.ExitStack,
+    pace: int,
 ) -> Outcome:
     with vault.locked():
         warnings = [*notes, *filter(None, [recover(vault)])]
@@ -184,7 +195,7 @@ def _attempt(
         snapshot = {"CURRENT.md": current_text if vault.current.exists() else None, **space.texts()}
         warnings += _commit_hand_edits(vault, wiped, snapshot, space)
     return _consolidate(
-        vault, engine, current_text, current, space, reserved, state, trigger, dry_run, warnings, progress
+        vault, engine, current_text, current, space, reserved, state, trigger, dry_run, warnings, progress, pace
     )
 
 
@@ -200,6 +211,7 @@ def _consolidate(
     dry_run: bool,
     warnings: list[str],
     progress: Callable[[int, int], None] | None = None,
+    pace: int = 0,
 ) -> Outcome:
     moment = now()
     stamp = format_time(moment)
@@ -214,13 +226,18 @@ def _consolidate(
         return Outcome(
             0, "", trigger, engine.provenance, dry_run=dry_run, skipped="the buffer is empty", warnings=tuple(warnings)
         )
-    left = sum(1 for _ in signed)
+    batches = batches_of(items, vault.config.buffer_tokens)
+    later = 0
+    if 0 < pace < len(batches):
+        batches = batches[:pace]
+        taken = sum(len(batch) for batch in batches)
+        items, later = items[:taken], len(items) - taken
+    left = later + sum(1 for _ in signed)
     epoch = state.epoch + 1
     engine.begin(f"consolidation {epoch}")
     run = Filing(warnings=warnings)
     for old, new in renames:
         run.logs.setdefault(new, []).append(f"renamed by hand from {old}")
-    batches = batches_of(items, vault.config.buffer_tokens)
     done = 0
     for batch in batches:
         cancel.check()
@@ -301,6 +318,7 @@ def _consolidate(
         warnings=tuple(run.warnings),
         consolidation=epoch,
         fallbacks=offline_steps(fallbacks),
+        filed=len(items),
         left=left,
     )
     if dry_run:
