@@ -278,6 +278,34 @@ def test_without_edits_the_same_buffer_is_one_part(memd: Memd) -> None:
     assert sum(s.startswith("consolidate:") for s in _subjects(memd.vault)) == 1
 
 
+def test_parts_that_landed_stay_when_a_person_keeps_saving(memd: Memd) -> None:
+    memd.vault.config_path.write_text("[consolidate]\nbuffer_tokens = 200\n")
+    memd("add", "\n".join(varied_notes(60)))
+
+    class SavesButOnce(OfflineEngine):
+        """Saves the buffer during every attempt but the second."""
+
+        attempts = 0
+
+        def begin(self, label: str) -> None:
+            SavesButOnce.attempts += 1
+            super().begin(label)
+
+        def summarise(self, sections: list[Section]) -> str:
+            if SavesButOnce.attempts != 2:
+                with memd.vault.current.open("a") as buffer:
+                    buffer.write(f"- Typed during attempt {SavesButOnce.attempts}\n")
+            return super().summarise(sections)
+
+    outcome = consolidate(memd.vault, engine=SavesButOnce())
+    # The second attempt filed one batch; the next part met a save three times and waits.
+    assert SavesButOnce.attempts == 5 and outcome.filed == 20
+    assert any(w.startswith("stopped after 20 of 61 buffer entries") for w in outcome.warnings), outcome.warnings
+    assert "Typed during attempt 5" in memd.vault.current.read_text()
+    assert json.loads(memd("verify", "--json").output)["ok"]
+    assert memd("consolidate").exit_code == 0 and "Typed during attempt 5" not in memd.vault.current.read_text()
+
+
 def test_a_consolidation_files_the_buffer_it_found_not_what_arrives_meanwhile(memd: Memd) -> None:
     memd.vault.config_path.write_text("[consolidate]\nbuffer_tokens = 200\n")
     memd("add", "\n".join(varied_notes(60)))

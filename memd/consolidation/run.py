@@ -86,7 +86,19 @@ def consolidate(
             # next is judged: an interrupted run keeps every part it finished.
             base = sum(part.entries for part in parts)
             step = _offset(progress, base, total) if progress else None
-            part, pace = _with_retries(vault, engine, trigger, dry_run, if_due and not parts, notes, step, pace)
+            try:
+                part, pace = _with_retries(vault, engine, trigger, dry_run, if_due and not parts, notes, step, pace)
+            except HandEditConflict as conflict:
+                if not parts:
+                    raise
+                # Parts landed and stay: the person is still editing, the rest waits for the next run.
+                filed = sum(p.filed for p in parts)
+                waiting = (
+                    f"stopped after {filed} of {owed} buffer entries, as files kept changing while memd worked; "
+                    f"the rest waits for the next run (the last try: {conflict})"
+                )
+                parts[-1] = replace(parts[-1], warnings=(*parts[-1].warnings, waiting))
+                return Outcome.joined(parts)
             parts.append(part)
             notes = []
             filed = sum(p.filed for p in parts)
