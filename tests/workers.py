@@ -48,19 +48,19 @@ def consolidator(vault: str, seconds: float, out: str | None = None) -> None:
 
     memory = Memory.open(vault)
     deadline = time.monotonic() + seconds
-    tally: dict[str, int | list[str]] = {"ok": 0, "failed": 0, "errors": []}
+    ok = 0
+    errors: list[str] = []
     while time.monotonic() < deadline:
         try:
             memory.consolidate()
-            tally["ok"] += 1  # type: ignore[operator]
+            ok += 1
         except MemdError as err:
-            tally["failed"] += 1  # type: ignore[operator]
-            tally["errors"].append(str(err))  # type: ignore[union-attr]
+            errors.append(str(err))
             if out is None:
                 print(f"consolidate: {err}", file=sys.stderr)
         time.sleep(0.05)
     if out is not None:
-        Path(out).write_text(json.dumps(tally))
+        Path(out).write_text(json.dumps({"ok": ok, "failed": len(errors), "errors": errors}))
 
 
 def slow_adder(vault: str, name: str, seconds: float, out: str) -> None:

@@ -79,6 +79,7 @@ def consolidate(
     parts: list[Outcome] = []
     pace = 0  # batches a part files (0: a whole part), cut to one when a person's edit makes an attempt start over
     owed = 0  # buffer entries the first part found: the call files those, not what arrives meanwhile
+    filed = 0  # buffer entries the parts so far filed
     # Between parts the heap is settled: later parts' collections skip what earlier ones left alive.
     with settling() as settle:
         while True:
@@ -92,7 +93,6 @@ def consolidate(
                 if not parts:
                     raise
                 # Parts landed and stay: the person is still editing, the rest waits for the next run.
-                filed = sum(p.filed for p in parts)
                 waiting = (
                     f"stopped after {filed} of {owed} buffer entries, as files kept changing while memd worked; "
                     f"the rest waits for the next run (the last try: {conflict})"
@@ -101,7 +101,7 @@ def consolidate(
                 return Outcome.joined(parts)
             parts.append(part)
             notes = []
-            filed = sum(p.filed for p in parts)
+            filed += part.filed
             owed = owed or part.filed + part.left
             if dry_run or part.skipped or not part.left or filed >= owed:
                 return Outcome.joined(parts)
